@@ -1,0 +1,135 @@
+//! `aiphost-bench`: load benchmarks against a real `aiphost serve` process (not run in CI).
+//!
+//! ```sh
+//! cargo build --release -p aiphost -p aiphost-bench && bash scripts/build-plugins.sh
+//! target/release/aiphost-bench rpc --connections 1,16 --seconds 15   # rpc start round trips (echo)
+//! target/release/aiphost-bench stream --fanout 1,100 --events 10000   # events delivered to streams
+//! target/release/aiphost-bench catchup --events 10000                 # re-stream of stored events
+//! target/release/aiphost-bench group --partners 1,10 --seconds 10      # round trips via RabbitMQ
+//! ```
+//!
+//! `rpc --url URL [--pid PID]` measures another partner instead (the reference partner, say).
+//! Every reply and event is checked; a wrong one counts as an error and is reported.
+
+mod group;
+mod rpc;
+mod stream;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Parser, Debug)]
+#[command(about = "Load benchmarks for aiphost")]
+struct Args {
+    /// The aiphost binary.
+    #[arg(long, global = true, default_value = "target/release/aiphost")]
+    aiphost: PathBuf,
+    /// Partner bundles to serve.
+    #[arg(long, global = true, default_value = "plugins/dist")]
+    agents: PathBuf,
+    #[command(subcommand)]
+    bench: Bench,
+}
+
+#[derive(Subcommand, Debug)]
+enum Bench {
+    /// rpc `start` → `awaiting-completion` round trips against the echo partner.
+    Rpc(rpc::RpcArgs),
+    /// Product-chunk events delivered live to 1..N concurrent streams of one task.
+    Stream(stream::StreamArgs),
+    /// Time for a re-stream to replay a task's stored events.
+    Catchup(stream::CatchupArgs),
+    /// Task round trips through a RabbitMQ group with 1..N hosted members.
+    Group(group::GroupArgs),
+}
+
+/// A host process with a fresh data directory, killed on drop.
+pub struct Host {
+    child: Child,
+    pub url: String,
+    _data: tempfile::TempDir,
+}
+
+impl Host {
+    /// Start `aiphost serve` on a free port with `extra` arguments.
+    pub fn start(bin: &Path, agents: &Path, extra: &[&str]) -> anyhow::Result<Host> {
+        if !bin.is_file() {
+            bail!(
+                "{} not found: cargo build --release -p aiphost",
+                bin.display()
+            );
+        }
+        let data = tempfile::tempdir()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let child = Command::new(bin)
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--log",
+                "warn",
+                "--agents",
+            ])
+            .arg(agents)
+            .arg("--data")
+            .arg(data.path())
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let host = Host {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            _data: data,
+        };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("aiphost did not start listening within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(host)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Peak resident set size of a process, from /proc.
+pub fn peak_rss(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or("?".to_string(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    match args.bench {
+        Bench::Rpc(a) => rpc::run(&args.aiphost, &args.agents, a).await,
+        Bench::Stream(a) => stream::fan_out(&args.aiphost, &args.agents, a).await,
+        Bench::Catchup(a) => stream::catch_up(&args.aiphost, &args.agents, a).await,
+        Bench::Group(a) => group::run(&args.aiphost, &args.agents, a).await,
+    }
+}

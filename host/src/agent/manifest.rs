@@ -1,0 +1,277 @@
+//! A partner's manifest (`partner.toml`): who it is, what skills it offers, what it may use.
+//!
+//! ```toml
+//! [agent]
+//! id = "echo"                                   # URL segment: /agents/echo
+//! aic = "1.2.156.3088.1.1.AIPHST.ECHO.1.0000"
+//! name = "Echo"
+//! description = "Echoes its input back as a product."
+//! version = "0.1.0"
+//!
+//! [[skills]]
+//! id = "echo"
+//! name = "Echo"
+//! description = "Returns the input DataItems as a product."
+//! tags = ["example"]
+//! input-modes = ["text/plain", "application/json"]
+//! output-modes = ["text/plain", "application/json"]
+//!
+//! [limits]
+//! memory-mib = 64
+//! invocation-ms = 10000
+//! ```
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// Why a manifest was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid manifest: {message}")]
+    Syntax { path: String, message: String },
+    #[error("{path}: {field} {reason}")]
+    Invalid {
+        path: String,
+        field: String,
+        reason: String,
+    },
+}
+
+/// The whole manifest.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub agent: AgentInfo,
+    #[serde(default)]
+    pub skills: Vec<Skill>,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// The partner's identity.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AgentInfo {
+    /// The URL segment the partner is served under: `/agents/{id}`.
+    pub id: String,
+    /// Its ACPs identity code.
+    pub aic: String,
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    #[serde(default)]
+    pub provider: Option<Provider>,
+    #[serde(default)]
+    pub documentation_url: Option<String>,
+}
+
+/// Who provides the partner (ACS `provider`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Provider {
+    #[serde(default)]
+    pub organization: Option<String>,
+    #[serde(default)]
+    pub department: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub country_code: Option<String>,
+}
+
+/// One skill (ACS `AgentSkill`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Skill {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub input_modes: Vec<String>,
+    #[serde(default)]
+    pub output_modes: Vec<String>,
+}
+
+/// Resource limits the partner asks for (the operator's caps still apply).
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Limits {
+    /// Linear memory per instance, in MiB.
+    #[serde(default)]
+    pub memory_mib: Option<u64>,
+    /// Wall-clock time one invocation may take, in milliseconds.
+    #[serde(default)]
+    pub invocation_ms: Option<u64>,
+}
+
+impl Manifest {
+    /// Read and check `partner.toml` at `path`.
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::parse(&text, &shown)
+    }
+
+    /// Parse and check manifest text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ManifestError> {
+        let manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax {
+            path: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        manifest.check(origin)?;
+        Ok(manifest)
+    }
+
+    fn check(&self, origin: &str) -> Result<(), ManifestError> {
+        let invalid = |field: &str, reason: &str| ManifestError::Invalid {
+            path: origin.to_string(),
+            field: field.to_string(),
+            reason: reason.to_string(),
+        };
+        let id = &self.agent.id;
+        if id.is_empty()
+            || id.len() > 64
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        {
+            return Err(invalid(
+                "agent.id",
+                "must be 1-64 characters of a-z, 0-9, '-' or '_' (it is a URL segment)",
+            ));
+        }
+        for (field, value) in [
+            ("agent.aic", &self.agent.aic),
+            ("agent.name", &self.agent.name),
+            ("agent.description", &self.agent.description),
+            ("agent.version", &self.agent.version),
+        ] {
+            if value.trim().is_empty() {
+                return Err(invalid(field, "must not be empty"));
+            }
+        }
+        if self.skills.is_empty() {
+            return Err(invalid("skills", "must list at least one skill"));
+        }
+        for (i, skill) in self.skills.iter().enumerate() {
+            for (name, value) in [
+                ("id", &skill.id),
+                ("name", &skill.name),
+                ("description", &skill.description),
+            ] {
+                if value.trim().is_empty() {
+                    return Err(invalid(&format!("skills[{i}].{name}"), "must not be empty"));
+                }
+            }
+            for mode in skill.input_modes.iter().chain(&skill.output_modes) {
+                if !mode.contains('/') {
+                    return Err(invalid(
+                        &format!("skills[{i}]"),
+                        &format!("has {mode:?}, which is not a MIME type (type/subtype)"),
+                    ));
+                }
+            }
+        }
+        if self.limits.memory_mib == Some(0) {
+            return Err(invalid("limits.memory-mib", "must be at least 1"));
+        }
+        if self.limits.invocation_ms == Some(0) {
+            return Err(invalid("limits.invocation-ms", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The MIME types the partner accepts: the union of its skills' input modes. Empty: anything.
+    pub fn input_modes(&self) -> Vec<&str> {
+        let mut modes: Vec<&str> = self
+            .skills
+            .iter()
+            .flat_map(|s| s.input_modes.iter().map(String::as_str))
+            .collect();
+        modes.sort_unstable();
+        modes.dedup();
+        modes
+    }
+
+    /// Whether a DataItem of `mime` suits one of the skills (`*/*` and `type/*` match broadly).
+    pub fn accepts(&self, mime: &str) -> bool {
+        let modes = self.input_modes();
+        if modes.is_empty() {
+            return true;
+        }
+        let mime = mime
+            .split(';')
+            .next()
+            .unwrap_or(mime)
+            .trim()
+            .to_ascii_lowercase();
+        let major = mime.split('/').next().unwrap_or("");
+        modes.iter().any(|m| {
+            let m = m.to_ascii_lowercase();
+            m == "*/*" || m == mime || m.strip_suffix("/*").is_some_and(|t| t == major)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[agent]
+id = "echo"
+aic = "1.2.156.3088.1.1.AIPHST.ECHO.1.0000"
+name = "Echo"
+description = "Echoes"
+version = "0.1.0"
+
+[[skills]]
+id = "echo"
+name = "Echo"
+description = "Echoes input"
+input-modes = ["text/plain", "image/*"]
+
+[limits]
+memory-mib = 32
+"#;
+
+    #[test]
+    fn parses_and_matches_modes() {
+        let m = Manifest::parse(GOOD, "test").unwrap();
+        assert_eq!(m.agent.id, "echo");
+        assert_eq!(m.limits.memory_mib, Some(32));
+        assert!(m.accepts("text/plain"));
+        assert!(m.accepts("text/plain; charset=utf-8"));
+        assert!(m.accepts("image/png"));
+        assert!(!m.accepts("application/pdf"));
+    }
+
+    #[test]
+    fn rejects_bad_manifests_precisely() {
+        let bad_id = GOOD.replace("id = \"echo\"\naic", "id = \"Echo/1\"\naic");
+        let e = Manifest::parse(&bad_id, "test").unwrap_err().to_string();
+        assert!(e.contains("agent.id"), "{e}");
+        let no_skills = GOOD.split("[[skills]]").next().unwrap().to_string();
+        let e = Manifest::parse(&no_skills, "test").unwrap_err().to_string();
+        assert!(e.contains("skills"), "{e}");
+        let unknown = format!("{GOOD}\n[surprise]\nx = 1\n");
+        assert!(Manifest::parse(&unknown, "test").is_err());
+        let bad_mode = GOOD.replace("\"image/*\"", "\"images\"");
+        let e = Manifest::parse(&bad_mode, "test").unwrap_err().to_string();
+        assert!(e.contains("MIME"), "{e}");
+    }
+}

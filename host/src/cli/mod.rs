@@ -1,0 +1,88 @@
+//! Command-line interface: `serve`, `agent new|build|list`, `call`, `notifications`, `groups`.
+
+mod agent;
+mod call;
+mod groups;
+mod notifications;
+mod serve;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Host AIP partners as sandboxed WebAssembly components.
+#[derive(Parser, Debug)]
+#[command(name = "aiphost", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Logging options (every subcommand).
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Log as JSON lines instead of human-readable text.
+    #[arg(long, global = true)]
+    pub log_json: bool,
+    /// Log filter, e.g. `info`, `aiphost=debug` (overrides RUST_LOG).
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve hosted partners over AIP.
+    Serve(serve::ServeArgs),
+    /// Create, build and list partners.
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
+    /// Act as a Leader: send AIP commands to any partner URL.
+    Call(call::CallArgs),
+    /// Inspect a running host's webhook notifications.
+    #[command(subcommand)]
+    Notifications(notifications::NotificationsCommand),
+    /// Show a running host's group memberships, per hosted partner.
+    Groups(groups::GroupsArgs),
+}
+
+/// Set up `tracing`: human-readable by default, JSON with `--log-json`.
+pub fn init_logging(args: &LogArgs) {
+    use tracing_subscriber::EnvFilter;
+    let filter = args
+        .log
+        .as_deref()
+        .map(EnvFilter::new)
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("info,wasmtime=warn,cranelift=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if args.log_json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Agent(cmd) => agent::run(cmd).await,
+        Command::Call(args) => call::run(args).await,
+        Command::Notifications(cmd) => notifications::run(cmd).await,
+        Command::Groups(args) => groups::run(args).await,
+    }
+}
+
+/// GET a running host's admin endpoint `path` and return its JSON.
+async fn admin_get(url: &str, path: &str) -> anyhow::Result<serde_json::Value> {
+    use anyhow::Context;
+    let endpoint = format!("{}{path}", url.trim_end_matches('/'));
+    let response = reqwest::get(&endpoint)
+        .await
+        .with_context(|| format!("asking {endpoint}"))?;
+    if !response.status().is_success() {
+        anyhow::bail!("{endpoint} answered HTTP {}", response.status());
+    }
+    response.json().await.context("reading the answer")
+}

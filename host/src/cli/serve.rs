@@ -1,0 +1,131 @@
+//! `aiphost serve`.
+
+use aiphost::server::{Server, ServerConfig};
+use anyhow::Context;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "AIPHOST_LISTEN")]
+    pub listen: SocketAddr,
+    /// Where tasks, events and compiled partners are kept.
+    #[arg(long, default_value = "./aiphost-data", env = "AIPHOST_DATA")]
+    pub data: PathBuf,
+    /// Directories of partner bundles (each a `partner.toml` + `partner.wasm`); repeatable.
+    #[arg(
+        long = "agents",
+        default_value = "plugins/dist",
+        env = "AIPHOST_AGENTS",
+        value_delimiter = ','
+    )]
+    pub agents: Vec<PathBuf>,
+    /// The URL Leaders reach this host at, for ACS documents (default: the request's Host).
+    #[arg(long, env = "AIPHOST_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 4 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Default `responseTimeout`: how long start/continue wait for the partner, in ms.
+    #[arg(long, default_value_t = 25_000)]
+    pub response_timeout_ms: u64,
+    /// Default `awaitingInputTimeout` in ms (then the task is canceled).
+    #[arg(long, default_value_t = 3_600_000)]
+    pub awaiting_input_timeout_ms: u64,
+    /// Default `awaitingCompletionTimeout` in ms (then the task is completed).
+    #[arg(long, default_value_t = 3_600_000)]
+    pub awaiting_completion_timeout_ms: u64,
+    /// The most product bytes a task may hold, whatever the Leader asks.
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub max_products_bytes: u64,
+    /// Seconds between keep-alive comments on an idle event stream.
+    #[arg(long, default_value_t = 15)]
+    pub sse_keep_alive_secs: u64,
+    /// The most events kept per task; a re-stream that needs older ones gets an error.
+    #[arg(long, default_value_t = 10_000)]
+    pub event_retention_count: u64,
+    /// How long the events of an ended task are kept, in seconds.
+    #[arg(long, default_value_t = 86_400)]
+    pub event_retention_secs: u64,
+    /// Let webhooks target loopback, private and link-local addresses (local development, tests).
+    #[arg(long)]
+    pub webhook_allow_private: bool,
+    /// First webhook retry delay in ms (doubling per attempt, with jitter).
+    #[arg(long, default_value_t = 500)]
+    pub webhook_retry_base_ms: u64,
+    /// Longest delay between webhook retries, in ms.
+    #[arg(long, default_value_t = 300_000)]
+    pub webhook_retry_max_ms: u64,
+    /// Give up on a notification this many seconds after its first attempt.
+    #[arg(long, default_value_t = 86_400)]
+    pub webhook_horizon_secs: u64,
+    /// Webhook request timeout in ms (connecting: at most 3 s).
+    #[arg(long, default_value_t = 10_000)]
+    pub webhook_timeout_ms: u64,
+    /// sled's page cache, in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub store_cache_mib: u64,
+    /// Invocations that may run at once (more wait).
+    #[arg(long, default_value_t = 256)]
+    pub max_concurrent_invocations: u32,
+    /// Memory per partner instance when its manifest does not say, in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub default_memory_mib: u64,
+    /// The most memory a manifest may ask for, in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub max_memory_mib: u64,
+    /// Time per invocation when the manifest does not say, in ms.
+    #[arg(long, default_value_t = 30_000)]
+    pub default_invocation_ms: u64,
+    /// The most time per invocation a manifest may ask for, in ms.
+    #[arg(long, default_value_t = 300_000)]
+    pub max_invocation_ms: u64,
+    /// Group mode: what a partner does with a group message that mentions nobody.
+    #[arg(long, value_enum, default_value_t = aiphost::group::membership::UnaddressedPolicy::Handle)]
+    group_unaddressed: aiphost::group::membership::UnaddressedPolicy,
+    /// Group mode: give up joining a group whose broker does not answer within this many ms.
+    #[arg(long, default_value_t = 10_000)]
+    group_connect_timeout_ms: u64,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let mut config = ServerConfig::new(args.listen, args.data.clone(), args.agents.clone());
+    config.public_url = args.public_url;
+    config.max_body_bytes = args.max_body_bytes;
+    config.tasks.response_timeout_ms = args.response_timeout_ms;
+    config.tasks.awaiting_input_timeout_ms = args.awaiting_input_timeout_ms;
+    config.tasks.awaiting_completion_timeout_ms = args.awaiting_completion_timeout_ms;
+    config.tasks.max_products_bytes = args.max_products_bytes;
+    config.store_cache_bytes = args.store_cache_mib.max(1) << 20;
+    config.notify.allow_private = args.webhook_allow_private;
+    config.notify.retry_base = std::time::Duration::from_millis(args.webhook_retry_base_ms.max(1));
+    config.notify.retry_max = std::time::Duration::from_millis(args.webhook_retry_max_ms.max(1));
+    config.notify.horizon = std::time::Duration::from_secs(args.webhook_horizon_secs);
+    config.notify.timeout = std::time::Duration::from_millis(args.webhook_timeout_ms.max(1));
+    config.notify.connect_timeout = config.notify.timeout.min(std::time::Duration::from_secs(3));
+    config.sse_keep_alive = std::time::Duration::from_secs(args.sse_keep_alive_secs.max(1));
+    config.tasks.event_retention_count = args.event_retention_count.max(1);
+    config.tasks.event_retention_ms = args.event_retention_secs.saturating_mul(1000);
+    config.runtime.max_concurrent = args.max_concurrent_invocations;
+    config.runtime.default_memory_mib = args.default_memory_mib;
+    config.runtime.max_memory_mib = args.max_memory_mib;
+    config.runtime.default_invocation_ms = args.default_invocation_ms;
+    config.runtime.max_invocation_ms = args.max_invocation_ms;
+    config.groups.unaddressed = args.group_unaddressed;
+    config.groups.connect_timeout =
+        std::time::Duration::from_millis(args.group_connect_timeout_ms.max(1));
+    let mut server = Server::start(config)
+        .await
+        .with_context(|| format!("starting aiphost (data in {})", args.data.display()))?;
+    eprintln!("aiphost listening on {} (Ctrl-C to stop)", server.url());
+    tokio::select! {
+        _ = server.wait() => {}
+        _ = tokio::signal::ctrl_c() => {
+            tracing::info!("shutting down");
+            server.shutdown().await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,356 @@
+//! The dialect-free model of AIP objects that the rest of the host works with.
+//!
+//! DataItems and Products have the same shape in both dialects, so their serde form is the wire form.
+//! Tasks and Leader commands differ between dialects; `protocol::dialect` renders and parses those.
+
+use super::time::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// A JSON object.
+pub type JsonObject = Map<String, Value>;
+
+/// The AIP task states (spec 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    Accepted,
+    Working,
+    AwaitingInput,
+    AwaitingCompletion,
+    Completed,
+    Canceled,
+    Failed,
+    Rejected,
+}
+
+impl TaskState {
+    /// Every state, in the order of the spec's list.
+    pub const ALL: [TaskState; 8] = [
+        TaskState::Accepted,
+        TaskState::Working,
+        TaskState::AwaitingInput,
+        TaskState::AwaitingCompletion,
+        TaskState::Completed,
+        TaskState::Canceled,
+        TaskState::Failed,
+        TaskState::Rejected,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Accepted => "accepted",
+            TaskState::Working => "working",
+            TaskState::AwaitingInput => "awaiting-input",
+            TaskState::AwaitingCompletion => "awaiting-completion",
+            TaskState::Completed => "completed",
+            TaskState::Canceled => "canceled",
+            TaskState::Failed => "failed",
+            TaskState::Rejected => "rejected",
+        }
+    }
+
+    /// Parse a state leniently: any case, and enum spellings such as `AwaitingCompletion`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let folded: String = text
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        TaskState::ALL
+            .into_iter()
+            .find(|s| s.as_str().replace('-', "") == folded)
+            .or_else(|| (folded == "cancelled").then_some(TaskState::Canceled))
+    }
+
+    /// Completed, canceled, failed and rejected: nothing moves the task again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Canceled | TaskState::Failed | TaskState::Rejected
+        )
+    }
+
+    /// A state in which the partner has said what happens next and no invocation needs to run.
+    pub fn is_resting(self) -> bool {
+        self.is_terminal()
+            || matches!(
+                self,
+                TaskState::AwaitingInput | TaskState::AwaitingCompletion
+            )
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One DataItem (spec 4.5). The serde form is the wire form in both dialects.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum DataItem {
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<JsonObject>,
+    },
+    File {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
+        /// Base64, as on the wire; checked when it comes in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<JsonObject>,
+    },
+    Data {
+        data: JsonObject,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<JsonObject>,
+    },
+}
+
+impl DataItem {
+    /// A plain text item.
+    pub fn text(text: impl Into<String>) -> Self {
+        DataItem::Text {
+            text: text.into(),
+            metadata: None,
+        }
+    }
+
+    /// The MIME type this item counts as when matching a skill's input modes.
+    pub fn mime_type(&self) -> &str {
+        match self {
+            DataItem::Text { .. } => "text/plain",
+            DataItem::Data { .. } => "application/json",
+            DataItem::File { mime_type, .. } => {
+                mime_type.as_deref().unwrap_or("application/octet-stream")
+            }
+        }
+    }
+
+    /// The bytes this item adds to a task's products, for `maxProductsBytes`: text in UTF-8, file
+    /// content decoded (a URI counts its length), structured data as compact JSON.
+    pub fn content_bytes(&self) -> u64 {
+        let n = match self {
+            DataItem::Text { text, .. } => text.len(),
+            DataItem::File { uri, bytes, .. } => match (bytes, uri) {
+                (Some(b64), _) => b64.len() / 4 * 3,
+                (None, Some(uri)) => uri.len(),
+                (None, None) => 0,
+            },
+            DataItem::Data { data, .. } => serde_json::to_vec(data).map(|v| v.len()).unwrap_or(0),
+        };
+        n as u64
+    }
+}
+
+/// A product (spec 4.4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Product {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(rename = "dataItems", default)]
+    pub data_items: Vec<DataItem>,
+}
+
+impl Product {
+    /// Bytes of content, as counted against `maxProductsBytes`.
+    pub fn content_bytes(&self) -> u64 {
+        self.data_items.iter().map(DataItem::content_bytes).sum()
+    }
+}
+
+/// A piece of a product as a partner emits it (and as the streaming style sends it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProductChunk {
+    pub product: Product,
+    /// Add the items to the product with the same id instead of replacing it.
+    pub append: bool,
+    /// The product is whole after this chunk.
+    #[serde(rename = "lastChunk")]
+    pub last_chunk: bool,
+}
+
+/// A task status (spec 4.2 `TaskStatus`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskStatus {
+    pub state: TaskState,
+    #[serde(rename = "stateChangedAt")]
+    pub state_changed_at: Timestamp,
+    #[serde(rename = "dataItems", default, skip_serializing_if = "Vec::is_empty")]
+    pub data_items: Vec<DataItem>,
+}
+
+impl TaskStatus {
+    /// A status entered now.
+    pub fn now(state: TaskState, data_items: Vec<DataItem>) -> Self {
+        TaskStatus {
+            state,
+            state_changed_at: Timestamp::now(),
+            data_items,
+        }
+    }
+}
+
+/// The commands a Leader can send about a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandKind {
+    Start,
+    Continue,
+    Complete,
+    Cancel,
+    Get,
+    ReStream,
+}
+
+impl CommandKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandKind::Start => "start",
+            CommandKind::Continue => "continue",
+            CommandKind::Complete => "complete",
+            CommandKind::Cancel => "cancel",
+            CommandKind::Get => "get",
+            CommandKind::ReStream => "re-stream",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        let folded = text.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        match folded.as_str() {
+            "start" => Some(CommandKind::Start),
+            "continue" => Some(CommandKind::Continue),
+            "complete" => Some(CommandKind::Complete),
+            "cancel" => Some(CommandKind::Cancel),
+            "get" => Some(CommandKind::Get),
+            "re-stream" | "restream" => Some(CommandKind::ReStream),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CommandKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `mentions`: a list of AICs, or everyone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Mentions {
+    All(AllMarker),
+    List(Vec<String>),
+}
+
+/// The literal `"all"`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AllMarker {
+    #[serde(rename = "all")]
+    All,
+}
+
+/// A Leader's command, whichever dialect carried it. Kept in the task's history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeaderCommand {
+    /// The message id the Leader gave.
+    pub id: String,
+    pub sent_at: Timestamp,
+    pub sender_id: String,
+    pub command: CommandKind,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub params: JsonObject,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_items: Vec<DataItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mentions: Option<Mentions>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn state_spellings() {
+        for s in TaskState::ALL {
+            assert_eq!(TaskState::parse(s.as_str()), Some(s));
+            let v = serde_json::to_value(s).unwrap();
+            assert_eq!(v, json!(s.as_str()));
+        }
+        assert_eq!(
+            TaskState::parse("AwaitingCompletion"),
+            Some(TaskState::AwaitingCompletion)
+        );
+        assert_eq!(
+            TaskState::parse("AWAITING_INPUT"),
+            Some(TaskState::AwaitingInput)
+        );
+        assert_eq!(TaskState::parse("cancelled"), Some(TaskState::Canceled));
+        assert_eq!(TaskState::parse("sleeping"), None);
+    }
+
+    #[test]
+    fn terminal_and_resting() {
+        let terminal: Vec<_> = TaskState::ALL
+            .into_iter()
+            .filter(|s| s.is_terminal())
+            .collect();
+        assert_eq!(
+            terminal,
+            [
+                TaskState::Completed,
+                TaskState::Canceled,
+                TaskState::Failed,
+                TaskState::Rejected
+            ]
+        );
+        assert!(TaskState::AwaitingInput.is_resting());
+        assert!(!TaskState::Working.is_resting());
+        assert!(!TaskState::Accepted.is_resting());
+    }
+
+    #[test]
+    fn data_items_roundtrip_wire_form() {
+        let wire = json!([
+            {"type": "text", "text": "hi", "metadata": {"lang": "en"}},
+            {"type": "file", "name": "a.pdf", "mimeType": "application/pdf", "uri": "https://x/a.pdf"},
+            {"type": "file", "bytes": "aGVsbG8="},
+            {"type": "data", "data": {"n": 1}}
+        ]);
+        let items: Vec<DataItem> = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&items).unwrap(), wire);
+        assert_eq!(items[0].mime_type(), "text/plain");
+        assert_eq!(items[1].mime_type(), "application/pdf");
+        assert_eq!(items[2].content_bytes(), 6);
+        assert_eq!(items[3].mime_type(), "application/json");
+    }
+
+    #[test]
+    fn mentions_all_or_list() {
+        let all: Mentions = serde_json::from_value(json!("all")).unwrap();
+        assert_eq!(all, Mentions::All(AllMarker::All));
+        let list: Mentions = serde_json::from_value(json!(["a", "b"])).unwrap();
+        assert_eq!(list, Mentions::List(vec!["a".into(), "b".into()]));
+    }
+}

@@ -1,0 +1,759 @@
+//! Durable state in sled, behind an interface of our own so no other module sees sled types.
+//!
+//! Writes go to sled at once and are made durable by a shared flush: every caller that needs its
+//! write on disk awaits [`Store::durable`] with the ticket its write returned, and one flush serves
+//! every ticket issued before it started (group commit). A reply reports only durable state.
+//!
+//! Layout (all keys namespaced by agent; one tree, so a task's record, events and index entries
+//! change in one atomic batch):
+//! - tree `tasks`: `t\0{agent}\0{task}` → task record (JSON);
+//!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
+//!   `e\0{agent}\0{task}\0{seq, big-endian}` → task event (JSON);
+//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
+//!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
+//!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
+//!   `n\0{agent}\0{task}\0{config id}` → notification config;
+//!   `o\0{agent}\0{task}\0{seq, big-endian}` → outbox entry (a notification to deliver, in order);
+//!   `g\0{agent}\0{task}\0{seq, big-endian}` → a notification given up on, kept for inspection.
+//!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
+//! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
+//! - tree `groups`: `{membership id}` → group membership (JSON).
+
+mod group_commit;
+mod groups;
+
+pub use groups::Pending;
+
+use group_commit::GroupCommit;
+use serde::de::DeserializeOwned;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Something went wrong with the disk or a record on it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store I/O failed: {0}")]
+    Io(#[from] sled::Error),
+    #[error("a stored record is unreadable: {0}")]
+    Corrupt(String),
+    #[error("the store could not make writes durable: {0}")]
+    Flush(String),
+}
+
+/// Proof that a write reached sled; await [`Store::durable`] with it before announcing the write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Ticket(u64);
+
+/// The key of a task: the agent that hosts it and its id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskKey {
+    pub agent: String,
+    pub task: String,
+}
+
+impl TaskKey {
+    pub fn new(agent: impl Into<String>, task: impl Into<String>) -> Self {
+        TaskKey {
+            agent: agent.into(),
+            task: task.into(),
+        }
+    }
+
+    fn record_key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(4 + self.agent.len() + self.task.len());
+        k.extend_from_slice(b"t\0");
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        k.extend_from_slice(self.task.as_bytes());
+        k
+    }
+
+    fn timed_key(&self, tag: u8, at_ms: i64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(11 + self.agent.len() + self.task.len());
+        k.extend_from_slice(&[tag, 0]);
+        k.extend_from_slice(&(at_ms.max(0) as u64).to_be_bytes());
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        k.extend_from_slice(self.task.as_bytes());
+        k
+    }
+
+    fn deadline_key(&self, at_ms: i64) -> Vec<u8> {
+        self.timed_key(b'd', at_ms)
+    }
+
+    fn events_prefix(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(4 + self.agent.len() + self.task.len() + 8);
+        k.extend_from_slice(b"e\0");
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        k.extend_from_slice(self.task.as_bytes());
+        k.push(0);
+        k
+    }
+
+    fn product_prefix(&self, product: &str) -> Vec<u8> {
+        let mut k = Vec::with_capacity(5 + self.agent.len() + self.task.len() + product.len() + 8);
+        k.extend_from_slice(b"c\0");
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        k.extend_from_slice(self.task.as_bytes());
+        k.push(0);
+        k.extend_from_slice(product.as_bytes());
+        k.push(0);
+        k
+    }
+
+    /// `{tag}\0{agent}\0{task}\0`: the prefix of this task's entries of a kind.
+    fn tagged_prefix(&self, tag: u8) -> Vec<u8> {
+        let mut k = Vec::with_capacity(5 + self.agent.len() + self.task.len() + 8);
+        k.extend_from_slice(&[tag, 0]);
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        k.extend_from_slice(self.task.as_bytes());
+        k.push(0);
+        k
+    }
+
+    fn seq_key(&self, tag: u8, seq: u64) -> Vec<u8> {
+        let mut k = self.tagged_prefix(tag);
+        k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    fn config_key(&self, config: &str) -> Vec<u8> {
+        let mut k = self.tagged_prefix(b'n');
+        k.extend_from_slice(config.as_bytes());
+        k
+    }
+
+    fn event_key(&self, seq: u64) -> Vec<u8> {
+        let mut k = self.events_prefix();
+        k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    /// Parse the agent and task out of a timed index key's tail.
+    fn from_tail(tail: &[u8]) -> Option<TaskKey> {
+        let rest = std::str::from_utf8(tail).ok()?;
+        let (agent, task) = rest.split_once('\0')?;
+        Some(TaskKey::new(agent, task))
+    }
+}
+
+/// One change of a task, written atomically: the record, its deadline index entry, new events,
+/// events dropped by retention, and the ended-task index entry.
+pub struct TaskWrite<'a> {
+    pub key: &'a TaskKey,
+    /// The record, serialised.
+    pub record: Vec<u8>,
+    /// The deadline the index holds now, and the one it should hold.
+    pub deadline: (Option<i64>, Option<i64>),
+    /// New events: `(seq, event)`.
+    pub events: Vec<(u64, Vec<u8>)>,
+    /// Drop stored events with seq below this (count retention), from `trim_from` on.
+    pub trim: Option<(u64, u64)>,
+    /// The task ended at this instant (Unix ms): index it for age retention.
+    pub ended_at: Option<i64>,
+    /// Product chunks to store: `(product id, seq, DataItems as JSON, replaces the product)`.
+    pub chunks: Vec<ChunkWrite>,
+    /// Notifications to deliver: `(seq, entry)`.
+    pub outbox: Vec<(u64, Vec<u8>)>,
+    /// Results to publish to group memberships: `(membership, message)`.
+    pub published: Vec<(String, Vec<u8>)>,
+}
+
+/// The stored part of one product chunk.
+pub struct ChunkWrite {
+    pub product: String,
+    pub seq: u64,
+    pub items: Vec<u8>,
+    /// The chunk starts the product afresh: its earlier chunks are dropped.
+    pub replaces: bool,
+}
+
+/// Whose key-value entries: one task's, or the whole agent's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvScope<'a> {
+    Task(&'a str),
+    Agent,
+}
+
+/// The host's durable store.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: sled::Db,
+    tasks: sled::Tree,
+    kv: sled::Tree,
+    groups: sled::Tree,
+    commit: GroupCommit,
+}
+
+impl Store {
+    /// Open (or create) the store under `dir` with the default cache (64 MiB). Must be called
+    /// inside a tokio runtime.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Open the store with a page cache of `cache_bytes`.
+    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
+        let db = open_db(dir, cache_bytes)?;
+        let tasks = db.open_tree("tasks")?;
+        let kv = db.open_tree("kv")?;
+        let groups = db.open_tree("groups")?;
+        let commit = GroupCommit::start();
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db,
+                tasks,
+                kv,
+                groups,
+                commit,
+            }),
+        })
+    }
+
+    /// Read a task record.
+    pub fn load_task<T: DeserializeOwned>(&self, key: &TaskKey) -> Result<Option<T>, StoreError> {
+        match self.inner.tasks.get(key.record_key())? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))),
+        }
+    }
+
+    /// Apply one change of a task atomically.
+    pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
+        let key = write.key;
+        let mut batch = sled::Batch::default();
+        batch.insert(key.record_key(), write.record);
+        let (old_deadline, new_deadline) = write.deadline;
+        if old_deadline != new_deadline {
+            if let Some(at) = old_deadline {
+                batch.remove(key.deadline_key(at));
+            }
+            if let Some(at) = new_deadline {
+                batch.insert(key.deadline_key(at), &[][..]);
+            }
+        }
+        for (seq, event) in write.events {
+            batch.insert(key.event_key(seq), event);
+        }
+        if let Some((from, below)) = write.trim {
+            for seq in from..below {
+                batch.remove(key.event_key(seq));
+            }
+        }
+        if let Some(at) = write.ended_at {
+            batch.insert(key.timed_key(b'x', at), &[][..]);
+        }
+        for chunk in write.chunks {
+            let prefix = key.product_prefix(&chunk.product);
+            if chunk.replaces {
+                for old in self.inner.tasks.scan_prefix(&prefix).keys() {
+                    batch.remove(old?);
+                }
+            }
+            let mut chunk_key = prefix;
+            chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
+            batch.insert(chunk_key, chunk.items);
+        }
+        for (seq, entry) in write.outbox {
+            batch.insert(key.seq_key(b'o', seq), entry);
+        }
+        for (membership, message) in write.published {
+            let mut k = groups::outbox_prefix(&membership);
+            k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
+            batch.insert(k, message);
+        }
+        self.inner.tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// A notification config of a task.
+    pub fn config(&self, key: &TaskKey, config: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .inner
+            .tasks
+            .get(key.config_key(config))?
+            .map(|v| v.to_vec()))
+    }
+
+    /// Every notification config of a task, in id order.
+    pub fn configs(&self, key: &TaskKey) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.inner
+            .tasks
+            .scan_prefix(key.tagged_prefix(b'n'))
+            .values()
+            .map(|v| Ok(v?.to_vec()))
+            .collect()
+    }
+
+    /// Store a notification config.
+    pub fn put_config(
+        &self,
+        key: &TaskKey,
+        config: &str,
+        value: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        self.inner.tasks.insert(key.config_key(config), value)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Delete one notification config (`Some`) or all of a task's; returns how many went.
+    pub fn delete_configs(
+        &self,
+        key: &TaskKey,
+        config: Option<&str>,
+    ) -> Result<(usize, Ticket), StoreError> {
+        let keys: Vec<sled::IVec> = match config {
+            Some(id) => self
+                .inner
+                .tasks
+                .get(key.config_key(id))?
+                .map(|_| key.config_key(id).into())
+                .into_iter()
+                .collect(),
+            None => self
+                .inner
+                .tasks
+                .scan_prefix(key.tagged_prefix(b'n'))
+                .keys()
+                .collect::<Result<_, _>>()?,
+        };
+        let mut batch = sled::Batch::default();
+        for k in &keys {
+            batch.remove(k.clone());
+        }
+        self.inner.tasks.apply_batch(batch)?;
+        Ok((keys.len(), self.inner.commit.written()))
+    }
+
+    /// The first pending notification of a task: `(seq, entry)`.
+    pub fn outbox_head(&self, key: &TaskKey) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.tagged_prefix(b'o');
+        match self.inner.tasks.scan_prefix(&prefix).next() {
+            None => Ok(None),
+            Some(entry) => {
+                let (k, v) = entry?;
+                let seq = k
+                    .get(prefix.len()..)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| StoreError::Corrupt("malformed outbox key".into()))?;
+                Ok(Some((seq, v.to_vec())))
+            }
+        }
+    }
+
+    /// Replace a pending notification (after a failed attempt).
+    pub fn outbox_update(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        entry: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        self.inner.tasks.insert(key.seq_key(b'o', seq), entry)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Remove a pending notification: delivered, or (with `given_up`) moved to the given-up list.
+    pub fn outbox_remove(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        given_up: Option<&[u8]>,
+    ) -> Result<Ticket, StoreError> {
+        let mut batch = sled::Batch::default();
+        batch.remove(key.seq_key(b'o', seq));
+        if let Some(record) = given_up {
+            batch.insert(key.seq_key(b'g', seq), record);
+        }
+        self.inner.tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Tasks with pending notifications.
+    pub fn outbox_tasks(&self) -> Result<Vec<TaskKey>, StoreError> {
+        let mut tasks: Vec<TaskKey> = Vec::new();
+        for k in self.inner.tasks.scan_prefix(b"o\0").keys() {
+            let k = k?;
+            let tail = k.get(2..k.len().saturating_sub(9)).unwrap_or_default();
+            if let Some(task) = TaskKey::from_tail(tail)
+                && tasks.last() != Some(&task)
+            {
+                tasks.push(task);
+            }
+        }
+        Ok(tasks)
+    }
+
+    /// Notifications given up on (all agents), oldest task first.
+    pub fn given_up(&self, limit: usize) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.inner
+            .tasks
+            .scan_prefix(b"g\0")
+            .values()
+            .take(limit)
+            .map(|v| Ok(v?.to_vec()))
+            .collect()
+    }
+
+    /// The stored chunks of one product of a task, in order: each its DataItems as JSON.
+    pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.inner
+            .tasks
+            .scan_prefix(key.product_prefix(product))
+            .values()
+            .map(|v| Ok(v?.to_vec()))
+            .collect()
+    }
+
+    /// Up to `limit` stored events of a task with seq greater than `after`, in order.
+    pub fn events_after(
+        &self,
+        key: &TaskKey,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.events_prefix();
+        let start = key.event_key(after.saturating_add(1));
+        let mut out = Vec::new();
+        for entry in self.inner.tasks.range(start..) {
+            let (k, v) = entry?;
+            if !k.starts_with(&prefix) || out.len() >= limit {
+                break;
+            }
+            let seq = k
+                .get(prefix.len()..)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))?;
+            out.push((seq, v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// The oldest stored event of a task, if any.
+    pub fn first_event_seq(&self, key: &TaskKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.events_after(key, 0, 1)?.first().map(|(seq, _)| *seq))
+    }
+
+    /// Delete the events of tasks that ended before `before_ms` (Unix ms); returns how many tasks.
+    pub fn sweep_ended(&self, before_ms: i64) -> Result<usize, StoreError> {
+        let mut swept = 0;
+        let end = TaskKey::new("", "").timed_key(b'x', before_ms);
+        let mut keys = Vec::new();
+        for entry in self.inner.tasks.range(b"x\0".to_vec()..end) {
+            let (k, _) = entry?;
+            keys.push(k);
+        }
+        for index_key in keys {
+            let Some(task) = index_key.get(10..).and_then(TaskKey::from_tail) else {
+                continue;
+            };
+            let mut batch = sled::Batch::default();
+            for entry in self.inner.tasks.scan_prefix(task.events_prefix()) {
+                let (k, _) = entry?;
+                batch.remove(k);
+            }
+            batch.remove(index_key);
+            self.inner.tasks.apply_batch(batch)?;
+            swept += 1;
+        }
+        Ok(swept)
+    }
+
+    /// Every pending deadline: `(at_ms, task)`, earliest first.
+    pub fn deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.inner.tasks.scan_prefix(b"d\0") {
+            let (k, _) = entry?;
+            let parsed = (|| {
+                let at = i64::try_from(u64::from_be_bytes(k.get(2..10)?.try_into().ok()?)).ok()?;
+                Some((at, TaskKey::from_tail(k.get(10..)?)?))
+            })();
+            out.push(parsed.ok_or_else(|| StoreError::Corrupt("malformed deadline key".into()))?);
+        }
+        Ok(out)
+    }
+
+    /// A ticket covering every write issued so far: for state read back from the store, whose
+    /// writer may not have waited for it to be durable.
+    pub fn latest_ticket(&self) -> Ticket {
+        self.inner.commit.latest()
+    }
+
+    /// Wait until the write that returned `ticket` (and every earlier one) is on disk.
+    pub async fn durable(&self, ticket: Ticket) -> Result<(), StoreError> {
+        self.inner.commit.durable(&self.inner.db, ticket).await
+    }
+
+    /// Flushes performed so far (for metrics: flushes per second against commands per second).
+    pub fn flush_count(&self) -> u64 {
+        self.inner.commit.flush_count()
+    }
+
+    /// Read a partner's key-value entry.
+    pub fn kv_get(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .inner
+            .kv
+            .get(kv_key(agent, scope, key))?
+            .map(|v| v.to_vec()))
+    }
+
+    /// Write a partner's key-value entry. It becomes durable with the next flush.
+    pub fn kv_set(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+        value: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        self.inner.kv.insert(kv_key(agent, scope, key), value)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Delete a partner's key-value entry.
+    pub fn kv_delete(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+    ) -> Result<Ticket, StoreError> {
+        self.inner.kv.remove(kv_key(agent, scope, key))?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Flush everything now (used at shutdown).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.inner.db.flush_async().await?;
+        Ok(())
+    }
+}
+
+/// Open sled, waiting briefly for the lock of a previous owner that is still closing (a host
+/// restarting in the same process, or a killed one whose lock the kernel has not yet released).
+/// sled's page cache when the operator does not say.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
+    const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+    let started = std::time::Instant::now();
+    loop {
+        match sled::Config::new()
+            .path(dir)
+            .cache_capacity(cache_bytes)
+            .open()
+        {
+            Err(sled::Error::Io(e)) if is_lock_error(&e) && started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
+fn is_lock_error(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
+}
+
+fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
+    let (tag, task) = match scope {
+        KvScope::Task(task) => (b't', task),
+        KvScope::Agent => (b'a', ""),
+    };
+    let mut k = Vec::with_capacity(agent.len() + task.len() + key.len() + 5);
+    k.extend_from_slice(agent.as_bytes());
+    k.push(0);
+    k.push(tag);
+    k.push(0);
+    k.extend_from_slice(task.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// Write `record` for `key` with only a deadline change.
+    fn save(
+        store: &Store,
+        key: &TaskKey,
+        record: &Value,
+        old: Option<i64>,
+        new: Option<i64>,
+    ) -> Result<Ticket, StoreError> {
+        store.write_task(TaskWrite {
+            key,
+            record: serde_json::to_vec(record).unwrap(),
+            deadline: (old, new),
+            events: Vec::new(),
+            trim: None,
+            ended_at: None,
+            chunks: Vec::new(),
+            outbox: Vec::new(),
+            published: Vec::new(),
+        })
+    }
+
+    #[tokio::test]
+    async fn tasks_and_deadlines_roundtrip_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = TaskKey::new("echo", "task-1");
+        {
+            let store = Store::open(dir.path()).unwrap();
+            save(&store, &key, &json!({"n": 1}), None, Some(5_000)).unwrap();
+            let t = save(&store, &key, &json!({"n": 2}), Some(5_000), Some(9_000)).unwrap();
+            store.durable(t).await.unwrap();
+            assert_eq!(store.deadlines().unwrap(), vec![(9_000, key.clone())]);
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(
+            store.load_task::<Value>(&key).unwrap(),
+            Some(json!({"n": 2}))
+        );
+        assert_eq!(store.deadlines().unwrap(), vec![(9_000, key.clone())]);
+        let t = save(&store, &key, &json!({"n": 3}), Some(9_000), None).unwrap();
+        store.durable(t).await.unwrap();
+        assert!(store.deadlines().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn events_are_ordered_trimmed_and_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let other = TaskKey::new("a", "t2");
+        let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim, ended_at| {
+            store
+                .write_task(TaskWrite {
+                    key,
+                    record: b"{}".to_vec(),
+                    deadline: (None, None),
+                    events: seqs.map(|s| (s, format!("e{s}").into_bytes())).collect(),
+                    trim,
+                    ended_at,
+                    chunks: Vec::new(),
+                    outbox: Vec::new(),
+                    published: Vec::new(),
+                })
+                .unwrap()
+        };
+        write(&key, 1..=300, None, None);
+        write(&other, 1..=2, None, None);
+        let first = store.events_after(&key, 0, 1000).unwrap();
+        assert_eq!(first.len(), 300, "no events of another task leak in");
+        assert_eq!(first[0], (1, b"e1".to_vec()));
+        assert_eq!(store.events_after(&key, 298, 10).unwrap().len(), 2);
+        assert_eq!(store.events_after(&key, 10, 5).unwrap()[0].0, 11);
+        write(&key, 301..=301, Some((1, 101)), Some(1_000));
+        assert_eq!(store.first_event_seq(&key).unwrap(), Some(101));
+        assert_eq!(store.sweep_ended(999).unwrap(), 0);
+        assert_eq!(store.sweep_ended(1_001).unwrap(), 1);
+        assert_eq!(store.first_event_seq(&key).unwrap(), None);
+        assert_eq!(store.first_event_seq(&other).unwrap(), Some(1));
+    }
+
+    #[tokio::test]
+    async fn product_chunks_append_and_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let write = |product: &str, seq: u64, replaces: bool| {
+            store
+                .write_task(TaskWrite {
+                    key: &key,
+                    record: b"{}".to_vec(),
+                    deadline: (None, None),
+                    events: Vec::new(),
+                    trim: None,
+                    ended_at: None,
+                    chunks: vec![ChunkWrite {
+                        product: product.into(),
+                        seq,
+                        items: format!("{product}{seq}").into_bytes(),
+                        replaces,
+                    }],
+                    outbox: Vec::new(),
+                    published: Vec::new(),
+                })
+                .unwrap()
+        };
+        write("p", 1, true);
+        write("q", 2, true);
+        write("p", 3, false);
+        write("p", 300, false);
+        let p = store.product_chunks(&key, "p").unwrap();
+        assert_eq!(p, [b"p1".to_vec(), b"p3".to_vec(), b"p300".to_vec()]);
+        write("p", 301, true);
+        assert_eq!(store.product_chunks(&key, "p").unwrap(), [b"p301".to_vec()]);
+        assert_eq!(store.product_chunks(&key, "q").unwrap(), [b"q2".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn kv_scopes_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.kv_set("a", KvScope::Task("t1"), "k", b"one").unwrap();
+        store.kv_set("a", KvScope::Agent, "k", b"all").unwrap();
+        store
+            .kv_set("b", KvScope::Task("t1"), "k", b"other agent")
+            .unwrap();
+        assert_eq!(
+            store.kv_get("a", KvScope::Task("t1"), "k").unwrap(),
+            Some(b"one".to_vec())
+        );
+        assert_eq!(store.kv_get("a", KvScope::Task("t2"), "k").unwrap(), None);
+        assert_eq!(
+            store.kv_get("a", KvScope::Agent, "k").unwrap(),
+            Some(b"all".to_vec())
+        );
+        store.kv_delete("a", KvScope::Agent, "k").unwrap();
+        assert_eq!(store.kv_get("a", KvScope::Agent, "k").unwrap(), None);
+        assert_eq!(
+            store.kv_get("b", KvScope::Task("t1"), "k").unwrap(),
+            Some(b"other agent".to_vec())
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_writers_share_flushes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let before = store.flush_count();
+        let mut joins = Vec::new();
+        for i in 0..200 {
+            let store = store.clone();
+            joins.push(tokio::spawn(async move {
+                let key = TaskKey::new("a", format!("t{i}"));
+                let t = save(&store, &key, &json!({"i": i}), None, None).unwrap();
+                store.durable(t).await.unwrap();
+            }));
+        }
+        for j in joins {
+            j.await.unwrap();
+        }
+        let flushes = store.flush_count() - before;
+        assert!(flushes >= 1);
+        assert!(
+            flushes < 200,
+            "200 concurrent writes took {flushes} flushes"
+        );
+    }
+}

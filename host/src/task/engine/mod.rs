@@ -1,0 +1,1098 @@
+//! The task engine: applies Leader commands, partner reports and timer expiries to tasks, one at a
+//! time per task, persisting every transition before anyone hears of it, and runs the partner
+//! invocations that commands call for.
+//!
+//! Each task that is in use has a slot: an async mutex over its cached record and the invocation
+//! running for it, plus a watch channel that ticks on every change. Idle slots are dropped; the
+//! record in the store is the truth.
+
+use super::feed::EventFeed;
+use super::live::Watermarks;
+use super::record::{TaskDefaults, TaskLimits, TaskRecord};
+use super::state::{self, CommandEffect};
+use super::timers::Timers;
+use crate::agent::{Agent, Registry};
+use crate::group::GroupLinks;
+use crate::notify::{Notifier, OutboxEntry};
+use crate::protocol::dialect::render_task;
+use crate::protocol::notification::Subscription;
+use crate::protocol::{
+    CommandKind, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound, LeaderCommand,
+    RpcError, Task, TaskEvent, TaskState, TaskStatus, Timestamp,
+};
+use crate::runtime::{EndReason, Invocation, InvocationEnd, PartnerEvent, Runtime};
+use crate::store::{ChunkWrite, Store, StoreError, TaskKey, TaskWrite, Ticket};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+mod reports;
+mod streaming;
+
+use reports::TaskReporter;
+
+/// Why a command could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The request is wrong (bad params, unknown task...): answered as this JSON-RPC error.
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    /// The store failed; nothing was acknowledged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a command answers: the task as it durably is, and whether histories were asked for.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub task: Task,
+    pub history: Option<HistoryFilter>,
+    /// The task's newest event when this answer was taken.
+    pub seq: u64,
+}
+
+/// How a stream begins: with the task's events from some seq on, or (for `get`) one snapshot.
+pub enum StreamStart {
+    Events(EventFeed),
+    Snapshot { reply: Reply, seq: u64 },
+}
+
+/// The tracing span of one invocation.
+fn invocation_span(slot: &Slot, invocation: &Invocation) -> tracing::Span {
+    tracing::info_span!("invocation", agent = %slot.key.agent, task = %slot.key.task, event = ?invocation.event)
+}
+
+/// A hold on a task's slot: dropping it releases the slot, also when a request is abandoned
+/// half-way (the client went away and its future was dropped).
+struct Held {
+    engine: TaskEngine,
+    slot: Arc<Slot>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = Arc<Slot>;
+
+    fn deref(&self) -> &Arc<Slot> {
+        &self.slot
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.engine.release(&self.slot);
+    }
+}
+
+/// Where a stream of a task starts (see [`TaskEngine::stream_point`]).
+struct StreamPoint {
+    last: u64,
+    ended: bool,
+    ids: Option<(Option<String>, Option<String>)>,
+    ticket: Ticket,
+}
+
+/// A Leader command on its way into a task's slot.
+struct Incoming {
+    command: LeaderCommand,
+    task_id: String,
+    dialect: Dialect,
+    /// Where to notify the task's changes (`notification/start`).
+    notify: Option<Subscription>,
+    /// The group membership the task's results are published to (a command from a group).
+    group: Option<String>,
+}
+
+/// What applying a command did.
+struct Applied {
+    /// The answer, unless the command started an invocation and was told not to wait.
+    reply: Option<Reply>,
+    /// The task's newest event before the command (0 for a new task).
+    seq_before: u64,
+}
+
+/// Counters for `/metrics`.
+#[derive(Default)]
+pub struct EngineStats {
+    pub commands: AtomicU64,
+    pub invocations: AtomicU64,
+    pub invocation_failures: AtomicU64,
+    pub transitions: AtomicU64,
+    pub timeouts: AtomicU64,
+    pub events: AtomicU64,
+}
+
+/// The task engine. Cheap to clone.
+#[derive(Clone)]
+pub struct TaskEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    runtime: Arc<Runtime>,
+    agents: Arc<Registry>,
+    defaults: TaskDefaults,
+    slots: Mutex<HashMap<TaskKey, Arc<Slot>>>,
+    timers: Timers,
+    watermarks: Arc<Watermarks>,
+    notifier: Arc<Notifier>,
+    groups: Arc<GroupLinks>,
+    stats: EngineStats,
+}
+
+struct Slot {
+    key: TaskKey,
+    state: tokio::sync::Mutex<SlotState>,
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    loaded: bool,
+    record: Option<TaskRecord>,
+    /// A start the partner has not decided on yet.
+    pending: Option<PendingStart>,
+    /// The start or continue invocation running for the task.
+    running: Option<Running>,
+    /// The newest write of this task; a reply waits for it to be durable.
+    ticket: Ticket,
+    /// The deadline the store's index holds for the task.
+    stored_deadline: Option<i64>,
+}
+
+struct PendingStart {
+    command: LeaderCommand,
+    task_id: String,
+    dialect: Dialect,
+    limits: TaskLimits,
+    notify: Option<Subscription>,
+    group: Option<String>,
+}
+
+struct Running {
+    id: u64,
+    abort: CancellationToken,
+}
+
+static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
+impl TaskEngine {
+    /// Build the engine and re-arm every stored deadline (a restart loses no timer).
+    pub fn start(
+        store: Store,
+        runtime: Arc<Runtime>,
+        agents: Arc<Registry>,
+        defaults: TaskDefaults,
+        notifier: Arc<Notifier>,
+        groups: Arc<GroupLinks>,
+    ) -> Result<Self, StoreError> {
+        let (due_tx, mut due_rx) = mpsc::unbounded_channel();
+        let timers = Timers::start(due_tx);
+        for (at, key) in store.deadlines()? {
+            timers.arm(at, key);
+        }
+        let engine = TaskEngine {
+            inner: Arc::new(Inner {
+                store,
+                runtime,
+                agents,
+                defaults,
+                slots: Mutex::new(HashMap::new()),
+                timers,
+                watermarks: Arc::new(Watermarks::default()),
+                notifier: notifier.clone(),
+                groups,
+                stats: EngineStats::default(),
+            }),
+        };
+        let pending = notifier.resume()?;
+        if pending > 0 {
+            tracing::info!(tasks = pending, "resuming undelivered notifications");
+        }
+        let weak = Arc::downgrade(&engine.inner);
+        tokio::spawn(async move {
+            while let Some((at, key)) = due_rx.recv().await {
+                let Some(inner) = weak.upgrade() else { break };
+                let engine = TaskEngine { inner };
+                tokio::spawn(async move { engine.expire(key, at).await });
+            }
+        });
+        let weak = Arc::downgrade(&engine.inner);
+        let retention = engine.inner.defaults.event_retention_ms;
+        let every = Duration::from_millis((retention / 10).clamp(100, 60_000));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { break };
+                let before =
+                    Timestamp::now().unix_millis() - i64::try_from(retention).unwrap_or(i64::MAX);
+                match inner.store.sweep_ended(before) {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(
+                        tasks = n,
+                        "dropped the events of tasks past their retention"
+                    ),
+                    Err(e) => tracing::error!(error = %e, "event retention sweep failed"),
+                }
+            }
+        });
+        Ok(engine)
+    }
+
+    /// The notification deliverer.
+    pub fn notifier(&self) -> &Arc<Notifier> {
+        &self.inner.notifier
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> u64 {
+        self.inner.watermarks.open()
+    }
+
+    pub fn stats(&self) -> &EngineStats {
+        &self.inner.stats
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Carry out a Leader command for `agent` and answer with the task.
+    pub async fn command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        notify: Option<Subscription>,
+    ) -> Result<Reply, EngineError> {
+        self.routed_command(agent, inbound, notify, None).await
+    }
+
+    /// Carry out a command that came from the group of `membership`: a task it starts publishes
+    /// its results there.
+    pub async fn group_command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        membership: String,
+    ) -> Result<Reply, EngineError> {
+        self.routed_command(agent, inbound, None, Some(membership))
+            .await
+    }
+
+    /// Whether the task `task_id` of `agent` has already taken the command with message id `id`
+    /// (a broker's redelivery of a command applied before a reconnect or crash).
+    pub async fn knows_command(
+        &self,
+        agent: &Arc<Agent>,
+        task_id: &str,
+        id: &str,
+    ) -> Result<bool, EngineError> {
+        let key = TaskKey::new(agent.id(), task_id);
+        let slot = self.hold(&key);
+        let mut st = slot.state.lock().await;
+        self.ensure_loaded(&key, &mut st)?;
+        Ok(st
+            .record
+            .as_ref()
+            .is_some_and(|r| r.task.commands.iter().any(|c| c.id == id)))
+    }
+
+    async fn routed_command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        notify: Option<Subscription>,
+        group: Option<String>,
+    ) -> Result<Reply, EngineError> {
+        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        let Inbound { dialect, command } = inbound;
+        if command.command == CommandKind::ReStream {
+            return Err(RpcError::new(
+                ErrorCode::UnsupportedOperation,
+                json!({"command": "re-stream", "reason": "re-stream reconnects a stream; send it with the `stream` method"}),
+            )
+            .into());
+        }
+        let task_id = command
+            .task_id
+            .clone()
+            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
+        let key = TaskKey::new(agent.id(), task_id.clone());
+        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command);
+        async move {
+            let slot = self.hold(&key);
+            let result = self
+                .command_in_slot(
+                    agent,
+                    &slot,
+                    Incoming {
+                        command,
+                        task_id,
+                        dialect,
+                        notify,
+                        group,
+                    },
+                    true,
+                )
+                .await;
+
+            result?.reply.ok_or_else(|| {
+                RpcError::internal("the command was applied but not answered").into()
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn command_in_slot(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        incoming: Incoming,
+        wait: bool,
+    ) -> Result<Applied, EngineError> {
+        let Incoming {
+            command,
+            task_id,
+            dialect,
+            mut notify,
+            mut group,
+        } = incoming;
+        let mut changes = slot.changed.subscribe();
+        loop {
+            let mut st = slot.state.lock().await;
+            self.ensure_loaded(&slot.key, &mut st)?;
+            // A start still being decided, or a continue while the last invocation winds down: wait,
+            // then look again (commands on one task are serialised).
+            let busy = st.pending.is_some()
+                || (command.command == CommandKind::Continue
+                    && st.running.is_some()
+                    && is_resting(&st));
+            if busy {
+                drop(st);
+                let _ = changes.changed().await;
+                continue;
+            }
+            let current = st.record.as_ref().map(TaskRecord::state);
+            let seq_before = st.record.as_ref().map_or(0, |r| r.last_event_seq);
+            let applied = |reply| Applied { reply, seq_before };
+            let effect = state::on_command(current, command.command);
+            return match effect {
+                CommandEffect::NotFound => Err(RpcError::task_not_found(&task_id).into()),
+                CommandEffect::Decide => {
+                    let limits = TaskLimits::from_params(&command.params, &self.inner.defaults)?;
+                    let response_timeout = Duration::from_millis(limits.response_timeout_ms);
+                    let invocation = Invocation {
+                        event: PartnerEvent::Start,
+                        task_id: task_id.clone(),
+                        session_id: command.session_id.clone(),
+                        leader_id: (!command.sender_id.is_empty())
+                            .then(|| command.sender_id.clone()),
+                        state: None,
+                        data_items: command.data_items.clone(),
+                        max_products_bytes: limits.leader_max_products_bytes,
+                        products_bytes: 0,
+                        command_params: command.params.clone(),
+                    };
+                    st.pending = Some(PendingStart {
+                        command,
+                        task_id,
+                        dialect,
+                        limits,
+                        notify: notify.take(),
+                        group: group.take(),
+                    });
+                    self.invoke_and_answer(agent, slot, st, invocation, response_timeout, wait)
+                        .await
+                        .map(applied)
+                }
+                CommandEffect::Ignored | CommandEffect::Read => {
+                    // Both are recorded in the history; only a read answers with histories.
+                    let filter = match effect {
+                        CommandEffect::Read => Some(HistoryFilter::from_params(&command.params)?),
+                        _ => {
+                            tracing::debug!(state = ?current, "command does not apply; ignored");
+                            None
+                        }
+                    };
+                    let record = st
+                        .record
+                        .as_mut()
+                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                    record.record_command(command);
+                    self.persist(slot, &mut st, Vec::new())?;
+                    self.durable_reply(st, filter)
+                        .await
+                        .map(|r| applied(Some(r)))
+                }
+                CommandEffect::Transition(to, row) => {
+                    let kind = command.command;
+                    let data_items = command.data_items.clone();
+                    let params = command.params.clone();
+                    let record = st
+                        .record
+                        .as_mut()
+                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                    record.record_command(command);
+                    self.transition(slot, &mut st, to, Vec::new(), row)?;
+                    match kind {
+                        CommandKind::Continue => {
+                            let response_timeout = self.response_timeout(&st);
+                            let invocation = self.invocation_for(
+                                &st,
+                                PartnerEvent::Continue,
+                                data_items,
+                                params,
+                            );
+                            self.invoke_and_answer(
+                                agent,
+                                slot,
+                                st,
+                                invocation,
+                                response_timeout,
+                                wait,
+                            )
+                            .await
+                            .map(applied)
+                        }
+                        _ => {
+                            let event = if to == TaskState::Completed {
+                                PartnerEvent::Complete(EndReason::Leader)
+                            } else {
+                                PartnerEvent::Cancel(EndReason::Leader)
+                            };
+                            if let Some(running) = st.running.take() {
+                                running.abort.cancel();
+                            }
+                            let hook = self.invocation_for(&st, event, Vec::new(), params);
+                            let reply = self.durable_reply(st, None).await?;
+                            // The partner hears of the end only once it is durable.
+                            self.spawn_hook(agent, slot, hook);
+                            Ok(applied(Some(reply)))
+                        }
+                    }
+                }
+            };
+        }
+    }
+
+    /// Run `invocation` for the slot's task and, if asked to wait, answer once the task rests
+    /// or `timeout` passes.
+    async fn invoke_and_answer(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        mut st: tokio::sync::MutexGuard<'_, SlotState>,
+        invocation: Invocation,
+        timeout: Duration,
+        wait: bool,
+    ) -> Result<Option<Reply>, EngineError> {
+        self.spawn_invocation(agent, slot, &mut st, invocation);
+        drop(st);
+        if !wait {
+            return Ok(None);
+        }
+        self.wait_for_rest(slot, timeout).await.map(Some)
+    }
+
+    fn response_timeout(&self, st: &SlotState) -> Duration {
+        Duration::from_millis(
+            st.record
+                .as_ref()
+                .map_or(self.inner.defaults.response_timeout_ms, |r| {
+                    r.limits.response_timeout_ms
+                }),
+        )
+    }
+
+    fn invocation_for(
+        &self,
+        st: &SlotState,
+        event: PartnerEvent,
+        data_items: Vec<DataItem>,
+        command_params: crate::protocol::JsonObject,
+    ) -> Invocation {
+        let record = st.record.as_ref();
+        Invocation {
+            event,
+            task_id: record.map(|r| r.task.id.clone()).unwrap_or_default(),
+            session_id: record.and_then(|r| r.task.session_id.clone()),
+            leader_id: record.and_then(|r| r.task.leader_id.clone()),
+            state: record.map(TaskRecord::state),
+            data_items,
+            max_products_bytes: record.and_then(|r| r.limits.leader_max_products_bytes),
+            products_bytes: record.map_or(0, |r| r.products_bytes),
+            command_params,
+        }
+    }
+
+    /// Hold the slot of `key` (made if needed) until the returned guard drops.
+    fn hold(&self, key: &TaskKey) -> Held {
+        self.held(&self.slot(key))
+    }
+
+    /// Another hold on a slot already held, for work that outlives the caller's.
+    fn held(&self, slot: &Arc<Slot>) -> Held {
+        Held {
+            engine: self.clone(),
+            slot: slot.clone(),
+        }
+    }
+
+    /// Get (or make) the slot of `key`.
+    fn slot(&self, key: &TaskKey) -> Arc<Slot> {
+        let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    key: key.clone(),
+                    state: tokio::sync::Mutex::new(SlotState::default()),
+                    changed: watch::channel(0).0,
+                })
+            })
+            .clone()
+    }
+
+    /// Drop our hold on a slot, and the slot itself when nobody uses it and nothing runs for it.
+    fn release(&self, slot: &Arc<Slot>) {
+        let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        // Two references: the map's and ours. Anyone else holding it keeps it alive.
+        if Arc::strong_count(slot) == 2
+            && let Ok(st) = slot.state.try_lock()
+            && st.running.is_none()
+            && st.pending.is_none()
+        {
+            slots.remove(&slot.key);
+        }
+    }
+
+    fn ensure_loaded(&self, key: &TaskKey, st: &mut SlotState) -> Result<(), StoreError> {
+        if !st.loaded {
+            // Whoever wrote the record may not have waited for it to be durable: a reply built
+            // from it waits for every write so far.
+            st.ticket = self.inner.store.latest_ticket();
+            st.record = self.inner.store.load_task::<TaskRecord>(key)?;
+            if let Some(record) = st.record.as_mut() {
+                let store = &self.inner.store;
+                record.restore_products(|product| {
+                    store
+                        .product_chunks(key, product)?
+                        .iter()
+                        .map(|bytes| {
+                            serde_json::from_slice(bytes).map_err(|e| {
+                                StoreError::Corrupt(format!(
+                                    "a product chunk of {}/{}: {e}",
+                                    key.agent, key.task
+                                ))
+                            })
+                        })
+                        .collect()
+                })?;
+            }
+            st.stored_deadline = st.record.as_ref().and_then(|r| r.deadline_ms);
+            st.loaded = true;
+        }
+        Ok(())
+    }
+
+    /// Write the slot's record with the events of this change, move its deadline index entry,
+    /// arm a new deadline, and tell the task's followers once the write is durable.
+    fn persist(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        events: Vec<EventKind>,
+    ) -> Result<(), StoreError> {
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        let at = Timestamp::now();
+        let appended = events.len() as u64;
+        let mut logged = Vec::with_capacity(events.len());
+        let mut chunks = Vec::new();
+        let mut ends = false;
+        let mut notified = Vec::new();
+        let mut status_changed = false;
+        for kind in events {
+            record.last_event_seq += 1;
+            if let EventKind::Created { status } | EventKind::Status { status } = &kind
+                && record
+                    .notify
+                    .as_ref()
+                    .is_some_and(|n| n.wants(status.state))
+            {
+                notified.push(record.last_event_seq);
+            }
+            status_changed |= matches!(kind, EventKind::Created { .. } | EventKind::Status { .. });
+            if let EventKind::Chunk { chunk } = &kind {
+                chunks.push(ChunkWrite {
+                    product: chunk.product.id.clone(),
+                    seq: record.last_event_seq,
+                    items: serde_json::to_vec(&chunk.product.data_items)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    replaces: !chunk.append,
+                });
+            }
+            let event = TaskEvent {
+                seq: record.last_event_seq,
+                at,
+                kind,
+            };
+            ends |= event.is_terminal();
+            let bytes =
+                serde_json::to_vec(&event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            logged.push((event.seq, bytes));
+        }
+        let outbox = self.outbox_entries(&slot.key, record, &notified)?;
+        let published_to = record
+            .group
+            .clone()
+            .filter(|m| status_changed && self.inner.groups.is_live(m));
+        let published = match &published_to {
+            Some(membership) => vec![(membership.clone(), self.group_result(&slot.key, record)?)],
+            None => Vec::new(),
+        };
+        let last = record.last_event_seq;
+        let keep = self.inner.defaults.event_retention_count.max(1);
+        let trim = (appended > 0 && last > keep).then(|| {
+            (
+                (last - appended + 1).saturating_sub(keep).max(1),
+                last - keep + 1,
+            )
+        });
+        let (old, new) = (st.stored_deadline, record.deadline_ms);
+        let stored = record
+            .stored_bytes()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let written = self.inner.store.write_task(TaskWrite {
+            key: &slot.key,
+            record: stored,
+            deadline: (old, new),
+            events: logged,
+            trim,
+            ended_at: ends.then(|| at.unix_millis()),
+            chunks,
+            outbox,
+            published,
+        });
+        st.ticket = match written {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // The cached record is ahead of the store now: forget it, so the next command
+                // reads what is really stored, and wake whoever waits on the task.
+                st.record = None;
+                st.loaded = false;
+                slot.changed.send_modify(|n| *n += 1);
+                return Err(e);
+            }
+        };
+        if let Some(&newest) = notified.last() {
+            let (notifier, key) = (self.inner.notifier.clone(), slot.key.clone());
+            self.when_durable(st.ticket, "notifications", move || {
+                notifier.wake(key, newest)
+            });
+        }
+        if let Some(membership) = published_to {
+            let links = self.inner.groups.clone();
+            self.when_durable(st.ticket, "group results", move || links.wake(&membership));
+        }
+        st.stored_deadline = new;
+        if let Some(at) = new
+            && Some(at) != old
+        {
+            self.inner.timers.arm(at, slot.key.clone());
+        }
+        if appended > 0 {
+            self.inner
+                .stats
+                .events
+                .fetch_add(appended, Ordering::Relaxed);
+            if self.inner.watermarks.has_followers(&slot.key) {
+                let (marks, key) = (self.inner.watermarks.clone(), slot.key.clone());
+                self.when_durable(st.ticket, "events", move || marks.advance(&key, last));
+            }
+        }
+        slot.changed.send_modify(|n| *n += 1);
+        Ok(())
+    }
+
+    /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
+    /// the dialect of the Leader that started it.
+    fn outbox_entries(
+        &self,
+        key: &TaskKey,
+        record: &TaskRecord,
+        seqs: &[u64],
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let Some(subscription) = &record.notify else {
+            return Ok(Vec::new());
+        };
+        let aic = self.aic_of(key);
+        seqs.iter()
+            .map(|&seq| {
+                let entry = OutboxEntry {
+                    config_id: subscription.config_id.clone(),
+                    body: render_task(&record.task, record.dialect, &aic, None),
+                    attempts: 0,
+                    first_attempt_ms: 0,
+                    next_attempt_ms: 0,
+                    last_error: None,
+                };
+                serde_json::to_vec(&entry)
+                    .map(|bytes| (seq, bytes))
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// The AIC of the agent hosting `key`'s task (its `senderId`).
+    fn aic_of(&self, key: &TaskKey) -> String {
+        self.inner
+            .agents
+            .get(&key.agent)
+            .map(|a| a.aic().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The task as its group hears of it: a task result in the dialect of the command that
+    /// started it, sent by the partner.
+    fn group_result(&self, key: &TaskKey, record: &TaskRecord) -> Result<Vec<u8>, StoreError> {
+        let aic = self.aic_of(key);
+        let mut body = render_task(&record.task, record.dialect, &aic, None);
+        if record.dialect == Dialect::V1 {
+            body["senderRole"] = json!("partner");
+        }
+        serde_json::to_vec(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    /// Run `announce` once the write behind `ticket` is on disk: streams and webhooks, like
+    /// replies, never tell of a change that a crash could take back.
+    fn when_durable(
+        &self,
+        ticket: Ticket,
+        what: &'static str,
+        announce: impl FnOnce() + Send + 'static,
+    ) {
+        let store = self.inner.store.clone();
+        tokio::spawn(async move {
+            match store.durable(ticket).await {
+                Ok(()) => announce(),
+                Err(e) => tracing::error!(error = %e, "{what} could not be made durable"),
+            }
+        });
+    }
+
+    /// Create the record of the slot's pending start with its first status (accepted or
+    /// rejected), logging the task's first event.
+    fn create(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        status: TaskStatus,
+    ) -> Result<(), StoreError> {
+        let Some(p) = st.pending.take() else {
+            return Ok(());
+        };
+        st.record = Some(TaskRecord::new(
+            p.command,
+            p.task_id,
+            p.dialect,
+            p.limits,
+            status.clone(),
+        ));
+        if let Some(record) = st.record.as_mut() {
+            record.notify = p.notify;
+            record.group = p.group;
+        }
+        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.persist(slot, st, vec![EventKind::Created { status }])
+    }
+
+    /// Move the slot's task to `to` (row `row` of the table), persisting it.
+    fn transition(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        to: TaskState,
+        data_items: Vec<DataItem>,
+        row: state::Row,
+    ) -> Result<(), StoreError> {
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        tracing::debug!(from = %record.state(), to = %to, row, "transition");
+        record.enter(to, data_items);
+        let status = record.task.status.clone();
+        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.persist(slot, st, vec![EventKind::Status { status }])
+    }
+
+    /// Where a stream of the task starts: its newest event, whether it has ended, its session and
+    /// group, and the ticket that makes all of that durable — taken together under the slot lock.
+    async fn stream_point(&self, key: &TaskKey) -> Result<StreamPoint, EngineError> {
+        let slot = self.hold(key);
+        let mut st = slot.state.lock().await;
+        self.ensure_loaded(key, &mut st)?;
+        Ok(StreamPoint {
+            last: st.record.as_ref().map_or(0, |r| r.last_event_seq),
+            ended: st.record.as_ref().is_some_and(|r| r.state().is_terminal()),
+            ids: st
+                .record
+                .as_ref()
+                .map(|r| (r.task.session_id.clone(), r.task.group_id.clone())),
+            ticket: st.ticket,
+        })
+    }
+
+    /// Answer with the slot's task once its last write is durable.
+    async fn durable_reply(
+        &self,
+        st: tokio::sync::MutexGuard<'_, SlotState>,
+        history: Option<HistoryFilter>,
+    ) -> Result<Reply, EngineError> {
+        let ticket = st.ticket;
+        let (task, seq) = st
+            .record
+            .as_ref()
+            .map(|r| (r.task.clone(), r.last_event_seq))
+            .ok_or_else(|| RpcError::internal("the task vanished while answering"))?;
+        drop(st);
+        self.inner.store.durable(ticket).await?;
+        Ok(Reply { task, history, seq })
+    }
+
+    /// Wait until the task rests (or its invocation ends), or `timeout` passes once the task
+    /// exists, then answer with it.
+    async fn wait_for_rest(
+        &self,
+        slot: &Arc<Slot>,
+        timeout: Duration,
+    ) -> Result<Reply, EngineError> {
+        let mut changes = slot.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let st = slot.state.lock().await;
+            if let Some(record) = &st.record {
+                let done = record.state().is_resting() || st.running.is_none();
+                if done || tokio::time::Instant::now() >= deadline {
+                    return self.durable_reply(st, None).await;
+                }
+            }
+            let undecided = st.record.is_none();
+            if undecided && st.pending.is_none() && st.running.is_none() {
+                // The start ended without a stored task (the store failed under it).
+                return Err(
+                    RpcError::internal("the task could not be stored; retry the start").into(),
+                );
+            }
+            drop(st);
+            // Until the partner decides there is no task to report, so only then does the
+            // response timeout count; the invocation's own deadline bounds the wait. Past the
+            // deadline an undecided start waits for the change itself (never a busy loop).
+            if undecided && tokio::time::Instant::now() >= deadline {
+                if changes.changed().await.is_err() {
+                    return Err(
+                        RpcError::internal("the task's slot went away while answering").into(),
+                    );
+                }
+            } else {
+                let _ = tokio::time::timeout_at(deadline, changes.changed()).await;
+            }
+        }
+    }
+
+    fn spawn_invocation(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        st: &mut SlotState,
+        invocation: Invocation,
+    ) {
+        let run = Running {
+            id: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
+            abort: CancellationToken::new(),
+        };
+        let (run_id, abort) = (run.id, run.abort.clone());
+        st.running = Some(run);
+        let (slot, agent) = (self.held(slot), agent.clone());
+        let span = invocation_span(&slot, &invocation);
+        tokio::spawn(
+            async move {
+                let engine = &slot.engine;
+                let end = engine
+                    .invoke(&agent, &slot, Some(run_id), invocation, abort)
+                    .await;
+                if let Err(e) = engine.finish(&slot, run_id, end).await {
+                    tracing::error!(error = %e, "could not record the end of an invocation");
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    /// Tell the partner that its task completed or was canceled. Its reports are refused; it may
+    /// clean up its store.
+    fn spawn_hook(&self, agent: &Arc<Agent>, slot: &Arc<Slot>, invocation: Invocation) {
+        let (slot, agent) = (self.held(slot), agent.clone());
+        let span = invocation_span(&slot, &invocation);
+        tokio::spawn(
+            async move {
+                let end = slot
+                    .engine
+                    .invoke(&agent, &slot, None, invocation, CancellationToken::new())
+                    .await;
+                if end != Some(InvocationEnd::Returned) {
+                    tracing::warn!(?end, "partner failed while hearing the end of its task");
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    async fn invoke(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        run: Option<u64>,
+        invocation: Invocation,
+        abort: CancellationToken,
+    ) -> Option<InvocationEnd> {
+        self.inner.stats.invocations.fetch_add(1, Ordering::Relaxed);
+        let reporter = Arc::new(TaskReporter {
+            engine: self.clone(),
+            slot: slot.clone(),
+            run,
+        });
+        let store = self.inner.store.clone();
+        tokio::select! {
+            end = self.inner.runtime.invoke(&agent.code, reporter, store, agent.id(), invocation) => Some(end),
+            _ = abort.cancelled() => None,
+        }
+    }
+
+    /// After a start or continue invocation: a task the partner left moving fails, with the reason.
+    async fn finish(
+        &self,
+        slot: &Arc<Slot>,
+        run_id: u64,
+        end: Option<InvocationEnd>,
+    ) -> Result<(), StoreError> {
+        let mut st = slot.state.lock().await;
+        if st.running.as_ref().is_none_or(|r| r.id != run_id) {
+            return Ok(()); // aborted by a cancel, which already settled the task
+        }
+        st.running = None;
+        let current = st.record.as_ref().map(TaskRecord::state);
+        let reason = match &end {
+            None | Some(InvocationEnd::Returned) => format!(
+                "the partner returned without reaching a resting state (it left the task {})",
+                current.map_or("undecided".to_string(), |s| s.to_string())
+            ),
+            Some(InvocationEnd::PartnerError(m)) => format!("the partner failed: {m}"),
+            Some(InvocationEnd::Trapped(r)) => r.clone(),
+            Some(InvocationEnd::DeadlineExceeded(d)) => {
+                format!(
+                    "the partner did not finish within its time limit of {} ms",
+                    d.as_millis()
+                )
+            }
+        };
+        let path = state::host_failure_path(current);
+        if path.is_empty() {
+            if !matches!(end, None | Some(InvocationEnd::Returned)) {
+                tracing::warn!(%reason, "partner failed after its task came to rest");
+            }
+            slot.changed.send_modify(|n| *n += 1);
+            return Ok(());
+        }
+        self.inner
+            .stats
+            .invocation_failures
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(%reason, "partner failed; the task fails");
+        for (i, &step) in path.iter().enumerate() {
+            let items = if i + 1 == path.len() {
+                vec![DataItem::text(reason.clone())]
+            } else {
+                Vec::new()
+            };
+            if st.record.is_none() {
+                self.create(slot, &mut st, TaskStatus::now(step, items))?;
+            } else {
+                let row = state::on_partner_report(current_after(&st), step).unwrap_or(0);
+                self.transition(slot, &mut st, step, items, row)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An awaiting timer ran out for `key` at `at`: cancel (awaiting input) or complete (awaiting
+    /// completion), if the task still waits on that very deadline.
+    async fn expire(&self, key: TaskKey, at: i64) {
+        let slot = self.hold(&key);
+        let result: Result<(), EngineError> = async {
+            let mut st = slot.state.lock().await;
+            self.ensure_loaded(&key, &mut st)?;
+            let Some(record) = st.record.as_ref() else {
+                return Ok(());
+            };
+            if record.deadline_ms != Some(at) {
+                return Ok(());
+            }
+            let Some((to, row)) = state::on_timeout(record.state()) else {
+                return Ok(());
+            };
+            let (what, ms) = if record.state() == TaskState::AwaitingInput {
+                (
+                    "awaitingInputTimeout",
+                    record.limits.awaiting_input_timeout_ms,
+                )
+            } else {
+                (
+                    "awaitingCompletionTimeout",
+                    record.limits.awaiting_completion_timeout_ms,
+                )
+            };
+            let note = format!("{what} of {ms} ms expired");
+            tracing::info!(task = %key.task, %note, "awaiting timer expired");
+            self.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+            self.transition(&slot, &mut st, to, vec![DataItem::text(note)], row)?;
+            // An invocation still winding down after resting must not outlive the task.
+            if let Some(running) = st.running.take() {
+                running.abort.cancel();
+            }
+            let event = if to == TaskState::Canceled {
+                PartnerEvent::Cancel(EndReason::Timeout)
+            } else {
+                PartnerEvent::Complete(EndReason::Timeout)
+            };
+            let hook = self.invocation_for(&st, event, Vec::new(), Default::default());
+            let ticket = st.ticket;
+            drop(st);
+            self.inner.store.durable(ticket).await?;
+            if let Some(agent) = self.inner.agents.get(&key.agent) {
+                self.spawn_hook(&agent, &slot, hook);
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::error!(agent = %key.agent, task = %key.task, error = %e, "could not expire a task");
+        }
+    }
+}
+
+fn is_resting(st: &SlotState) -> bool {
+    st.record.as_ref().is_some_and(|r| r.state().is_resting())
+}
+
+fn current_after(st: &SlotState) -> Option<TaskState> {
+    st.record.as_ref().map(TaskRecord::state)
+}

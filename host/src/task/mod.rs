@@ -1,0 +1,12 @@
+//! Tasks: the pure state machine, the durable record, the timers and the engine that runs them.
+
+pub mod engine;
+pub mod feed;
+pub mod live;
+pub mod record;
+pub mod state;
+pub mod timers;
+
+pub use engine::{EngineError, Reply, StreamStart, TaskEngine};
+pub use feed::{EventFeed, FeedError};
+pub use record::{TaskDefaults, TaskLimits, TaskRecord};

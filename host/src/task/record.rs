@@ -1,0 +1,427 @@
+//! The durable record of one task: the task itself plus what the host needs to run it (dialect,
+//! limits, the pending deadline, the bytes its products hold).
+
+use crate::protocol::{
+    CommandKind, DataItem, Dialect, JsonObject, LeaderCommand, ProductChunk, RpcError, Task,
+    TaskState, TaskStatus,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Host-wide defaults and caps for task limits; a Leader's `commandParams` override the defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskDefaults {
+    /// How long a start or continue waits for the partner to rest before replying.
+    pub response_timeout_ms: u64,
+    /// How long a task waits in awaiting-input before it is canceled.
+    pub awaiting_input_timeout_ms: u64,
+    /// How long a task waits in awaiting-completion before it is completed.
+    pub awaiting_completion_timeout_ms: u64,
+    /// The most product bytes one task may hold, whatever the Leader asks.
+    pub max_products_bytes: u64,
+    /// The most events kept per task (older ones are dropped; a re-stream needing them fails).
+    pub event_retention_count: u64,
+    /// How long the events of an ended task are kept, in ms.
+    pub event_retention_ms: u64,
+}
+
+impl Default for TaskDefaults {
+    fn default() -> Self {
+        TaskDefaults {
+            response_timeout_ms: 25_000,
+            awaiting_input_timeout_ms: 3_600_000,
+            awaiting_completion_timeout_ms: 3_600_000,
+            max_products_bytes: 16 * 1024 * 1024,
+            event_retention_count: 10_000,
+            event_retention_ms: 24 * 3_600_000,
+        }
+    }
+}
+
+/// The limits of one task, fixed at its start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskLimits {
+    pub response_timeout_ms: u64,
+    pub awaiting_input_timeout_ms: u64,
+    pub awaiting_completion_timeout_ms: u64,
+    /// What the Leader asked for (told to the partner), if anything.
+    pub leader_max_products_bytes: Option<u64>,
+    /// What the host enforces: the Leader's value capped by the host's.
+    pub max_products_bytes: u64,
+}
+
+/// The longest `responseTimeout` a Leader may ask for.
+const MAX_RESPONSE_TIMEOUT_MS: u64 = 600_000;
+/// The longest awaiting timeout a Leader may ask for (30 days).
+const MAX_AWAITING_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
+
+impl TaskLimits {
+    /// Read a start command's `commandParams` (v1 names, and v2's `timeout` for the response).
+    pub fn from_params(params: &JsonObject, defaults: &TaskDefaults) -> Result<Self, RpcError> {
+        let read = |names: &[&str], max: u64| -> Result<Option<u64>, RpcError> {
+            for name in names {
+                match params.get(*name) {
+                    None | Some(Value::Null) => continue,
+                    Some(v) => {
+                        let field = format!("commandParams.{name}");
+                        let n = v.as_u64().ok_or_else(|| {
+                            RpcError::invalid_params(
+                                &field,
+                                "must be a non-negative whole number of milliseconds or bytes",
+                            )
+                        })?;
+                        if n > max {
+                            return Err(RpcError::invalid_params(
+                                &field,
+                                format!("is {n}; at most {max} is allowed"),
+                            ));
+                        }
+                        return Ok(Some(n));
+                    }
+                }
+            }
+            Ok(None)
+        };
+        let leader_max = read(&["maxProductsBytes"], u64::MAX)?;
+        Ok(TaskLimits {
+            response_timeout_ms: read(&["responseTimeout", "timeout"], MAX_RESPONSE_TIMEOUT_MS)?
+                .unwrap_or(defaults.response_timeout_ms),
+            awaiting_input_timeout_ms: read(&["awaitingInputTimeout"], MAX_AWAITING_TIMEOUT_MS)?
+                .unwrap_or(defaults.awaiting_input_timeout_ms),
+            awaiting_completion_timeout_ms: read(
+                &["awaitingCompletionTimeout"],
+                MAX_AWAITING_TIMEOUT_MS,
+            )?
+            .unwrap_or(defaults.awaiting_completion_timeout_ms),
+            leader_max_products_bytes: leader_max,
+            max_products_bytes: leader_max.map_or(defaults.max_products_bytes, |m| {
+                m.min(defaults.max_products_bytes)
+            }),
+        })
+    }
+}
+
+/// How many `get` commands a task's history keeps (the newest).
+pub const MAX_GETS_KEPT: usize = 32;
+
+/// What is stored for each task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub task: Task,
+    /// The dialect of the Leader that started the task (for events sent later, unasked).
+    pub dialect: Dialect,
+    pub limits: TaskLimits,
+    /// When the current awaiting state times out (Unix ms), if it is one.
+    #[serde(default)]
+    pub deadline_ms: Option<i64>,
+    #[serde(default)]
+    pub products_bytes: u64,
+    /// The seq of the task's newest event (0: none yet).
+    #[serde(default)]
+    pub last_event_seq: u64,
+    /// Where its status changes are notified (a task started with `notification/start`).
+    #[serde(default)]
+    pub notify: Option<crate::protocol::notification::Subscription>,
+    /// The group membership its results are published to (a task started from a group).
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+impl TaskRecord {
+    /// A new task, decided by its partner: `status` is accepted or rejected.
+    pub fn new(
+        start: LeaderCommand,
+        task_id: String,
+        dialect: Dialect,
+        limits: TaskLimits,
+        status: TaskStatus,
+    ) -> Self {
+        let task = Task {
+            id: task_id,
+            session_id: start.session_id.clone(),
+            leader_id: (!start.sender_id.is_empty()).then(|| start.sender_id.clone()),
+            group_id: start.group_id.clone(),
+            status: status.clone(),
+            products: Vec::new(),
+            commands: vec![start],
+            status_history: vec![status],
+        };
+        TaskRecord {
+            task,
+            dialect,
+            limits,
+            deadline_ms: None,
+            products_bytes: 0,
+            last_event_seq: 0,
+            notify: None,
+            group: None,
+        }
+    }
+
+    pub fn state(&self) -> TaskState {
+        self.task.status.state
+    }
+
+    /// Enter `state` now, recording it in the history and setting or clearing the deadline.
+    pub fn enter(&mut self, state: TaskState, data_items: Vec<DataItem>) {
+        let status = TaskStatus::now(state, data_items);
+        let now = status.state_changed_at;
+        self.deadline_ms = match state {
+            TaskState::AwaitingInput => Some(
+                now.plus_millis(self.limits.awaiting_input_timeout_ms)
+                    .unix_millis(),
+            ),
+            TaskState::AwaitingCompletion => Some(
+                now.plus_millis(self.limits.awaiting_completion_timeout_ms)
+                    .unix_millis(),
+            ),
+            _ => None,
+        };
+        self.task.status_history.push(status.clone());
+        self.task.status = status;
+    }
+
+    /// Add a Leader command to the history. Of the `get`s, which change nothing, only the newest
+    /// [`MAX_GETS_KEPT`] are kept, so a Leader that polls cannot grow a task without bound.
+    pub fn record_command(&mut self, command: LeaderCommand) {
+        let is_get = command.command == CommandKind::Get;
+        self.task.commands.push(command);
+        if is_get {
+            let gets = self
+                .task
+                .commands
+                .iter()
+                .filter(|c| c.command == CommandKind::Get)
+                .count();
+            if gets > MAX_GETS_KEPT
+                && let Some(oldest) = self
+                    .task
+                    .commands
+                    .iter()
+                    .position(|c| c.command == CommandKind::Get)
+            {
+                self.task.commands.remove(oldest);
+            }
+        }
+    }
+
+    /// The record as stored: products keep their id, name and description; their DataItems are
+    /// stored chunk by chunk beside it (so appending a chunk does not rewrite the product).
+    pub fn stored_bytes(&mut self) -> Result<Vec<u8>, serde_json::Error> {
+        let items: Vec<Vec<DataItem>> = self
+            .task
+            .products
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.data_items))
+            .collect();
+        let bytes = serde_json::to_vec(self);
+        for (product, items) in self.task.products.iter_mut().zip(items) {
+            product.data_items = items;
+        }
+        bytes
+    }
+
+    /// Refill the products of a loaded record from their stored chunks.
+    pub fn restore_products<E>(
+        &mut self,
+        mut chunks_of: impl FnMut(&str) -> Result<Vec<Vec<DataItem>>, E>,
+    ) -> Result<(), E> {
+        for product in &mut self.task.products {
+            product.data_items = chunks_of(&product.id)?.into_iter().flatten().collect();
+        }
+        Ok(())
+    }
+
+    /// Apply a product chunk, unless the products would then exceed the task's limit; the error
+    /// carries the total they would have reached.
+    pub fn apply_chunk(&mut self, chunk: ProductChunk) -> Result<(), u64> {
+        let products = &mut self.task.products;
+        let existing = products.iter().position(|p| p.id == chunk.product.id);
+        let old_bytes = existing.map_or(0, |i| products[i].content_bytes());
+        let added = chunk.product.content_bytes();
+        let new_product_bytes = if chunk.append {
+            old_bytes + added
+        } else {
+            added
+        };
+        let total = self.products_bytes - old_bytes + new_product_bytes;
+        if total > self.limits.max_products_bytes {
+            return Err(total);
+        }
+        match existing {
+            Some(i) if chunk.append => {
+                let p = &mut products[i];
+                p.data_items.extend(chunk.product.data_items);
+                if chunk.product.name.is_some() {
+                    p.name = chunk.product.name;
+                }
+                if chunk.product.description.is_some() {
+                    p.description = chunk.product.description;
+                }
+            }
+            Some(i) => products[i] = chunk.product,
+            None => products.push(chunk.product),
+        }
+        self.products_bytes = total;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Product, Timestamp};
+    use serde_json::json;
+
+    fn start() -> LeaderCommand {
+        LeaderCommand {
+            id: "m1".into(),
+            sent_at: Timestamp::now(),
+            sender_id: "leader".into(),
+            command: CommandKind::Start,
+            params: Default::default(),
+            data_items: vec![],
+            task_id: Some("t".into()),
+            session_id: Some("s".into()),
+            group_id: None,
+            mentions: None,
+        }
+    }
+
+    fn record(max: u64) -> TaskRecord {
+        let defaults = TaskDefaults {
+            max_products_bytes: max,
+            ..Default::default()
+        };
+        let limits = TaskLimits::from_params(&Default::default(), &defaults).unwrap();
+        TaskRecord::new(
+            start(),
+            "t".into(),
+            Dialect::V1,
+            limits,
+            TaskStatus::now(TaskState::Accepted, vec![]),
+        )
+    }
+
+    fn chunk(id: &str, text: &str, append: bool) -> ProductChunk {
+        ProductChunk {
+            product: Product {
+                id: id.into(),
+                name: None,
+                description: None,
+                data_items: vec![DataItem::text(text)],
+            },
+            append,
+            last_chunk: false,
+        }
+    }
+
+    #[test]
+    fn limits_from_either_dialect() {
+        let d = TaskDefaults::default();
+        let p = json!({"responseTimeout": 10, "awaitingInputTimeout": 20, "awaitingCompletionTimeout": 30, "maxProductsBytes": 40});
+        let l = TaskLimits::from_params(p.as_object().unwrap(), &d).unwrap();
+        assert_eq!(
+            (
+                l.response_timeout_ms,
+                l.awaiting_input_timeout_ms,
+                l.awaiting_completion_timeout_ms
+            ),
+            (10, 20, 30)
+        );
+        assert_eq!(
+            (l.leader_max_products_bytes, l.max_products_bytes),
+            (Some(40), 40)
+        );
+        let v2 = TaskLimits::from_params(json!({"timeout": 99}).as_object().unwrap(), &d).unwrap();
+        assert_eq!(v2.response_timeout_ms, 99);
+        let capped = TaskLimits::from_params(
+            json!({"maxProductsBytes": u64::MAX}).as_object().unwrap(),
+            &d,
+        )
+        .unwrap();
+        assert_eq!(capped.max_products_bytes, d.max_products_bytes);
+        let err =
+            TaskLimits::from_params(json!({"awaitingInputTimeout": -1}).as_object().unwrap(), &d)
+                .unwrap_err();
+        assert_eq!(err.data["field"], "commandParams.awaitingInputTimeout");
+        let err =
+            TaskLimits::from_params(json!({"responseTimeout": "soon"}).as_object().unwrap(), &d)
+                .unwrap_err();
+        assert_eq!(err.code, -32602);
+    }
+
+    #[test]
+    fn deadlines_follow_awaiting_states() {
+        let mut r = record(100);
+        r.enter(TaskState::Working, vec![]);
+        assert_eq!(r.deadline_ms, None);
+        r.enter(TaskState::AwaitingInput, vec![]);
+        let at = r.deadline_ms.unwrap();
+        assert!(at >= Timestamp::now().unix_millis() + 3_500_000);
+        r.enter(TaskState::Working, vec![]);
+        assert_eq!(r.deadline_ms, None);
+        assert_eq!(r.task.status_history.len(), 4);
+    }
+
+    #[test]
+    fn stored_form_keeps_product_headers_only_and_restores() {
+        let mut r = record(100);
+        r.apply_chunk(chunk("a", "12", false)).unwrap();
+        r.apply_chunk(chunk("a", "34", true)).unwrap();
+        let stored: serde_json::Value = serde_json::from_slice(&r.stored_bytes().unwrap()).unwrap();
+        assert_eq!(stored["task"]["products"][0]["id"], "a");
+        assert_eq!(stored["task"]["products"][0]["dataItems"], json!([]));
+        assert_eq!(
+            r.task.products[0].data_items.len(),
+            2,
+            "the record in memory keeps its items"
+        );
+        let mut loaded: TaskRecord = serde_json::from_value(stored).unwrap();
+        loaded
+            .restore_products(|id| {
+                assert_eq!(id, "a");
+                Ok::<_, ()>(vec![vec![DataItem::text("12")], vec![DataItem::text("34")]])
+            })
+            .unwrap();
+        assert_eq!(loaded.task.products, r.task.products);
+        assert_eq!(loaded.products_bytes, 4);
+    }
+
+    #[test]
+    fn polling_gets_do_not_grow_the_history_without_bound() {
+        let mut r = record(10);
+        for i in 0..100 {
+            let mut get = start();
+            get.command = CommandKind::Get;
+            get.id = format!("get-{i}");
+            r.record_command(get);
+        }
+        let mut cont = start();
+        cont.command = CommandKind::Continue;
+        r.record_command(cont);
+        let kinds: Vec<_> = r.task.commands.iter().map(|c| c.command).collect();
+        assert_eq!(kinds.len(), 1 + MAX_GETS_KEPT + 1);
+        assert_eq!(kinds[0], CommandKind::Start, "the start is never dropped");
+        assert_eq!(
+            r.task.commands[1].id,
+            format!("get-{}", 100 - MAX_GETS_KEPT)
+        );
+        assert_eq!(kinds.last(), Some(&CommandKind::Continue));
+    }
+
+    #[test]
+    fn chunks_append_replace_and_respect_the_limit() {
+        let mut r = record(10);
+        r.apply_chunk(chunk("a", "1234", true)).unwrap();
+        r.apply_chunk(chunk("a", "56", true)).unwrap();
+        assert_eq!(r.products_bytes, 6);
+        assert_eq!(r.task.products[0].data_items.len(), 2);
+        r.apply_chunk(chunk("a", "xy", false)).unwrap();
+        assert_eq!(r.products_bytes, 2);
+        assert_eq!(r.task.products[0].data_items.len(), 1);
+        r.apply_chunk(chunk("b", "12345678", false)).unwrap();
+        assert_eq!(r.apply_chunk(chunk("b", "x", true)), Err(11));
+        assert_eq!(r.products_bytes, 10, "a refused chunk changes nothing");
+    }
+}

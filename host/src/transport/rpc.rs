@@ -1,0 +1,184 @@
+//! The JSON-RPC front door: every AIP path accepts any method; the method decides what happens.
+//! Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises on any other status).
+
+use super::AppState;
+use crate::agent::Agent;
+use crate::protocol::dialect::{self, render_task};
+use crate::protocol::jsonrpc::{self, Request};
+use crate::protocol::notification::Subscription;
+use crate::protocol::{CommandKind, ErrorCode, Inbound, RpcError};
+use crate::task::EngineError;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Methods this host knows, for `-32601` answers.
+pub(super) const METHODS: &[&str] = &[
+    "rpc",
+    "stream",
+    "notification/set",
+    "notification/get",
+    "notification/delete",
+    "notification/start",
+    "group",
+];
+
+/// What a method answers: a JSON-RPC result, or a stream of events.
+enum Answer {
+    Result(Value),
+    Stream(Response),
+}
+
+/// `POST /agents/{agent}/...`: read, dispatch, answer.
+pub async fn handle(
+    State(app): State<AppState>,
+    Path(agent_id): Path<String>,
+    body: Body,
+) -> Response {
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let span = tracing::info_span!("request", agent = %agent_id, request = %&request_id[..12]);
+    async move {
+        let reply = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+            Err(e) => {
+                let limit = app.config.max_body_bytes;
+                let reason = if is_length_limit(&e) {
+                    format!("the request body is larger than the {limit} bytes this host accepts")
+                } else {
+                    format!("the request body could not be read: {e}")
+                };
+                jsonrpc::failure(&Value::Null, &RpcError::new(ErrorCode::InvalidRequest, json!({"reason": reason, "limitBytes": limit})))
+            }
+            Ok(bytes) => match jsonrpc::parse_request(&bytes) {
+                Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
+                Ok(request) => {
+                    let id = request.id.clone();
+                    match dispatch(&app, &agent_id, request).await {
+                        Ok(Answer::Stream(response)) => return response,
+                        Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
+                        Err(error) => {
+                            tracing::debug!(code = error.code, data = %error.data, "request refused");
+                            jsonrpc::failure(&id, &error)
+                        }
+                    }
+                }
+            },
+        };
+        ([(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
+    }
+    .instrument(span)
+    .await
+}
+
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = source {
+        if err.to_string().contains("length limit") {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
+async fn dispatch(app: &AppState, agent_id: &str, request: Request) -> Result<Answer, RpcError> {
+    let agent = app.agents.get(agent_id).ok_or_else(|| {
+        RpcError::invalid_request(format!(
+            "no agent {agent_id:?} is hosted here; GET /agents lists them"
+        ))
+    })?;
+    match request.method.as_str() {
+        "rpc" => rpc(app, &agent, &request.params).await.map(Answer::Result),
+        "stream" => super::stream::stream(app, &agent, request.id.clone(), &request.params)
+            .await
+            .map(Answer::Stream),
+        "notification/set" => super::notification::set(app, &agent, &request.params)
+            .await
+            .map(Answer::Result),
+        "notification/get" => {
+            super::notification::get(app, &agent, &request.params).map(Answer::Result)
+        }
+        "notification/delete" => super::notification::delete(app, &agent, &request.params)
+            .await
+            .map(Answer::Result),
+        "notification/start" => super::notification::start(app, &agent, &request.params)
+            .await
+            .map(Answer::Result),
+        "group" | "group/rpc" => app
+            .groups
+            .join(&agent, &request.params)
+            .await
+            .map(Answer::Result),
+        other => Err(RpcError::new(
+            ErrorCode::MethodNotFound,
+            json!({"method": other, "supported": METHODS}),
+        )),
+    }
+}
+
+async fn rpc(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
+    command(app, agent, dialect::parse_command(params)?, None).await
+}
+
+/// Carry out a command (checking its content types) and answer with the task in the caller's
+/// dialect; `notify` for a `notification/start`.
+pub(super) async fn command(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    inbound: Inbound,
+    notify: Option<Subscription>,
+) -> Result<Value, RpcError> {
+    check_content_types(agent, &inbound)?;
+    let dialect = inbound.dialect;
+    let reply = app
+        .engine
+        .command(agent, inbound, notify)
+        .await
+        .map_err(engine_error)?;
+    Ok(render_task(
+        &reply.task,
+        dialect,
+        agent.aic(),
+        reply.history.as_ref(),
+    ))
+}
+
+/// The JSON-RPC error for an engine failure; store details stay in the log.
+pub(super) fn engine_error(e: EngineError) -> RpcError {
+    match e {
+        EngineError::Rpc(e) => e,
+        EngineError::Store(e) => {
+            tracing::error!(error = %e, "store failure while handling a command");
+            RpcError::internal(
+                "the host could not store the task; the command may not have taken effect, retry it",
+            )
+        }
+    }
+}
+
+/// -32005 when a start or continue carries an item none of the partner's skills accepts.
+pub(super) fn check_content_types(agent: &Agent, inbound: &Inbound) -> Result<(), RpcError> {
+    if !matches!(
+        inbound.command.command,
+        CommandKind::Start | CommandKind::Continue
+    ) {
+        return Ok(());
+    }
+    for (i, item) in inbound.command.data_items.iter().enumerate() {
+        let mime = item.mime_type();
+        if !agent.manifest.accepts(mime) {
+            return Err(RpcError::new(
+                ErrorCode::ContentTypeNotSupported,
+                json!({
+                    "dataItem": format!("dataItems[{i}]"),
+                    "mimeType": mime,
+                    "accepted": agent.manifest.input_modes(),
+                }),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! Hostile: a TEST FIXTURE that misbehaves on purpose, to check that the host contains it.
+//!
+//! It accepts every task, then acts on its first text item:
+//! - `loop`: spins forever (the invocation deadline must stop it);
+//! - `alloc`: allocates and touches memory until allocation fails (the memory cap must stop it);
+//! - `recurse`: recurses without bound (the stack must overflow into a trap);
+//! - `panic`: panics with "hostile partner panicked on purpose";
+//! - `flood`: streams 1 MiB chunks of the product `flood` until the host refuses one, then says
+//!   it is done;
+//! - `slow:MS`: busy-waits MS milliseconds, then produces the text "slept MS ms";
+//! - `err`: reports the invalid change working -> completed, and returns the host's refusal as
+//!   the invocation's error;
+//! - `probe:PORT`: reaches for ambient authority (environment, arguments, the filesystem, a TCP
+//!   connection to 127.0.0.1:PORT) and reports what it got as a `data` product;
+//! - anything else: echoes its input like the echo partner.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use aiphost_sdk::{DataItem, Outcome, Partner, Product, State, Task, log};
+
+/// The hostile partner.
+pub struct Hostile;
+
+impl Partner for Hostile {
+    fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
+        let command = input
+            .iter()
+            .find_map(DataItem::as_text)
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        log::with_fields(
+            log::Level::Info,
+            "hostile partner at work",
+            &[("command", &command)],
+        );
+        match command.as_str() {
+            "loop" => spin(),
+            "alloc" => hoard(),
+            "recurse" => Outcome::Fail(format!("recursion returned {}", recurse(0))),
+            "panic" => panic!("hostile partner panicked on purpose"),
+            "flood" => flood(task),
+            "err" => nonsense(task),
+            other => {
+                if let Some(ms) = other.strip_prefix("slow:") {
+                    slow(ms)
+                } else if let Some(port) = other.strip_prefix("probe:") {
+                    probe(port)
+                } else {
+                    Outcome::Done(vec![Product::new("echo").named("echo").with_items(input)])
+                }
+            }
+        }
+    }
+}
+
+aiphost_sdk::export!(Hostile);
+
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = black_box(n.wrapping_add(1));
+    }
+}
+
+fn hoard() -> ! {
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut block = vec![0u8; 1 << 20];
+        block.iter_mut().step_by(4096).for_each(|b| *b = 1);
+        hoard.push(black_box(block));
+    }
+}
+
+/// Unbounded recursion: the stack frame holds a 4 KiB array the optimiser cannot drop, and the
+/// work after the call defeats tail-call optimisation.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let frame = black_box([depth as u8; 4096]);
+    if black_box(depth) == u64::MAX {
+        return u64::from(frame[0]);
+    }
+    let below = recurse(black_box(depth + 1));
+    below.wrapping_add(u64::from(frame[(depth % 4096) as usize]))
+}
+
+fn flood(task: &mut Task) -> Outcome {
+    let chunk = "x".repeat(1 << 20);
+    let mut sent: u64 = 0;
+    while task
+        .emit_chunk(
+            Product::new("flood")
+                .named("flood")
+                .with_item(DataItem::text(chunk.clone())),
+            true,
+            false,
+        )
+        .is_ok()
+    {
+        sent += 1;
+    }
+    log::warn(&format!("flood stopped after {sent} MiB"));
+    Outcome::Done(Vec::new())
+}
+
+fn slow(ms: &str) -> Outcome {
+    let Ok(ms) = ms.trim().parse::<u64>() else {
+        return Outcome::Fail(format!(
+            "slow:MS needs a number of milliseconds, got {ms:?}"
+        ));
+    };
+    let start = Instant::now();
+    let wait = Duration::from_millis(ms);
+    while start.elapsed() < wait {
+        black_box(());
+    }
+    Outcome::Done(vec![
+        Product::new("slow")
+            .named("slow")
+            .with_item(DataItem::text(format!("slept {ms} ms"))),
+    ])
+}
+
+/// Tries everything a sandbox must deny and reports each outcome.
+fn probe(port: &str) -> Outcome {
+    let port: u16 = port.trim().parse().unwrap_or(1);
+    let env: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+    let args: Vec<String> = std::env::args().collect();
+    let outcome = |r: std::io::Result<String>| match r {
+        Ok(what) => format!("allowed: {what}"),
+        Err(e) => format!("denied: {e}"),
+    };
+    let read_root = outcome(std::fs::read_dir("/").map(|d| format!("{} entries", d.count())));
+    let read_passwd =
+        outcome(std::fs::read_to_string("/etc/passwd").map(|t| format!("{} bytes", t.len())));
+    let write_tmp =
+        outcome(std::fs::write("/tmp/aiphost-probe", b"x").map(|()| "written".to_string()));
+    let connect = outcome(
+        std::net::TcpStream::connect(("127.0.0.1", port))
+            .map(|s| format!("connected from {:?}", s.local_addr())),
+    );
+    Outcome::Done(vec![Product::new("probe").named("probe").with_item(
+        DataItem::data(aiphost_sdk::serde_json::json!({
+            "env": env,
+            "args": args,
+            "readRoot": read_root,
+            "readPasswd": read_passwd,
+            "writeTmp": write_tmp,
+            "connect": connect,
+        })),
+    )])
+}
+
+/// Reports working -> completed, which the AIP state machine forbids, and hands the refusal back
+/// as the invocation's error.
+fn nonsense(task: &mut Task) -> Outcome {
+    match task.set_status(
+        State::Completed,
+        vec![DataItem::text(
+            "hostile partner claims the task is completed",
+        )],
+    ) {
+        Ok(()) => Outcome::Abort("the host accepted working -> completed from a partner".into()),
+        Err(e) => Outcome::Abort(format!("hostile partner reported nonsense: {e}")),
+    }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds every example partner in plugins/ for wasm32-wasip2 and assembles one bundle per agent:
+#   plugins/dist/<agent-id>/partner.toml   (the manifest)
+#   plugins/dist/<agent-id>/partner.wasm   (the component)
+# Idempotent; works from any directory.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+target=wasm32-wasip2
+plugins="$root/plugins"
+dist="$plugins/dist"
+out="${CARGO_TARGET_DIR:-$plugins/target}/$target/release"
+
+step() { printf '==> %s\n' "$*"; }
+
+if ! command -v rustup >/dev/null 2>&1; then
+    step "rustup not found; assuming the $target target is installed"
+elif rustup target list --installed | grep -qx "$target"; then
+    step "target $target already installed"
+else
+    step "installing target $target"
+    rustup target add "$target"
+fi
+
+step "building partners (cargo build --release --target $target)"
+cargo build --release --target "$target" --manifest-path "$plugins/Cargo.toml"
+
+# The value of `key = "..."` in the [section] table of a TOML file (plain string values only).
+toml_string() {
+    local file="$1" section="$2" key="$3"
+    awk -v want="[$section]" -v key="$key" '
+        /^[[:space:]]*\[/ { header = $0; gsub(/[[:space:]]/, "", header); in_section = (header == want); next }
+        in_section && $0 ~ "^[[:space:]]*" key "[[:space:]]*=" {
+            sub(/^[^=]*=[[:space:]]*"/, ""); sub(/".*$/, ""); print; exit
+        }' "$file"
+}
+
+# Copies $1 to $2 unless they are the same already; the replacement is atomic (a rename), so a
+# host reading the bundle never sees half a file.
+install_file() {
+    if ! cmp -s "$1" "$2"; then
+        cp "$1" "$2.tmp.$$"
+        mv -f "$2.tmp.$$" "$2"
+    fi
+}
+
+mkdir -p "$dist"
+count=0
+for manifest in "$plugins"/*/partner.toml; do
+    dir="$(dirname "$manifest")"
+    crate="$(toml_string "$dir/Cargo.toml" package name)"
+    agent="$(toml_string "$manifest" agent id)"
+    if [[ -z "$crate" || -z "$agent" ]]; then
+        echo "error: cannot read the package name of $dir/Cargo.toml or the agent id of $manifest" >&2
+        exit 1
+    fi
+    wasm="$out/${crate//-/_}.wasm"
+    if [[ ! -f "$wasm" ]]; then
+        echo "error: $wasm was not built (is $dir a member of plugins/Cargo.toml?)" >&2
+        exit 1
+    fi
+    bundle="$dist/$agent"
+    mkdir -p "$bundle"
+    install_file "$manifest" "$bundle/partner.toml"
+    install_file "$wasm" "$bundle/partner.wasm"
+    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
+    count=$((count + 1))
+done
+step "$count partner bundles in plugins/dist"

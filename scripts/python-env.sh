@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sets up the Python environment of the interop tests: a virtualenv at <repo>/.venv with the
+# official reference SDK acps-sdk 2.1.0 (and its dependencies: httpx, pydantic, ...).
+# Idempotent and quick when already set up; works from any directory.
+# Progress goes to stderr; the LAST line of stdout is the path of the venv's python.
+#
+# PYTHON selects the interpreter that creates the venv (default: python3).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+sdk_version=2.1.0
+# The reference partner (acps-sdk's own FastAPI server) runs under uvicorn, which acps-sdk does not pull in.
+uvicorn_version=0.54.0
+venv="$root/.venv"
+python="$venv/bin/python"
+
+step() { printf '==> %s\n' "$*" >&2; }
+
+ready() {
+    [[ -x "$python" ]] && "$python" -c "
+import acps_sdk, uvicorn, importlib.metadata as m
+assert m.version('acps-sdk') == '$sdk_version', m.version('acps-sdk')
+assert m.version('uvicorn') == '$uvicorn_version', m.version('uvicorn')
+" >/dev/null 2>&1
+}
+
+if ready; then
+    step "acps-sdk $sdk_version already installed in .venv"
+else
+    if [[ ! -x "$python" ]] || ! "$python" -c "import sys" >/dev/null 2>&1; then
+        step "creating virtualenv .venv"
+        rm -rf "$venv"
+        "${PYTHON:-python3}" -m venv "$venv" >&2
+    fi
+    step "installing acps-sdk==$sdk_version and uvicorn==$uvicorn_version into .venv"
+    "$python" -m pip install --quiet --disable-pip-version-check "acps-sdk==$sdk_version" "uvicorn==$uvicorn_version" >&2
+    if ! ready; then
+        echo "error: acps-sdk $sdk_version is still not importable from $python" >&2
+        exit 1
+    fi
+    step "acps-sdk $sdk_version installed"
+fi
+
+echo "$python"

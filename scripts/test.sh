@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine of this kind or a warm one: installs what the tests
+# need (idempotently), builds the example partners once, then formatting, lints, unit and
+# end-to-end tests. Works from any directory.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain components (rustfmt, clippy)"
+for component in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+done
+
+step "Python environment for the reference-SDK interop test (acps-sdk 2.1.0)"
+bash scripts/python-env.sh >/dev/null
+
+step "RabbitMQ on 127.0.0.1:5672 for the group-mode tests (installs and starts it if missing)"
+bash scripts/rabbitmq.sh
+
+step "example partners (wasm32-wasip2 components; installs the target if missing)"
+bash scripts/build-plugins.sh
+
+step "formatting"
+cargo fmt --all -- --check
+(cd plugins && cargo fmt -- --check)
+
+step "lints"
+cargo clippy --workspace --all-targets -- -D warnings
+(cd plugins && cargo clippy --target wasm32-wasip2 -- -D warnings)
+
+step "partner unit tests (native)"
+(cd plugins && cargo test)
+
+step "host, SDK and end-to-end tests"
+cargo test --workspace

@@ -1,0 +1,133 @@
+//! Write AIP partners for **aiphost** in plain Rust.
+//!
+//! A partner is a WebAssembly component that aiphost runs once per Leader command (start,
+//! continue, complete, cancel). This crate hides the component plumbing: implement [`Partner`]
+//! on a type, register it with [`export!`], and build with
+//! `cargo build --release --target wasm32-wasip2`.
+//!
+//! ```no_run
+//! use aiphost_sdk::{DataItem, Decision, Outcome, Partner, Product, Task};
+//!
+//! /// Greets whoever the Leader names.
+//! struct Greeter;
+//!
+//! impl Partner for Greeter {
+//!     fn decide(_task: &Task, input: &[DataItem]) -> Decision {
+//!         if input.iter().any(|item| item.as_text().is_some()) {
+//!             Decision::Accept
+//!         } else {
+//!             Decision::reject("send a text item with a name")
+//!         }
+//!     }
+//!
+//!     fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
+//!         let name = input.iter().find_map(DataItem::as_text).unwrap_or("").trim();
+//!         if name.is_empty() {
+//!             // Ask, and remember across turns how often we had to.
+//!             let kv = task.kv();
+//!             let asked: u32 = kv.get_json("asked").ok().flatten().unwrap_or(0);
+//!             let _ = kv.set_json("asked", &(asked + 1));
+//!             return Outcome::ask("Whom should I greet?");
+//!         }
+//!         aiphost_sdk::log::info("greeting");
+//!         Outcome::Done(vec![
+//!             Product::new("greeting")
+//!                 .named("greeting")
+//!                 .with_item(DataItem::text(format!("Hello, {name}!"))),
+//!         ])
+//!     }
+//! }
+//!
+//! aiphost_sdk::export!(Greeter);
+//! # fn main() {}
+//! ```
+//!
+//! What the SDK reports for you:
+//! - on start, [`Partner::decide`]: a [`Decision::Reject`] becomes `rejected` with the reason; an
+//!   accept becomes `accepted` then `working`, and [`Partner::work`] runs;
+//! - on continue (the host has already moved the task back to `working`), [`Partner::work`] runs;
+//! - the [`Outcome`] of `work` becomes `awaiting-input` (with the question items), the products
+//!   plus `awaiting-completion`, or `failed` (with the reason);
+//! - on complete and cancel, [`Partner::completed`] / [`Partner::canceled`] run for clean-up.
+//!
+//! If the host refuses a report because the task is over (the Leader canceled it meanwhile, or
+//! the products exceeded `maxProductsBytes` and the host failed it), the SDK stops quietly. Any
+//! other refusal ends the invocation with an error, and the host fails the task with it.
+//!
+//! Streaming: [`Task::emit_chunk`] sends (parts of) products while `work` runs. Memory: nothing
+//! survives between invocations except the task and the key-value entries ([`Task::kv`],
+//! [`Task::agent_kv`]).
+#![warn(missing_docs)]
+
+/// The bindings generated from the `aiphost:partner` WIT package. Not public API: use the types
+/// of this crate instead.
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "partner",
+        pub_export_macro: true,
+        export_macro_name: "__export_partner",
+        default_bindings_module: "aiphost_sdk::bindings",
+    });
+}
+
+mod item;
+mod kv;
+pub mod log;
+mod partner;
+mod runtime;
+mod task;
+
+pub use item::{DataItem, DataKind, File, FileContent, Product};
+pub use kv::{Kv, KvError};
+pub use partner::{Decision, Outcome, Partner};
+pub use task::{EndReason, ReportError, State, Task};
+
+/// The `serde_json` this crate uses (for [`serde_json::json!`], [`serde_json::Value`] and
+/// [`serde_json::Map`]).
+pub use serde_json;
+
+/// Not public API: what [`export!`] expands to.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::runtime::run;
+}
+
+/// Makes `$ty` (a type implementing [`Partner`]) the partner this component exports.
+///
+/// Use it once, in the partner crate's `lib.rs` (built as a `cdylib` for `wasm32-wasip2`):
+///
+/// ```no_run
+/// # use aiphost_sdk::{DataItem, Outcome, Partner, Task};
+/// struct Echo;
+///
+/// impl Partner for Echo {
+///     fn work(_task: &mut Task, input: Vec<DataItem>) -> Outcome {
+///         Outcome::Done(vec![aiphost_sdk::Product::new("echo").with_items(input)])
+///     }
+/// }
+///
+/// aiphost_sdk::export!(Echo);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! export {
+    ($ty:ty) => {
+        const _: () = {
+            #[doc(hidden)]
+            struct __AiphostSdkGuest;
+
+            impl $crate::bindings::exports::aiphost::partner::handler::Guest for __AiphostSdkGuest {
+                fn handle(
+                    invocation: $crate::bindings::exports::aiphost::partner::handler::Invocation,
+                ) -> ::core::result::Result<(), ::std::string::String> {
+                    $crate::__private::run::<$ty>(invocation)
+                }
+            }
+
+    $crate::bindings::__export_partner!(__AiphostSdkGuest with_types_in $crate::bindings);
+        };
+    };
+}

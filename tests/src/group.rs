@@ -1,0 +1,323 @@
+//! A minimal group Leader for the group-mode tests, speaking AMQP to the real RabbitMQ on
+//! 127.0.0.1:5672 the way acps-sdk's Leader does: it declares the group's fanout exchange, listens
+//! on a queue of its own bound to it, publishes commands, and can look for a partner's queue.
+
+use futures::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, ExchangeDeclareOptions,
+    ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
+};
+use lapin::types::FieldTable;
+use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// The broker every test uses (started by `scripts/rabbitmq.sh`).
+pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+/// The Leader's AIC in these tests (valid for acps-sdk's AIC check).
+pub const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+
+/// A group and its Leader's view of the exchange.
+pub struct Leader {
+    pub group_id: String,
+    pub exchange: String,
+    connection: Connection,
+    channel: lapin::Channel,
+    own_queue: String,
+    heard: mpsc::UnboundedReceiver<Value>,
+    /// Everything heard so far (kept for `seen` and failure messages).
+    pub log: Vec<Value>,
+}
+
+impl Leader {
+    /// A new group named as acps-sdk names it (`group_{leader}_{group}`: a v02.01 group).
+    pub async fn v2() -> Leader {
+        let group_id = format!("g-{}", &crate::uuid()[..8]);
+        let exchange = format!("group_{LEADER}_{group_id}");
+        Self::create(group_id, exchange).await
+    }
+
+    /// A new group with a freely named exchange, as in the v01.00 spec's example.
+    pub async fn v1() -> Leader {
+        let group_id = format!("g-{}", &crate::uuid()[..8]);
+        let exchange = format!("group-exchange-{group_id}");
+        Self::create(group_id, exchange).await
+    }
+
+    async fn create(group_id: String, exchange: String) -> Leader {
+        let connection = Connection::connect(
+            AMQP_URL,
+            ConnectionProperties::default().with_connection_name("aiphost-test-leader".into()),
+        )
+        .await
+        .expect("the RabbitMQ broker on 127.0.0.1:5672 (scripts/rabbitmq.sh starts it)");
+        let channel = connection.create_channel().await.expect("channel");
+        channel
+            .exchange_declare(
+                exchange.clone().into(),
+                ExchangeKind::Fanout,
+                ExchangeDeclareOptions {
+                    durable: true,
+                    auto_delete: true,
+                    ..ExchangeDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("declare the group exchange");
+        let own_queue = format!("{exchange}_leader");
+        channel
+            .queue_declare(
+                own_queue.clone().into(),
+                QueueDeclareOptions {
+                    exclusive: true,
+                    auto_delete: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("declare the leader queue");
+        channel
+            .queue_bind(
+                own_queue.clone().into(),
+                exchange.clone().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind the leader queue");
+        let mut consumer = channel
+            .basic_consume(
+                own_queue.clone().into(),
+                "leader".into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("consume");
+        let (tx, heard) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(Ok(delivery)) = consumer.next().await {
+                let _ = delivery.acker.ack(BasicAckOptions::default()).await;
+                let value = serde_json::from_slice(&delivery.data).unwrap_or_else(
+                    |_| json!({"unparsable": String::from_utf8_lossy(&delivery.data)}),
+                );
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Leader {
+            group_id,
+            exchange,
+            connection,
+            channel,
+            own_queue,
+            heard,
+            log: Vec::new(),
+        }
+    }
+
+    /// The `group` invitation's params for `partners`.
+    pub fn invitation(&self, partners: &[&str]) -> Value {
+        json!({
+            "protocol": "rabbitmq:4.0",
+            "group": {
+                "groupId": self.group_id,
+                "leader": {"aic": LEADER},
+                "partners": partners.iter().map(|p| json!({"aic": p})).collect::<Vec<_>>(),
+            },
+            "server": {"host": "127.0.0.1", "port": 5672, "vhost": "/", "accessToken": "guest:guest"},
+            "amqp": {"exchange": self.exchange, "exchangeType": "fanout", "routingKey": ""},
+        })
+    }
+
+    /// The queue a partner joins with.
+    pub fn queue_of(&self, partner: &str) -> String {
+        format!("group_{LEADER}_{}_{partner}", self.group_id)
+    }
+
+    /// Publish one message on the group exchange.
+    pub async fn publish(&self, message: &Value) {
+        self.channel
+            .basic_publish(
+                self.exchange.clone().into(),
+                "".into(),
+                BasicPublishOptions::default(),
+                message.to_string().as_bytes(),
+                BasicProperties::default()
+                    .with_content_type("application/json".into())
+                    .with_delivery_mode(2),
+            )
+            .await
+            .expect("publish")
+            .await
+            .expect("publish confirm");
+    }
+
+    /// A v02.01 task command.
+    pub fn command(
+        &self,
+        command: &str,
+        task: &str,
+        mentions: Option<Value>,
+        items: Value,
+    ) -> Value {
+        let mut m = json!({
+            "type": "task-command", "id": format!("cmd-{}", crate::uuid()), "sentAt": crate::now(),
+            "senderRole": "leader", "senderId": LEADER, "dataItems": items,
+            "groupId": self.group_id, "sessionId": "sess-1", "command": command, "taskId": task,
+        });
+        if let Some(mentions) = mentions {
+            m["mentions"] = mentions;
+        }
+        m
+    }
+
+    /// A v02.01 management command.
+    pub fn mgmt(&self, command: &str, mentions: Value) -> Value {
+        json!({
+            "type": "group-mgmt-command", "id": format!("mgmt-cmd-{}", crate::uuid()),
+            "sentAt": crate::now(), "senderRole": "leader", "senderId": LEADER, "dataItems": [],
+            "mentions": mentions, "groupId": self.group_id, "sessionId": "sess-1", "command": command,
+        })
+    }
+
+    /// Wait for a message matching `want`; panics with what was heard after `limit`.
+    pub async fn expect(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> Value {
+        if let Some(found) = self.log.iter().find(|m| want(m)) {
+            return found.clone();
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.heard.recv()).await {
+                Ok(Some(message)) => {
+                    self.log.push(message.clone());
+                    if want(&message) {
+                        return message;
+                    }
+                }
+                _ => panic!(
+                    "the leader did not hear {what} within {limit:?}; heard:\n{}",
+                    self.log
+                        .iter()
+                        .map(Value::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Listen for `quiet` and return every message heard matching `want` (to show something
+    /// did NOT happen, or happened once).
+    pub async fn all_within(
+        &mut self,
+        quiet: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
+        let deadline = Instant::now() + quiet;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.heard.recv()).await {
+                Ok(Some(message)) => self.log.push(message),
+                _ => break,
+            }
+        }
+        self.log.iter().filter(|m| want(m)).cloned().collect()
+    }
+
+    /// Whether `queue` exists on the broker (a passive declare on a channel of its own).
+    pub async fn queue_exists(&self, queue: &str) -> bool {
+        let channel = self.connection.create_channel().await.expect("channel");
+        let found = channel
+            .queue_declare(
+                queue.to_string().into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .is_ok();
+        if found {
+            let _ = channel.close(200, "checked".into()).await;
+        }
+        found
+    }
+
+    /// Poll until `queue` is gone, up to `limit`.
+    pub async fn queue_gone(&self, queue: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if !self.queue_exists(queue).await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
+    }
+
+    /// Delete the group's broker objects (a partner queue left behind by a failed test too).
+    pub async fn close(self, partners: &[&str]) {
+        for p in partners {
+            let _ = self
+                .channel
+                .queue_delete(self.queue_of(p).into(), QueueDeleteOptions::default())
+                .await;
+        }
+        let _ = self
+            .channel
+            .queue_delete(self.own_queue.clone().into(), QueueDeleteOptions::default())
+            .await;
+        let _ = self
+            .channel
+            .exchange_delete(
+                self.exchange.clone().into(),
+                ExchangeDeleteOptions::default(),
+            )
+            .await;
+        let _ = self.connection.close(200, "test over".into()).await;
+    }
+}
+
+/// Delete a queue (cleanup of memberships a test leaves standing).
+pub async fn delete_queue(queue: &str) {
+    if let Ok(connection) = Connection::connect(AMQP_URL, ConnectionProperties::default()).await {
+        if let Ok(channel) = connection.create_channel().await {
+            let _ = channel
+                .queue_delete(queue.to_string().into(), QueueDeleteOptions::default())
+                .await;
+        }
+        let _ = connection.close(200, "cleanup".into()).await;
+    }
+}
+
+/// Whether `m` is a task result from `sender` for `task` in `state`.
+pub fn is_result(m: &Value, sender: &str, task: &str, state: &str) -> bool {
+    let task_of = m.get("taskId").or_else(|| m.get("id"));
+    matches!(m["type"].as_str(), Some("task-result" | "task"))
+        && m["senderId"] == sender
+        && task_of.and_then(Value::as_str) == Some(task)
+        && m["status"]["state"] == state
+}
+
+/// Whether `m` is a membership status from `sender` with `connected` / `muted`.
+pub fn is_status(m: &Value, sender: &str, connected: bool, muted: bool) -> bool {
+    let status = if m["type"] == "group-mgmt-result" {
+        &m["status"]
+    } else {
+        &m["groupMemberStatus"]
+    };
+    m["senderId"] == sender && status["connected"] == connected && status["muted"] == muted
+}

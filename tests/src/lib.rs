@@ -1,0 +1,726 @@
+//! The end-to-end test harness: real partner components built from `plugins/`, a real host (in this
+//! process or as the `aiphost` binary) on 127.0.0.1, a real sled store in a temp directory.
+//!
+//! Components are built once (by `scripts/build-plugins.sh`, a no-op when fresh) and compiled by
+//! wasmtime once into a cache shared by every test.
+
+pub mod group;
+
+use aiphost::server::{Server, ServerConfig};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// The bundles of the example partners, built if needed.
+pub fn plugins_dist() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = repo_root();
+            let status = Command::new("bash")
+                .arg(root.join("scripts/build-plugins.sh"))
+                .stdout(Stdio::null())
+                .status()
+                .expect("running scripts/build-plugins.sh");
+            assert!(status.success(), "building the example partners failed");
+            root.join("plugins/dist")
+        })
+        .clone()
+}
+
+/// A component built from `plugins/` that is not bundled (a fixture such as `not-a-partner`).
+pub fn built_component(crate_name: &str) -> PathBuf {
+    plugins_dist();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("plugins/target"));
+    let dir = target.join("wasm32-wasip2/release");
+    // A binary keeps its name; a library's '-' become '_'.
+    let as_is = dir.join(format!("{crate_name}.wasm"));
+    if as_is.is_file() {
+        as_is
+    } else {
+        dir.join(format!("{}.wasm", crate_name.replace('-', "_")))
+    }
+}
+
+/// The `aiphost` binary, built if needed.
+pub fn aiphost_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-p", "aiphost", "--bin", "aiphost"])
+                .current_dir(repo_root())
+                .status()
+                .expect("running cargo build");
+            assert!(status.success(), "building aiphost failed");
+            target_dir().join("debug").join("aiphost")
+        })
+        .clone()
+}
+
+/// Where compiled components are cached for every test host.
+pub fn shared_cache() -> PathBuf {
+    target_dir().join("aiphost-test-cache")
+}
+
+/// Settings for a test host.
+#[derive(Clone, Debug)]
+pub struct HostOptions {
+    pub sse_keep_alive: Duration,
+    /// Webhooks may target 127.0.0.1 (test receivers live there).
+    pub webhook_allow_private: bool,
+    pub webhook_retry_base: Duration,
+    pub webhook_retry_max: Duration,
+    pub webhook_horizon: Duration,
+    pub webhook_timeout: Duration,
+    pub webhook_max_in_flight: usize,
+    pub event_retention_count: u64,
+    pub event_retention_ms: u64,
+    pub response_timeout_ms: u64,
+    pub awaiting_input_timeout_ms: u64,
+    pub awaiting_completion_timeout_ms: u64,
+    pub max_body_bytes: usize,
+    pub max_concurrent: u32,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            sse_keep_alive: Duration::from_secs(15),
+            webhook_allow_private: true,
+            webhook_retry_base: Duration::from_millis(50),
+            webhook_retry_max: Duration::from_millis(400),
+            webhook_horizon: Duration::from_secs(3600),
+            webhook_timeout: Duration::from_secs(2),
+            webhook_max_in_flight: 256,
+            event_retention_count: 10_000,
+            event_retention_ms: 24 * 3_600_000,
+            response_timeout_ms: 20_000,
+            awaiting_input_timeout_ms: 3_600_000,
+            awaiting_completion_timeout_ms: 3_600_000,
+            max_body_bytes: 4 * 1024 * 1024,
+            max_concurrent: 64,
+        }
+    }
+}
+
+/// A host running in this process with its own temp data directory.
+pub struct TestHost {
+    pub server: Option<Server>,
+    pub url: String,
+    pub data: tempfile::TempDir,
+}
+
+impl TestHost {
+    /// Start a host serving the example partners.
+    pub async fn start(options: HostOptions) -> TestHost {
+        let data = tempfile::tempdir().expect("temp dir");
+        let server = Self::start_in(data.path(), &options).await;
+        let url = server.url();
+        TestHost {
+            server: Some(server),
+            url,
+            data,
+        }
+    }
+
+    async fn start_in(dir: &Path, options: &HostOptions) -> Server {
+        let mut config = ServerConfig::new(
+            "127.0.0.1:0".parse().expect("address"),
+            dir.to_path_buf(),
+            vec![plugins_dist()],
+        );
+        config.runtime.cache_dir = shared_cache();
+        config.runtime.max_concurrent = options.max_concurrent;
+        config.max_body_bytes = options.max_body_bytes;
+        config.sse_keep_alive = options.sse_keep_alive;
+        config.notify.allow_private = options.webhook_allow_private;
+        config.notify.retry_base = options.webhook_retry_base;
+        config.notify.retry_max = options.webhook_retry_max;
+        config.notify.horizon = options.webhook_horizon;
+        config.notify.timeout = options.webhook_timeout;
+        config.notify.max_in_flight = options.webhook_max_in_flight;
+        config.notify.connect_timeout = Duration::from_secs(1);
+        config.tasks.event_retention_count = options.event_retention_count;
+        config.tasks.event_retention_ms = options.event_retention_ms;
+        config.tasks.response_timeout_ms = options.response_timeout_ms;
+        config.tasks.awaiting_input_timeout_ms = options.awaiting_input_timeout_ms;
+        config.tasks.awaiting_completion_timeout_ms = options.awaiting_completion_timeout_ms;
+        Server::start(config).await.expect("starting the host")
+    }
+
+    /// The rpc URL of `agent`.
+    pub fn rpc(&self, agent: &str) -> String {
+        format!("{}/agents/{agent}/rpc", self.url)
+    }
+
+    /// Stop this host and start a new one on the same data (a clean restart).
+    pub async fn restart(&mut self, options: HostOptions) {
+        if let Some(server) = self.server.take() {
+            server.shutdown().await;
+        }
+        let server = Self::start_in(self.data.path(), &options).await;
+        self.url = server.url();
+        self.server = Some(server);
+    }
+}
+
+/// The `aiphost` binary serving the example partners, as a child process (it can be SIGKILLed).
+pub struct ProcessHost {
+    pub child: Child,
+    pub url: String,
+}
+
+impl ProcessHost {
+    /// Start `aiphost serve` on a free port with `data` as its data dir, plus `extra` arguments.
+    pub fn start(data: &Path, extra: &[&str]) -> ProcessHost {
+        let port = free_port();
+        let log = std::fs::File::create(data.with_extension("log")).expect("log file");
+        let mut cmd = Command::new(aiphost_bin());
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--data")
+            .arg(data)
+            .arg("--agents")
+            .arg(plugins_dist())
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log);
+        let child = cmd.spawn().expect("spawning aiphost");
+        let url = format!("http://127.0.0.1:{port}");
+        let host = ProcessHost { child, url };
+        host.wait_ready(Duration::from_secs(120));
+        host
+    }
+
+    fn wait_ready(&self, limit: Duration) {
+        let started = Instant::now();
+        loop {
+            if answers_ok(&format!("{}/healthz", self.url)) {
+                return;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "aiphost did not become ready within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILL: no shutdown, no final flush.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn rpc(&self, agent: &str) -> String {
+        format!("{}/agents/{agent}/rpc", self.url)
+    }
+}
+
+impl Drop for ProcessHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Whether `GET url` answers 200, with a plain blocking socket (no async runtime needed).
+fn answers_ok(url: &str) -> bool {
+    use std::io::{Read, Write};
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let Ok(mut stream) = std::net::TcpStream::connect(hostport) else {
+        return false;
+    };
+    let request = format!("GET /{path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.1 200")
+}
+
+/// POST a JSON body and return the JSON answer, asserting HTTP 200 and a JSON content type.
+pub async fn post(url: &str, body: &Value) -> Value {
+    post_raw(url, body.to_string().into_bytes()).await
+}
+
+/// POST raw bytes; assert HTTP 200 with JSON.
+pub async fn post_raw(url: &str, body: Vec<u8>) -> Value {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("HTTP request");
+    assert_eq!(
+        response.status(),
+        200,
+        "JSON-RPC answers are always HTTP 200"
+    );
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    response.json().await.expect("a JSON answer")
+}
+
+/// A v1 (spec) message request.
+pub fn v1(command: &str, task: &str, items: Value, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "rpc", "id": format!("req-{}", uuid()), "params": {"message": {
+        "type": "message", "id": format!("msg-{}", uuid()), "sentAt": now(), "senderRole": "leader",
+        "senderId": "1.2.156.3088.1.1.TEST.LEADER.1.0000", "command": command, "commandParams": params,
+        "dataItems": items, "taskId": task, "sessionId": "session-test"
+    }}})
+}
+
+/// A v2 (acps-sdk 2.1.0) task-command request.
+pub fn v2(command: &str, task: &str, items: Value, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "rpc", "id": format!("req-{}", uuid()), "params": {"command": {
+        "type": "task-command", "id": format!("cmd-{}", uuid()), "sentAt": now(), "senderRole": "leader",
+        "senderId": "1.2.156.3088.1.1.TEST.LEADER.1.0000", "command": command, "commandParams": params,
+        "dataItems": items, "taskId": task, "sessionId": "session-test"
+    }}})
+}
+
+/// A text DataItem list.
+pub fn text(t: &str) -> Value {
+    json!([{"type": "text", "text": t}])
+}
+
+pub fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Now, as the reference SDK writes it (UTC, microseconds, `+00:00`).
+pub fn now() -> String {
+    aiphost::protocol::Timestamp::now().to_string()
+}
+
+/// The result of a JSON-RPC answer, panicking with the error if there is one.
+pub fn result(answer: &Value) -> &Value {
+    assert!(answer.get("error").is_none(), "unexpected error: {answer}");
+    &answer["result"]
+}
+
+/// The state of a task in a JSON-RPC answer.
+pub fn state(answer: &Value) -> String {
+    result(answer)["status"]["state"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The error code of a JSON-RPC answer.
+pub fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {answer}"))
+}
+
+/// Poll `get` until the task reaches `wanted` or `limit` passes; return the last answer.
+pub async fn wait_for_state(rpc_url: &str, task: &str, wanted: &str, limit: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let answer = post(rpc_url, &v2("get", task, json!([]), json!({}))).await;
+        if answer.get("result").is_some() && state(&answer) == wanted {
+            return answer;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "task {task} did not reach {wanted} within {limit:?}; last answer {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One frame of an SSE stream as it arrived.
+#[derive(Clone, Debug)]
+pub enum Frame {
+    /// An event: its raw text (without the blank line) and its `data` parsed.
+    Event {
+        raw: String,
+        data: Value,
+        at: Instant,
+    },
+    /// A comment line (keep-alive).
+    Comment(String),
+}
+
+/// An open SSE stream: its response headers and the frames arriving on a channel; the channel
+/// closes when the host closes the stream.
+pub struct SseStream {
+    pub status: u16,
+    pub content_type: String,
+    pub cache_control: String,
+    pub frames: tokio::sync::mpsc::UnboundedReceiver<Frame>,
+    /// The body when the answer was not a stream (a JSON-RPC error).
+    pub json: Option<Value>,
+    reader: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for SseStream {
+    fn drop(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+    }
+}
+
+impl SseStream {
+    /// POST `body` to `url` and start reading the stream in the background.
+    pub async fn open(url: &str, body: &Value) -> SseStream {
+        let response = reqwest::Client::new()
+            .post(url)
+            .json(body)
+            .send()
+            .await
+            .expect("stream request");
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (content_type, cache_control) = (header("content-type"), header("cache-control"));
+        let (tx, frames) = tokio::sync::mpsc::unbounded_channel();
+        if !content_type.starts_with("text/event-stream") {
+            let json = response.json().await.ok();
+            return SseStream {
+                status,
+                content_type,
+                cache_control,
+                frames,
+                json,
+                reader: None,
+            };
+        }
+        let reader = tokio::spawn(async move {
+            use futures::StreamExt;
+            let mut body = response.bytes_stream();
+            let mut buffer = String::new();
+            while let Some(Ok(chunk)) = body.next().await {
+                buffer.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = buffer.find("\n\n") {
+                    let raw: String = buffer[..end].to_string();
+                    buffer.drain(..end + 2);
+                    let frame = if let Some(comment) = raw.strip_prefix(':') {
+                        Frame::Comment(comment.trim().to_string())
+                    } else {
+                        let data = raw.strip_prefix("data: ").unwrap_or(&raw);
+                        Frame::Event {
+                            data: serde_json::from_str(data).unwrap_or(Value::Null),
+                            raw: raw.clone(),
+                            at: Instant::now(),
+                        }
+                    };
+                    if tx.send(frame).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        SseStream {
+            status,
+            content_type,
+            cache_control,
+            frames,
+            json: None,
+            reader: Some(reader),
+        }
+    }
+
+    /// The next event (skipping comments), or `None` when the stream closed; panics after `limit`.
+    pub async fn next_event(&mut self, limit: Duration) -> Option<(Value, Instant)> {
+        loop {
+            let frame = tokio::time::timeout(limit, self.frames.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no event within {limit:?}"))?;
+            if let Frame::Event { raw, data, at } = frame {
+                assert!(
+                    raw.starts_with("data: ") && !raw.contains('\n'),
+                    "one data line per event: {raw:?}"
+                );
+                return Some((data, at));
+            }
+        }
+    }
+
+    /// Every remaining event until the host closes the stream (panics after `limit`).
+    pub async fn until_closed(&mut self, limit: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + limit;
+        let mut events = Vec::new();
+        while let Some((event, _)) = self
+            .next_event(deadline.saturating_duration_since(Instant::now()))
+            .await
+        {
+            events.push(event);
+        }
+        events
+    }
+}
+
+/// A `stream` method request (v1 or v2 message in `params.message`).
+pub fn stream_request(
+    dialect: &str,
+    command: &str,
+    task: &str,
+    items: Value,
+    params: Value,
+) -> Value {
+    let mut body = if dialect == "v1" {
+        v1(command, task, items, params)
+    } else {
+        v2(command, task, items, params)
+    };
+    body["method"] = json!("stream");
+    if let Some(command) = body["params"]
+        .as_object_mut()
+        .and_then(|p| p.remove("command"))
+    {
+        body["params"]["message"] = command;
+    }
+    body
+}
+
+/// The `eventSeq` of a stream event.
+pub fn seq(event: &Value) -> u64 {
+    event["result"]["eventSeq"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no eventSeq in {event}"))
+}
+
+/// The `eventData.type` of a stream event.
+pub fn event_type(event: &Value) -> String {
+    event["result"]["eventData"]["type"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The state carried by a stream event (task or status update), if any.
+pub fn event_state(event: &Value) -> Option<String> {
+    event["result"]["eventData"]["status"]["state"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A value from the host's `/metrics`.
+pub async fn metric(host_url: &str, name: &str) -> u64 {
+    let metrics = reqwest::get(format!("{host_url}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing from:\n{metrics}"))
+}
+
+/// One notification a [`Receiver`] got.
+#[derive(Clone, Debug)]
+pub struct Hit {
+    pub path: String,
+    pub token: Option<String>,
+    pub content_type: Option<String>,
+    pub body: Value,
+    pub at: Instant,
+}
+
+/// How a [`Receiver`] answers.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// HTTP 200.
+    Ok,
+    /// This status (not 200: the host must retry).
+    Status(u16),
+    /// A redirect to this URL (the host must not follow it).
+    Redirect(String),
+}
+
+/// A webhook receiver on 127.0.0.1 that records every POST; it can be stopped and started
+/// again on the same port to play a receiver that is down.
+pub struct Receiver {
+    pub port: u16,
+    hits: std::sync::Arc<std::sync::Mutex<Vec<Hit>>>,
+    answer: std::sync::Arc<std::sync::Mutex<Answer>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Receiver {
+    /// A receiver on a free port, not yet listening (down).
+    pub fn down() -> Receiver {
+        Receiver {
+            port: free_port(),
+            hits: Default::default(),
+            answer: std::sync::Arc::new(std::sync::Mutex::new(Answer::Ok)),
+            server: None,
+        }
+    }
+
+    /// A receiver listening now.
+    pub async fn up() -> Receiver {
+        let mut r = Receiver::down();
+        r.start().await;
+        r
+    }
+
+    /// The URL to register (any path works).
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// Start listening (again) on its port.
+    pub async fn start(&mut self) {
+        let (hits, answer) = (self.hits.clone(), self.answer.clone());
+        let app = axum::Router::new().fallback(axum::routing::any(
+            move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let (hits, answer) = (hits.clone(), answer.clone());
+                async move {
+                    let header = |n: &str| {
+                        headers
+                            .get(n)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_string)
+                    };
+                    hits.lock().unwrap().push(Hit {
+                        path: uri.path().to_string(),
+                        token: header("x-acps-aip-notification-token"),
+                        content_type: header("content-type"),
+                        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                        at: Instant::now(),
+                    });
+                    let answer = answer.lock().unwrap().clone();
+                    use axum::response::IntoResponse;
+                    match answer {
+                        Answer::Ok => axum::http::StatusCode::OK.into_response(),
+                        Answer::Status(code) => axum::http::StatusCode::from_u16(code)
+                            .unwrap()
+                            .into_response(),
+                        Answer::Redirect(to) => {
+                            axum::response::Redirect::temporary(&to).into_response()
+                        }
+                    }
+                }
+            },
+        ));
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .expect("bind the receiver");
+        self.server = Some(tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        }));
+    }
+
+    /// Stop listening (the receiver is down).
+    pub async fn stop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.abort();
+            let _ = server.await;
+        }
+    }
+
+    pub fn answer_with(&self, answer: Answer) {
+        *self.answer.lock().unwrap() = answer;
+    }
+
+    /// Everything received so far.
+    pub fn hits(&self) -> Vec<Hit> {
+        self.hits.lock().unwrap().clone()
+    }
+
+    /// Wait until `n` notifications arrived (panics after `limit`).
+    pub async fn wait_for(&self, n: usize, limit: Duration) -> Vec<Hit> {
+        let started = Instant::now();
+        loop {
+            let hits = self.hits();
+            if hits.len() >= n {
+                return hits;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "only {} of {n} notifications within {limit:?}: {hits:?}",
+                hits.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+    }
+}
+
+/// The state a notification body reports.
+pub fn hit_state(hit: &Hit) -> String {
+    hit.body["status"]["state"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A `notification/*` request with plain params.
+pub fn notification_request(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "id": format!("n-{}", uuid()), "params": params})
+}
+
+/// A `notification/start` request in `dialect`.
+pub fn notification_start(dialect: &str, task: &str, items: Value, params: Value) -> Value {
+    let mut body = if dialect == "v1" {
+        v1("start", task, items, params)
+    } else {
+        v2("start", task, items, params)
+    };
+    body["method"] = json!("notification/start");
+    body
+}
