@@ -4,6 +4,7 @@
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -39,9 +40,51 @@ pub fn load_or_compile(engine: &Engine, dir: &Path, wasm: &[u8]) -> wasmtime::Re
     }
     let bytes = engine.precompile_component(wasm)?;
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!("{name}.cwasm.tmp-{}", std::process::id()));
+    // Unique per call, not just per process: concurrent loads of the same component in one
+    // process (several hosts in one test binary, or agents sharing a component) must not rename
+    // each other's half-written file away.
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        "{name}.cwasm.tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&tmp, &bytes)?;
     std::fs::rename(&tmp, &artifact)?;
     // SAFETY: produced by `precompile_component` on this very engine a moment ago.
     unsafe { Component::deserialize(engine, &bytes) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Several loads of one component at once in one process (hosts in one test binary, agents
+    /// sharing a component) all succeed and leave exactly one artifact behind.
+    #[test]
+    fn concurrent_compiles_of_one_component_all_succeed() {
+        let mut config = wasmtime::Config::new();
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config).expect("engine");
+        let dir = std::env::temp_dir().join(format!("aiphost-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // wasmtime's default `wat` feature accepts the text format here.
+        let wasm = b"(component (core module))".to_vec();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| load_or_compile(&engine, &dir, &wasm).map(|_| ())))
+                .collect();
+            for handle in handles {
+                handle.join().expect("thread").expect("load_or_compile");
+            }
+        });
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("cache dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(names[0].ends_with(".cwasm"), "{names:?}");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
 }
