@@ -11,6 +11,7 @@
 //! - [`runtime`]: wasmtime, the partner contract's host side, sandbox limits;
 //! - [`store`]: sled with group commit;
 //! - [`agent`]: manifests, loaded partners, ACS documents;
+//! - [`tenant`]: tenants, publishing, Leader API keys, quotas;
 //! - [`server`]: assembles a host from a config; [`client`]: a Leader-side client.
 
 pub mod agent;
@@ -22,4 +23,5 @@ pub mod runtime;
 pub mod server;
 pub mod store;
 pub mod task;
+pub mod tenant;
 pub mod transport;

@@ -10,12 +10,15 @@
 //! # Ok(()) }
 //! ```
 
+use crate::agent::imports::ImportPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::group::{GroupConfig, GroupLinks, Groups};
 use crate::notify::{Notifier, NotifyConfig};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::store::{Store, StoreError};
 use crate::task::{TaskDefaults, TaskEngine};
+use crate::tenant::quota::Quotas;
+use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
 use crate::transport::{self, AppState, HttpConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,6 +44,14 @@ pub struct ServerConfig {
     pub notify: NotifyConfig,
     /// Group mode.
     pub groups: GroupConfig,
+    /// The operator's admin token (`None`: read `{data}/operator-token`, made on first start).
+    pub operator_token: Option<String>,
+    /// Quotas of tenants created without their own.
+    pub tenant_quotas: Quotas,
+    /// What published components may import.
+    pub imports: ImportPolicy,
+    /// How often tenants' stored bytes are measured.
+    pub storage_meter: std::time::Duration,
 }
 
 impl ServerConfig {
@@ -58,6 +69,10 @@ impl ServerConfig {
             tasks: TaskDefaults::default(),
             notify: NotifyConfig::default(),
             groups: GroupConfig::default(),
+            operator_token: None,
+            tenant_quotas: Quotas::default(),
+            imports: ImportPolicy::default(),
+            storage_meter: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -76,6 +91,13 @@ pub enum ServerError {
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
     Agent(#[from] AgentError),
+    #[error("cannot open tenancy: {0}")]
+    Tenancy(#[from] TenancyError),
+    #[error("the operator token file {path}: {source}")]
+    OperatorToken {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: SocketAddr,
@@ -110,11 +132,22 @@ impl Server {
         let links = Arc::new(GroupLinks::default());
         let engine = TaskEngine::start(
             store,
-            runtime,
+            runtime.clone(),
             agents.clone(),
             config.tasks.clone(),
             notifier,
             links.clone(),
+        )?;
+        let tenancy = Tenancy::open(
+            engine.store().clone(),
+            runtime.clone(),
+            agents.clone(),
+            &config.data_dir,
+            TenancyConfig {
+                operator_token: operator_token(&config)?,
+                default_quotas: config.tenant_quotas.clone(),
+                imports: config.imports,
+            },
         )?;
         let groups = Groups::new(engine.clone(), agents.clone(), links, config.groups.clone());
         let resumed = groups.resume()?;
@@ -137,6 +170,7 @@ impl Server {
             engine: engine.clone(),
             groups: groups.clone(),
             agents,
+            tenancy: tenancy.clone(),
             config: Arc::new(HttpConfig {
                 max_body_bytes: config.max_body_bytes,
                 public_url: config.public_url.clone(),
@@ -144,6 +178,7 @@ impl Server {
             }),
         });
         let stop = CancellationToken::new();
+        tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let stopped = stop.clone();
         let serving = tokio::spawn(async move {
             let result = axum::serve(listener, app)
@@ -187,4 +222,37 @@ impl Server {
             tracing::error!(error = %e, "final flush failed");
         }
     }
+}
+
+/// The operator token: configured, or kept in `{data}/operator-token` (made on first start,
+/// readable by its owner only).
+fn operator_token(config: &ServerConfig) -> Result<String, ServerError> {
+    if let Some(token) = &config.operator_token {
+        return Ok(token.clone());
+    }
+    let path = config.data_dir.join("operator-token");
+    let failed = |source| ServerError::OperatorToken {
+        path: path.display().to_string(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => return Ok(token.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(failed(e)),
+    }
+    let token = format!(
+        "aho.{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).map_err(failed)?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes()).map_err(failed)?;
+    file.sync_all().map_err(failed)?;
+    tracing::info!(path = %path.display(), "made the operator token");
+    Ok(token)
 }

@@ -82,6 +82,49 @@ pub fn shared_cache() -> PathBuf {
     target_dir().join("aiphost-test-cache")
 }
 
+/// The operator token every test host is started with.
+pub const OPERATOR_TOKEN: &str = "aho.operator-token-of-the-test-hosts";
+
+/// Call the admin API: `(HTTP status, JSON body or Null)`.
+pub async fn admin(
+    host_url: &str,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .request(method, format!("{host_url}{path}"))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("admin request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("admin answer");
+    let json = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, json)
+}
+
+/// POST a JSON-RPC body with `Authorization: Bearer {token}` (if any); assert HTTP 200.
+pub async fn post_as(url: &str, token: Option<&str>, body: &Value) -> Value {
+    let mut request = reqwest::Client::new().post(url).json(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("HTTP request");
+    assert_eq!(
+        response.status(),
+        200,
+        "JSON-RPC answers are always HTTP 200"
+    );
+    response.json().await.expect("a JSON answer")
+}
+
 /// Settings for a test host.
 #[derive(Clone, Debug)]
 pub struct HostOptions {
@@ -100,6 +143,10 @@ pub struct HostOptions {
     pub awaiting_completion_timeout_ms: u64,
     pub max_body_bytes: usize,
     pub max_concurrent: u32,
+    /// Published components may import wasi:sockets (the hostile fixture does).
+    pub allow_socket_imports: bool,
+    /// How often tenants' stored bytes are measured.
+    pub storage_meter: Duration,
 }
 
 impl Default for HostOptions {
@@ -119,6 +166,8 @@ impl Default for HostOptions {
             awaiting_completion_timeout_ms: 3_600_000,
             max_body_bytes: 4 * 1024 * 1024,
             max_concurrent: 64,
+            allow_socket_imports: false,
+            storage_meter: Duration::from_secs(10),
         }
     }
 }
@@ -165,6 +214,9 @@ impl TestHost {
         config.tasks.response_timeout_ms = options.response_timeout_ms;
         config.tasks.awaiting_input_timeout_ms = options.awaiting_input_timeout_ms;
         config.tasks.awaiting_completion_timeout_ms = options.awaiting_completion_timeout_ms;
+        config.operator_token = Some(OPERATOR_TOKEN.to_string());
+        config.imports.allow_socket_imports = options.allow_socket_imports;
+        config.storage_meter = options.storage_meter;
         Server::start(config).await.expect("starting the host")
     }
 
@@ -204,6 +256,7 @@ impl ProcessHost {
             .arg("--agents")
             .arg(plugins_dist())
             .args(extra)
+            .env("AIPHOST_OPERATOR_TOKEN", OPERATOR_TOKEN)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log);

@@ -20,12 +20,15 @@ fn invite(params: Value) -> Value {
 }
 
 async fn memberships(host_url: &str) -> Vec<Value> {
-    let body: Value = reqwest::get(format!("{host_url}/admin/groups"))
-        .await
-        .expect("GET /admin/groups")
-        .json()
-        .await
-        .expect("JSON");
+    let (status, body) = aiphost_tests::admin(
+        host_url,
+        reqwest::Method::GET,
+        "/admin/groups",
+        aiphost_tests::OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
     body["memberships"].as_array().cloned().unwrap_or_default()
 }
 
@@ -387,6 +390,7 @@ async fn a_crashed_host_resumes_and_loses_no_command() {
     // The CLI shows the resumed membership.
     let out = std::process::Command::new(aiphost_tests::aiphost_bin())
         .args(["groups", "--url", &host.url])
+        .env("AIPHOST_TOKEN", aiphost_tests::OPERATOR_TOKEN)
         .output()
         .expect("aiphost groups");
     let shown = String::from_utf8_lossy(&out.stdout);

@@ -224,12 +224,14 @@ async fn reference_group_leader_drives_the_host() {
     println!("{report}");
     // Memberships the script leaves standing (trip-planner in its first group) keep durable
     // queues on the broker: remove them.
-    let left: Value = reqwest::get(format!("{}/admin/groups", host.url))
-        .await
-        .expect("GET /admin/groups")
-        .json()
-        .await
-        .expect("JSON");
+    let (_, left) = aiphost_tests::admin(
+        &host.url,
+        reqwest::Method::GET,
+        "/admin/groups",
+        aiphost_tests::OPERATOR_TOKEN,
+        None,
+    )
+    .await;
     for m in left["memberships"].as_array().into_iter().flatten() {
         if let Some(queue) = m["queue"].as_str() {
             aiphost_tests::group::delete_queue(queue).await;

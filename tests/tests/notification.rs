@@ -366,12 +366,15 @@ async fn given_up_notifications_are_visible() {
         assert!(std::time::Instant::now() < deadline, "never gave up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let listed: Value = reqwest::get(format!("{}/admin/notifications/given-up", host.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (status, listed) = admin(
+        &host.url,
+        reqwest::Method::GET,
+        "/admin/notifications/given-up",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
     let entry = &listed["givenUp"][0];
     assert_eq!(entry["taskId"], "doomed");
     assert_eq!(entry["state"], "rejected");
@@ -383,6 +386,7 @@ async fn given_up_notifications_are_visible() {
     );
     let out = std::process::Command::new(aiphost_bin())
         .args(["notifications", "given-up", "--url", &host.url])
+        .env("AIPHOST_TOKEN", OPERATOR_TOKEN)
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -83,6 +83,24 @@ pub fn document(
     doc
 }
 
+/// Declare that Leaders authenticate with a bearer API key (OpenAPI-style security scheme,
+/// required on every endpoint).
+pub fn require_bearer(document: &mut Value) {
+    document["securitySchemes"] = json!({
+        "apiKey": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key the partner's tenant issued to the Leader, sent as `Authorization: Bearer <key>`; it identifies the Leader's AIC.",
+        }
+    });
+    document["security"] = json!([{"apiKey": []}]);
+    if let Some(endpoints) = document["endPoints"].as_array_mut() {
+        for endpoint in endpoints {
+            endpoint["security"] = json!([{"apiKey": []}]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,9 @@
 //! [limits]
 //! memory-mib = 64
 //! invocation-ms = 10000
+//!
+//! [access]
+//! leaders = "open"                              # or "api-key"
 //! ```
 
 use serde::Deserialize;
@@ -51,6 +54,28 @@ pub struct Manifest {
     pub skills: Vec<Skill>,
     #[serde(default)]
     pub limits: Limits,
+    #[serde(default)]
+    pub access: Access,
+}
+
+/// Who may call the partner (`[access]`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Access {
+    /// How Leaders authenticate: `open` (anyone) or `api-key` (a bearer key its tenant issued).
+    #[serde(default)]
+    pub leaders: LeaderAuth,
+}
+
+/// How Leaders authenticate to a partner.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaderAuth {
+    /// No credentials: every Leader may call, and all share one task namespace.
+    #[default]
+    Open,
+    /// `Authorization: Bearer <key>`; each Leader sees only the tasks it created.
+    ApiKey,
 }
 
 /// The partner's identity.

@@ -5,14 +5,16 @@
 //! `aiphost agent build` writes); `serve --agents DIR` hosts every bundle below `DIR`.
 
 pub mod acs;
+pub mod imports;
 pub mod manifest;
 
 use crate::protocol::Timestamp;
 use crate::runtime::{PartnerCode, Runtime, RuntimeError};
+use crate::tenant::TenantState;
 use manifest::{Manifest, ManifestError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 /// The manifest file of a bundle.
 pub const MANIFEST_FILE: &str = "partner.toml";
@@ -39,12 +41,16 @@ pub enum AgentError {
     },
 }
 
-/// A hosted partner.
+/// A hosted partner: one version of it.
 pub struct Agent {
     pub manifest: Manifest,
     pub code: PartnerCode,
     pub loaded_at: Timestamp,
     pub bundle: PathBuf,
+    /// Its published version (0: a bundle the operator serves from a directory).
+    pub version: u64,
+    /// The tenant it belongs to (`None`: the operator's own).
+    pub tenant: Option<Arc<TenantState>>,
 }
 
 impl Agent {
@@ -77,20 +83,36 @@ impl Agent {
             code,
             loaded_at: Timestamp::now(),
             bundle: dir.to_path_buf(),
+            version: 0,
+            tenant: None,
         })
     }
 }
 
-/// The hosted partners by id.
+/// Loads versions of published partners that are no longer the current one (a task started on
+/// an earlier version finishes on it).
+pub trait VersionLoader: Send + Sync {
+    fn load(&self, agent: &str, version: u64) -> Option<Arc<Agent>>;
+}
+
+/// The hosted partners by id: the version serving new tasks, and earlier versions still in use.
+///
+/// Switching is atomic: a request sees the old version or the new one, never a mix, and an
+/// invocation holds the `Arc` of the version it runs on.
 #[derive(Default)]
 pub struct Registry {
-    agents: BTreeMap<String, Arc<Agent>>,
+    current: RwLock<BTreeMap<String, Arc<Agent>>>,
+    /// Versions loaded for tasks pinned to them, by (id, version).
+    pinned: Mutex<HashMap<(String, u64), Arc<Agent>>>,
+    /// Weak: the loader (tenancy) holds this registry, and a cycle would keep the store open
+    /// after shutdown.
+    loader: OnceLock<Weak<dyn VersionLoader>>,
 }
 
 impl Registry {
     /// Load every bundle directly below each of `dirs` (a directory that is itself a bundle counts).
     pub fn load_dirs(runtime: &Runtime, dirs: &[PathBuf]) -> Result<Self, AgentError> {
-        let mut registry = Registry::default();
+        let registry = Registry::default();
         for dir in dirs {
             let mut bundles = Vec::new();
             if dir.join(MANIFEST_FILE).is_file() {
@@ -116,32 +138,99 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Host `agent`.
-    pub fn insert(&mut self, agent: Agent) -> Result<(), AgentError> {
-        if let Some(existing) = self.agents.get(agent.id()) {
+    /// Host `agent`; an id can be hosted once.
+    pub fn insert(&self, agent: Agent) -> Result<(), AgentError> {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = current.get(agent.id()) {
             return Err(AgentError::Duplicate {
                 id: agent.id().to_string(),
                 first: existing.bundle.display().to_string(),
                 second: agent.bundle.display().to_string(),
             });
         }
-        self.agents.insert(agent.id().to_string(), Arc::new(agent));
+        current.insert(agent.id().to_string(), Arc::new(agent));
         Ok(())
     }
 
-    pub fn get(&self, id: &str) -> Option<Arc<Agent>> {
-        self.agents.get(id).cloned()
+    /// Serve `agent` for new tasks in place of the version serving now (a tenant's partner only:
+    /// the operator's bundles are not replaced). The replaced version stays reachable for the
+    /// tasks that run on it.
+    pub fn switch(&self, agent: Arc<Agent>) -> Result<(), AgentError> {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = current.get(agent.id()) {
+            if existing.tenant.is_none() {
+                return Err(AgentError::Duplicate {
+                    id: agent.id().to_string(),
+                    first: existing.bundle.display().to_string(),
+                    second: agent.bundle.display().to_string(),
+                });
+            }
+            self.remember(existing.clone());
+        }
+        self.remember(agent.clone());
+        current.insert(agent.id().to_string(), agent);
+        Ok(())
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Agent>> {
-        self.agents.values()
+    fn remember(&self, agent: Arc<Agent>) {
+        if agent.version == 0 {
+            return;
+        }
+        let mut pinned = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+        pinned.insert((agent.id().to_string(), agent.version), agent);
+    }
+
+    /// Stop serving `id` to new requests.
+    pub fn remove(&self, id: &str) {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        current.remove(id);
+    }
+
+    /// Where earlier versions are loaded from.
+    pub fn set_loader(&self, loader: Weak<dyn VersionLoader>) {
+        let _ = self.loader.set(loader);
+    }
+
+    /// The version serving new tasks.
+    pub fn get(&self, id: &str) -> Option<Arc<Agent>> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current.get(id).cloned()
+    }
+
+    /// `version` of `id`, for a task that started on it: the current one if that is it, else a
+    /// loaded or loadable earlier one.
+    pub fn version(&self, id: &str, version: u64) -> Option<Arc<Agent>> {
+        if let Some(agent) = self.get(id).filter(|a| a.version == version) {
+            return Some(agent);
+        }
+        if version == 0 {
+            return None;
+        }
+        let key = (id.to_string(), version);
+        if let Some(agent) = self
+            .pinned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Some(agent.clone());
+        }
+        let agent = self.loader.get()?.upgrade()?.load(id, version)?;
+        self.remember(agent.clone());
+        Some(agent)
+    }
+
+    /// Every partner serving now, by id.
+    pub fn list(&self) -> Vec<Arc<Agent>> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current.values().cloned().collect()
     }
 
     pub fn len(&self) -> usize {
-        self.agents.len()
+        self.current.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.agents.is_empty()
+        self.len() == 0
     }
 }

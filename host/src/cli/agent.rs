@@ -1,10 +1,13 @@
-//! `aiphost agent new|build|list`.
+//! `aiphost agent new|build|list` (local) and `publish|versions|rollback|unpublish` (a running
+//! host's admin API).
 
+use super::admin::AdminArgs;
 use aiphost::agent::manifest::Manifest;
 use aiphost::agent::{COMPONENT_FILE, MANIFEST_FILE};
 use aiphost::runtime::{Runtime, RuntimeConfig};
 use anyhow::{Context, bail};
 use clap::Subcommand;
+use reqwest::Method;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -38,6 +41,35 @@ pub enum AgentCommand {
         #[arg(long = "agents", default_value = "plugins/dist", value_delimiter = ',')]
         agents: Vec<PathBuf>,
     },
+    /// Upload a bundle (partner.toml + partner.wasm) to a running host as a new version of the
+    /// tenant's partner; new tasks switch to it at once, running ones finish on theirs.
+    Publish {
+        /// The bundle directory (what `agent build` wrote).
+        bundle: PathBuf,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// List the versions of a published partner and the one serving.
+    Versions {
+        /// The partner's id.
+        agent: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Serve an earlier version of a published partner again.
+    Rollback {
+        agent: String,
+        /// The version number `agent versions` shows.
+        version: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Stop serving a published partner (its versions stay, to be rolled back to).
+    Unpublish {
+        agent: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
 }
 
 pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
@@ -49,7 +81,80 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
         } => new(&name, path, sdk_path),
         AgentCommand::Build { path, out } => build(&path, &out),
         AgentCommand::List { agents } => list(&agents),
+        AgentCommand::Publish { bundle, admin } => publish(&bundle, &admin).await,
+        AgentCommand::Versions { agent, admin } => {
+            let answer = admin
+                .request(
+                    Method::GET,
+                    &format!("/admin/agents/{agent}/versions"),
+                    None,
+                )
+                .await?;
+            println!("{}", serde_json::to_string_pretty(&answer)?);
+            Ok(())
+        }
+        AgentCommand::Rollback {
+            agent,
+            version,
+            admin,
+        } => {
+            admin
+                .request(
+                    Method::POST,
+                    &format!("/admin/agents/{agent}/rollback"),
+                    Some(&serde_json::json!({ "version": version })),
+                )
+                .await?;
+            println!("{agent}: new tasks run on version {version}");
+            Ok(())
+        }
+        AgentCommand::Unpublish { agent, admin } => {
+            admin
+                .request(Method::DELETE, &format!("/admin/agents/{agent}"), None)
+                .await?;
+            println!("{agent}: unpublished");
+            Ok(())
+        }
     }
+}
+
+/// Upload a bundle, showing what happens (the host compiles it, which can take a second).
+async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
+    use base64::Engine as _;
+    let manifest_path = bundle.join(MANIFEST_FILE);
+    let manifest = std::fs::read_to_string(&manifest_path)
+        .with_context(|| format!("reading {}", manifest_path.display()))?;
+    Manifest::parse(&manifest, &manifest_path.display().to_string())?;
+    let wasm_path = bundle.join(COMPONENT_FILE);
+    let wasm =
+        std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
+    step(
+        1,
+        2,
+        &format!("uploading {} ({} bytes)", wasm_path.display(), wasm.len()),
+    );
+    let started = Instant::now();
+    let body = serde_json::json!({
+        "manifest": manifest,
+        "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
+    });
+    let answer = admin
+        .request(Method::POST, "/admin/agents", Some(&body))
+        .await?;
+    let published = &answer["published"];
+    step(
+        2,
+        2,
+        &format!(
+            "validated, compiled and switched in {} ms",
+            started.elapsed().as_millis()
+        ),
+    );
+    println!(
+        "published version {} ({}) — new tasks run on it",
+        published["version"], published["label"]
+    );
+    Ok(())
 }
 
 fn default_sdk_path() -> PathBuf {

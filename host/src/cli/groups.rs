@@ -4,16 +4,18 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct GroupsArgs {
-    /// The host's base URL.
-    #[arg(long, default_value = "http://127.0.0.1:8080", env = "AIPHOST_URL")]
-    url: String,
+    #[command(flatten)]
+    admin: super::admin::AdminArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 pub async fn run(args: GroupsArgs) -> anyhow::Result<()> {
-    let body = super::admin_get(&args.url, "/admin/groups").await?;
+    let body = args
+        .admin
+        .request(reqwest::Method::GET, "/admin/groups", None)
+        .await?;
     let list = body["memberships"].as_array().cloned().unwrap_or_default();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&list)?);

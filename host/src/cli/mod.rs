@@ -1,10 +1,14 @@
-//! Command-line interface: `serve`, `agent new|build|list`, `call`, `notifications`, `groups`.
+//! Command-line interface: `serve`, `agent new|build|list|publish|versions|rollback|unpublish`,
+//! `call`, `notifications`, `groups`, `tenant`, `key`.
 
+mod admin;
 mod agent;
 mod call;
 mod groups;
+mod keys;
 mod notifications;
 mod serve;
+mod tenant;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -43,6 +47,12 @@ pub enum Command {
     Notifications(notifications::NotificationsCommand),
     /// Show a running host's group memberships, per hosted partner.
     Groups(groups::GroupsArgs),
+    /// Create, list and remove tenants (operator).
+    #[command(subcommand)]
+    Tenant(tenant::TenantCommand),
+    /// Issue, list and revoke Leader API keys for a tenant's partners.
+    #[command(subcommand)]
+    Key(keys::KeyCommand),
 }
 
 /// Set up `tracing`: human-readable by default, JSON with `--log-json`.
@@ -71,18 +81,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Call(args) => call::run(args).await,
         Command::Notifications(cmd) => notifications::run(cmd).await,
         Command::Groups(args) => groups::run(args).await,
+        Command::Tenant(cmd) => tenant::run(cmd).await,
+        Command::Key(cmd) => keys::run(cmd).await,
     }
-}
-
-/// GET a running host's admin endpoint `path` and return its JSON.
-async fn admin_get(url: &str, path: &str) -> anyhow::Result<serde_json::Value> {
-    use anyhow::Context;
-    let endpoint = format!("{}{path}", url.trim_end_matches('/'));
-    let response = reqwest::get(&endpoint)
-        .await
-        .with_context(|| format!("asking {endpoint}"))?;
-    if !response.status().is_success() {
-        anyhow::bail!("{endpoint} answered HTTP {}", response.status());
-    }
-    response.json().await.context("reading the answer")
 }

@@ -6,9 +6,8 @@ use clap::Subcommand;
 pub enum NotificationsCommand {
     /// List notifications the host gave up on after its retry horizon.
     GivenUp {
-        /// The host's base URL.
-        #[arg(long, default_value = "http://127.0.0.1:8080", env = "AIPHOST_URL")]
-        url: String,
+        #[command(flatten)]
+        admin: super::admin::AdminArgs,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -17,8 +16,10 @@ pub enum NotificationsCommand {
 
 pub async fn run(cmd: NotificationsCommand) -> anyhow::Result<()> {
     match cmd {
-        NotificationsCommand::GivenUp { url, json } => {
-            let body = super::admin_get(&url, "/admin/notifications/given-up").await?;
+        NotificationsCommand::GivenUp { admin, json } => {
+            let body = admin
+                .request(reqwest::Method::GET, "/admin/notifications/given-up", None)
+                .await?;
             let list = body["givenUp"].as_array().cloned().unwrap_or_default();
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);

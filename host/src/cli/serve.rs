@@ -88,6 +88,15 @@ pub struct ServeArgs {
     /// Group mode: give up joining a group whose broker does not answer within this many ms.
     #[arg(long, default_value_t = 10_000)]
     group_connect_timeout_ms: u64,
+    /// The operator's admin token (default: the one in DATA/operator-token, made on first start).
+    #[arg(long, env = "AIPHOST_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
+    /// Quotas of tenants created without their own, as JSON, e.g. '{"maxAgents": 5}'.
+    #[arg(long)]
+    tenant_quotas: Option<String>,
+    /// Let published components import wasi:sockets (the sandbox still grants no network).
+    #[arg(long)]
+    allow_socket_imports: bool,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -116,6 +125,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.groups.unaddressed = args.group_unaddressed;
     config.groups.connect_timeout =
         std::time::Duration::from_millis(args.group_connect_timeout_ms.max(1));
+    config.operator_token = args.operator_token;
+    if let Some(quotas) = &args.tenant_quotas {
+        let quotas: aiphost::tenant::quota::Quotas =
+            serde_json::from_str(quotas).context("--tenant-quotas")?;
+        quotas
+            .check()
+            .map_err(|(field, reason)| anyhow::anyhow!("--tenant-quotas: {field} {reason}"))?;
+        config.tenant_quotas = quotas;
+    }
+    config.imports.allow_socket_imports = args.allow_socket_imports;
     let mut server = Server::start(config)
         .await
         .with_context(|| format!("starting aiphost (data in {})", args.data.display()))?;

@@ -43,6 +43,9 @@ pub const MAX_TASK_ID_LEN: usize = 256;
 pub struct Inbound {
     pub dialect: Dialect,
     pub command: LeaderCommand,
+    /// The authenticated Leader whose task namespace the command acts in (`None`: the shared
+    /// namespace of an open partner). Set by the transport, never read from the wire.
+    pub owner: Option<String>,
 }
 
 /// Read the Leader command in `params` (`params.message` in v1 and in v2's stream method,
@@ -161,6 +164,7 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             group_id: reader.opt_str("groupId")?.map(str::to_string),
             mentions,
         },
+        owner: None,
     })
 }
 

@@ -22,6 +22,11 @@ impl Timestamp {
         Timestamp(truncated.fixed_offset())
     }
 
+    /// Now as Unix milliseconds (for deadlines and records, not for the wire).
+    pub fn now_ms() -> i64 {
+        Utc::now().timestamp_millis()
+    }
+
     /// Parse leniently: RFC 3339 (`Z` or `±HH:MM`), `±HHMM`, or no offset at all (taken as UTC).
     ///
     /// ```

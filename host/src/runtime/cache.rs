@@ -25,8 +25,7 @@ fn wasmtime_version() -> &'static str {
 
 /// Compile `wasm` for `engine`, or load the artifact compiled earlier.
 pub fn load_or_compile(engine: &Engine, dir: &Path, wasm: &[u8]) -> wasmtime::Result<Component> {
-    let digest = Sha256::digest(wasm);
-    let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let name = artifact_name(wasm);
     let artifact = dir.join(format!("{name}.cwasm"));
     if artifact.exists() {
         // SAFETY: the artifact was written by this host into its own data directory, for an engine
@@ -39,6 +38,25 @@ pub fn load_or_compile(engine: &Engine, dir: &Path, wasm: &[u8]) -> wasmtime::Re
         }
     }
     let bytes = engine.precompile_component(wasm)?;
+    write_artifact(dir, &name, &bytes)?;
+    // SAFETY: produced by `precompile_component` on this very engine a moment ago.
+    unsafe { Component::deserialize(engine, &bytes) }
+}
+
+/// Keep `component`, compiled from `wasm` on `engine`, so later loads skip compiling.
+pub fn keep(dir: &Path, wasm: &[u8], component: &Component) -> wasmtime::Result<()> {
+    write_artifact(dir, &artifact_name(wasm), &component.serialize()?)
+}
+
+fn artifact_name(wasm: &[u8]) -> String {
+    Sha256::digest(wasm)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Write an artifact so that it appears whole or not at all.
+fn write_artifact(dir: &Path, name: &str, bytes: &[u8]) -> wasmtime::Result<()> {
     std::fs::create_dir_all(dir)?;
     // Unique per call, not just per process: concurrent loads of the same component in one
     // process (several hosts in one test binary, or agents sharing a component) must not rename
@@ -49,10 +67,12 @@ pub fn load_or_compile(engine: &Engine, dir: &Path, wasm: &[u8]) -> wasmtime::Re
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, &artifact)?;
-    // SAFETY: produced by `precompile_component` on this very engine a moment ago.
-    unsafe { Component::deserialize(engine, &bytes) }
+    if let Err(e) = std::fs::write(&tmp, bytes) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    std::fs::rename(&tmp, dir.join(format!("{name}.cwasm")))?;
+    Ok(())
 }
 
 #[cfg(test)]

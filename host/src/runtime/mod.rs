@@ -127,6 +127,22 @@ pub enum InvocationEnd {
     DeadlineExceeded(Duration),
 }
 
+/// Whose key-value store an invocation uses: the agent's, and the task's as the store keys it
+/// (a task id scoped to its Leader when Leaders authenticate).
+#[derive(Clone, Copy, Debug)]
+pub struct KvOwner<'a> {
+    pub agent: &'a str,
+    pub task: &'a str,
+}
+
+/// A component [`Runtime::check`] compiled and linked, not yet cached.
+pub struct Checked {
+    component: Component,
+    pub code: PartnerCode,
+    /// The names of everything it imports (`wasi:cli/environment@0.2.6`, …).
+    pub imports: Vec<String>,
+}
+
 /// A loaded partner: its compiled component, linked and ready to instantiate.
 #[derive(Clone)]
 pub struct PartnerCode {
@@ -226,13 +242,12 @@ impl Runtime {
         self.load_bytes(&wasm, memory_mib, invocation_ms)
     }
 
-    /// Load a component from its bytes.
-    pub fn load_bytes(
+    /// The limits a manifest asks for, within the operator's.
+    fn limits(
         &self,
-        wasm: &[u8],
         memory_mib: Option<u64>,
         invocation_ms: Option<u64>,
-    ) -> Result<PartnerCode, RuntimeError> {
+    ) -> Result<(u64, u64), RuntimeError> {
         let memory_mib = memory_mib.unwrap_or(self.config.default_memory_mib);
         if memory_mib > self.config.max_memory_mib {
             return Err(RuntimeError::OverLimit {
@@ -249,6 +264,17 @@ impl Runtime {
                 limit: self.config.max_invocation_ms,
             });
         }
+        Ok((memory_mib, invocation_ms))
+    }
+
+    /// Load a component from its bytes.
+    pub fn load_bytes(
+        &self,
+        wasm: &[u8],
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<PartnerCode, RuntimeError> {
+        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
         if !is_component(wasm) {
             return Err(RuntimeError::Invalid(wasmtime::Error::msg(
                 "the file is not a WebAssembly component (a core module or something else)",
@@ -257,6 +283,39 @@ impl Runtime {
         let component = cache::load_or_compile(&self.engine, &self.cache_dir, wasm)
             .map_err(RuntimeError::Invalid)?;
         self.link(&component, memory_mib, invocation_ms)
+    }
+
+    /// Compile and link a component without caching anything (publishing validates first and
+    /// keeps only what it accepts): the code, and the names of the component's imports.
+    pub fn check(
+        &self,
+        wasm: &[u8],
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<Checked, RuntimeError> {
+        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
+        if !is_component(wasm) {
+            return Err(RuntimeError::Invalid(wasmtime::Error::msg(
+                "the file is not a WebAssembly component (a core module or something else)",
+            )));
+        }
+        let component = Component::new(&self.engine, wasm).map_err(RuntimeError::Invalid)?;
+        let imports = component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let code = self.link(&component, memory_mib, invocation_ms)?;
+        Ok(Checked {
+            component,
+            code,
+            imports,
+        })
+    }
+
+    /// Cache the compiled form of a component [`Runtime::check`] accepted.
+    pub fn keep(&self, wasm: &[u8], checked: &Checked) -> Result<(), RuntimeError> {
+        cache::keep(&self.cache_dir, wasm, &checked.component).map_err(RuntimeError::Engine)
     }
 
     fn link(
@@ -283,9 +342,10 @@ impl Runtime {
         code: &PartnerCode,
         reporter: Arc<dyn Reporter>,
         store: Store,
-        agent: &str,
+        owner: KvOwner<'_>,
         invocation: Invocation,
     ) -> InvocationEnd {
+        let KvOwner { agent, task } = owner;
         let Ok(_slot) = self.slots.acquire().await else {
             return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
@@ -306,7 +366,7 @@ impl Runtime {
             kv: KvAccess {
                 store,
                 agent: agent.to_string(),
-                task: invocation.task_id.clone(),
+                task: task.to_string(),
             },
         };
         let mut wstore = wasmtime::Store::new(&self.engine, state);

@@ -21,6 +21,7 @@
 
 mod group_commit;
 mod groups;
+mod tenancy;
 
 pub use groups::Pending;
 
@@ -56,6 +57,15 @@ impl TaskKey {
         TaskKey {
             agent: agent.into(),
             task: task.into(),
+        }
+    }
+
+    /// The key of task `task` of `agent` in the namespace of `owner` (an authenticated Leader):
+    /// two Leaders' tasks never collide, and neither can name the other's.
+    pub fn owned(agent: &str, owner: Option<&str>, task: &str) -> Self {
+        match owner {
+            Some(owner) => TaskKey::new(agent, format!("{owner}\u{1f}{task}")),
+            None => TaskKey::new(agent, task),
         }
     }
 
@@ -190,6 +200,7 @@ struct Inner {
     tasks: sled::Tree,
     kv: sled::Tree,
     groups: sled::Tree,
+    tenancy: sled::Tree,
     commit: GroupCommit,
 }
 
@@ -206,6 +217,7 @@ impl Store {
         let tasks = db.open_tree("tasks")?;
         let kv = db.open_tree("kv")?;
         let groups = db.open_tree("groups")?;
+        let tenancy = db.open_tree("tenancy")?;
         let commit = GroupCommit::start();
         Ok(Store {
             inner: Arc::new(Inner {
@@ -213,6 +225,7 @@ impl Store {
                 tasks,
                 kv,
                 groups,
+                tenancy,
                 commit,
             }),
         })

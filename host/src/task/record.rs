@@ -125,6 +125,9 @@ pub struct TaskRecord {
     /// The group membership its results are published to (a task started from a group).
     #[serde(default)]
     pub group: Option<String>,
+    /// The published version of the partner it runs on (0: an operator's bundle).
+    #[serde(default)]
+    pub agent_version: u64,
 }
 
 impl TaskRecord {
@@ -155,6 +158,7 @@ impl TaskRecord {
             last_event_seq: 0,
             notify: None,
             group: None,
+            agent_version: 0,
         }
     }
 

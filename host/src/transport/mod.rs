@@ -1,17 +1,20 @@
 //! HTTP: the AIP endpoints of every hosted agent, its ACS document, and the host's own endpoints.
 
+mod admin;
 mod notification;
 mod rpc;
 mod stream;
 
 use crate::agent::Registry;
 use crate::agent::acs::{self, HostCapabilities};
+use crate::agent::manifest::LeaderAuth;
 use crate::task::TaskEngine;
+use crate::tenant::Tenancy;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -33,6 +36,7 @@ pub struct AppState {
     pub engine: TaskEngine,
     pub groups: crate::group::Groups,
     pub agents: Arc<Registry>,
+    pub tenancy: Arc<Tenancy>,
     pub config: Arc<HttpConfig>,
 }
 
@@ -50,12 +54,44 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{agent}/stream", aip.clone())
         .route(
             "/agents/{agent}/notification/{op}",
-            post(|s, Path((agent, _op)): Path<(String, String)>, b| rpc::handle(s, Path(agent), b)),
+            post(|s, Path((agent, _op)): Path<(String, String)>, h, b| {
+                rpc::handle(s, Path(agent), h, b)
+            }),
         )
         .route("/agents/{agent}/group", aip.clone())
         .route("/agents/{agent}/group/rpc", aip)
+        // The AIP routes read their bodies against `max_body_bytes` themselves.
         .layer(DefaultBodyLimit::disable())
+        .merge(admin_routes(&state))
         .with_state(state)
+}
+
+/// Tenancy and publishing; a publish carries a whole component (base64).
+fn admin_routes(state: &AppState) -> Router<AppState> {
+    let largest_component = state.tenancy.largest_component_bytes();
+    let limit = usize::try_from(largest_component / 3 * 4 + 2 * 1024 * 1024).unwrap_or(usize::MAX);
+    Router::new()
+        .route(
+            "/admin/tenants",
+            get(admin::list_tenants).post(admin::create_tenant),
+        )
+        .route("/admin/tenants/{tenant}", delete(admin::remove_tenant))
+        .route(
+            "/admin/agents",
+            get(admin::list_published).post(admin::publish),
+        )
+        .route("/admin/agents/{agent}", delete(admin::unpublish))
+        .route("/admin/agents/{agent}/versions", get(admin::versions))
+        .route("/admin/agents/{agent}/rollback", post(admin::rollback))
+        .route(
+            "/admin/agents/{agent}/keys",
+            get(admin::list_keys).post(admin::issue_key),
+        )
+        .route(
+            "/admin/agents/{agent}/keys/{key}",
+            delete(admin::revoke_key),
+        )
+        .layer(DefaultBodyLimit::max(limit))
 }
 
 fn base_url(state: &AppState, headers: &HeaderMap) -> String {
@@ -73,6 +109,7 @@ async fn list_agents(State(state): State<AppState>, headers: HeaderMap) -> Respo
     let base = base_url(&state, &headers);
     let agents: Vec<_> = state
         .agents
+        .list()
         .iter()
         .map(|a| {
             json!({
@@ -100,7 +137,7 @@ async fn acs_document(
             .into_response();
     };
     let url = format!("{}/agents/{}", base_url(&state, &headers), agent.id());
-    axum::Json(acs::document(
+    let mut document = acs::document(
         &agent.manifest,
         &url,
         &agent.loaded_at,
@@ -109,19 +146,43 @@ async fn acs_document(
             notification: true,
             ..HostCapabilities::default()
         },
-    ))
-    .into_response()
+    );
+    if agent.manifest.access.leaders == LeaderAuth::ApiKey {
+        acs::require_bearer(&mut document);
+    }
+    axum::Json(document).into_response()
 }
 
-/// The hosted partners' current group memberships.
-async fn group_memberships(State(state): State<AppState>) -> Response {
-    axum::Json(json!({ "memberships": state.groups.list() })).into_response()
+/// The hosted partners' current group memberships: all for the operator, a tenant's own for it.
+async fn group_memberships(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let who = match admin::principal(&state, &headers) {
+        Ok(who) => who,
+        Err(e) => return e.into_response(),
+    };
+    let list: Vec<_> = state
+        .groups
+        .list()
+        .into_iter()
+        .filter(|m| admin::may_see(&state.tenancy, &who, &m.agent))
+        .collect();
+    axum::Json(json!({ "memberships": list })).into_response()
 }
 
-/// Notifications the host gave up on (newest last), for operators; tokens are not shown.
-async fn given_up(State(state): State<AppState>) -> Response {
+/// Notifications the host gave up on (newest last); tokens are not shown. All for the operator,
+/// a tenant's own partners' for it.
+async fn given_up(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let who = match admin::principal(&state, &headers) {
+        Ok(who) => who,
+        Err(e) => return e.into_response(),
+    };
     match state.engine.notifier().given_up(1000) {
-        Ok(list) => axum::Json(json!({ "givenUp": list })).into_response(),
+        Ok(list) => {
+            let list: Vec<_> = list
+                .into_iter()
+                .filter(|g| admin::may_see(&state.tenancy, &who, &g.agent))
+                .collect();
+            axum::Json(json!({ "givenUp": list })).into_response()
+        }
         Err(e) => {
             tracing::error!(error = %e, "cannot list given-up notifications");
             (

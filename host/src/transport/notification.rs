@@ -22,7 +22,12 @@ fn parse_config(bytes: &[u8]) -> Result<NotificationConfig, RpcError> {
 
 /// Create (no `id`) or update a config. The URL must be http(s) and, unless the operator allows
 /// private targets, resolve only to public addresses.
-pub async fn set(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
+pub async fn set(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    owner: Option<&str>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p = notification::parse_set(params)?;
     let url = policy::check_url(&p.url)
         .map_err(|e| RpcError::invalid_params("params.url", e.to_string()))?;
@@ -30,7 +35,7 @@ pub async fn set(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<V
         .await
         .map_err(|e| RpcError::invalid_params("params.url", e.to_string()))?;
     let store = app.engine.store();
-    let key = TaskKey::new(agent.id(), &p.task_id);
+    let key = TaskKey::owned(agent.id(), owner, &p.task_id);
     let id = match p.id {
         Some(id) => {
             if store.config(&key, &id).map_err(store_error)?.is_none() {
@@ -79,9 +84,14 @@ fn unknown_config(id: &str, task: &str) -> RpcError {
 }
 
 /// One config, or all of a task's.
-pub fn get(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
+pub fn get(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    owner: Option<&str>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p = notification::parse_id(params)?;
-    let key = TaskKey::new(agent.id(), &p.task_id);
+    let key = TaskKey::owned(agent.id(), owner, &p.task_id);
     let store = app.engine.store();
     let configs = match &p.config_id {
         Some(id) => match store.config(&key, id).map_err(store_error)? {
@@ -102,9 +112,14 @@ pub fn get(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, 
 }
 
 /// Delete one config, or all of a task's.
-pub async fn delete(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
+pub async fn delete(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    owner: Option<&str>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p = notification::parse_id(params)?;
-    let key = TaskKey::new(agent.id(), &p.task_id);
+    let key = TaskKey::owned(agent.id(), owner, &p.task_id);
     let store = app.engine.store();
     let (deleted, ticket) = store
         .delete_configs(&key, p.config_id.as_deref())
@@ -122,8 +137,14 @@ pub async fn delete(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Resul
 }
 
 /// A start whose `commandParams` name a config (and optionally the states to notify).
-pub async fn start(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
-    let inbound = dialect::parse_command(params)?;
+pub async fn start(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    owner: Option<&str>,
+    params: &Value,
+) -> Result<Value, RpcError> {
+    let mut inbound = dialect::parse_command(params)?;
+    inbound.owner = owner.map(str::to_string);
     let field = if params.get("command").is_some_and(Value::is_object) {
         "params.command"
     } else {
@@ -145,7 +166,7 @@ pub async fn start(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result
         )
     })?;
     let subscription = notification::parse_subscription(&inbound.command.params)?;
-    let key = TaskKey::new(agent.id(), &task_id);
+    let key = TaskKey::owned(agent.id(), owner, &task_id);
     if app
         .engine
         .store()

@@ -10,7 +10,7 @@ use crate::protocol::{CommandKind, ErrorCode, Inbound, RpcError};
 use crate::task::EngineError;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -37,6 +37,7 @@ enum Answer {
 pub async fn handle(
     State(app): State<AppState>,
     Path(agent_id): Path<String>,
+    headers: HeaderMap,
     body: Body,
 ) -> Response {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
@@ -56,7 +57,7 @@ pub async fn handle(
                 Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
                 Ok(request) => {
                     let id = request.id.clone();
-                    match dispatch(&app, &agent_id, request).await {
+                    match dispatch(&app, &agent_id, &headers, request).await {
                         Ok(Answer::Stream(response)) => return response,
                         Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
                         Err(error) => {
@@ -84,27 +85,43 @@ fn is_length_limit(e: &axum::Error) -> bool {
     false
 }
 
-async fn dispatch(app: &AppState, agent_id: &str, request: Request) -> Result<Answer, RpcError> {
+async fn dispatch(
+    app: &AppState,
+    agent_id: &str,
+    headers: &HeaderMap,
+    request: Request,
+) -> Result<Answer, RpcError> {
     let agent = app.agents.get(agent_id).ok_or_else(|| {
         RpcError::invalid_request(format!(
             "no agent {agent_id:?} is hosted here; GET /agents lists them"
         ))
     })?;
+    if let Some(tenant) = &agent.tenant {
+        tenant.admit_request()?;
+    }
+    let owner = app
+        .tenancy
+        .authenticate_leader(&agent, super::admin::bearer(headers))?;
+    let owner = owner.as_deref();
+    if let Some(leader) = owner {
+        check_sender(leader, &request.params)?;
+    }
+    let params = &request.params;
     match request.method.as_str() {
-        "rpc" => rpc(app, &agent, &request.params).await.map(Answer::Result),
-        "stream" => super::stream::stream(app, &agent, request.id.clone(), &request.params)
+        "rpc" => rpc(app, &agent, owner, params).await.map(Answer::Result),
+        "stream" => super::stream::stream(app, &agent, owner, request.id.clone(), params)
             .await
             .map(Answer::Stream),
-        "notification/set" => super::notification::set(app, &agent, &request.params)
+        "notification/set" => super::notification::set(app, &agent, owner, params)
             .await
             .map(Answer::Result),
         "notification/get" => {
-            super::notification::get(app, &agent, &request.params).map(Answer::Result)
+            super::notification::get(app, &agent, owner, params).map(Answer::Result)
         }
-        "notification/delete" => super::notification::delete(app, &agent, &request.params)
+        "notification/delete" => super::notification::delete(app, &agent, owner, params)
             .await
             .map(Answer::Result),
-        "notification/start" => super::notification::start(app, &agent, &request.params)
+        "notification/start" => super::notification::start(app, &agent, owner, params)
             .await
             .map(Answer::Result),
         "group" | "group/rpc" => app
@@ -119,8 +136,34 @@ async fn dispatch(app: &AppState, agent_id: &str, request: Request) -> Result<An
     }
 }
 
-async fn rpc(app: &AppState, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
-    command(app, agent, dialect::parse_command(params)?, None).await
+async fn rpc(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    owner: Option<&str>,
+    params: &Value,
+) -> Result<Value, RpcError> {
+    let mut inbound = dialect::parse_command(params)?;
+    inbound.owner = owner.map(str::to_string);
+    command(app, agent, inbound, None).await
+}
+
+/// -32009 when an authenticated Leader's command says it comes from another Leader: a key
+/// authenticates one AIC, and a Leader cannot act under another's name.
+fn check_sender(leader: &str, params: &Value) -> Result<(), RpcError> {
+    let sender = ["command", "message"]
+        .iter()
+        .find_map(|f| params.get(f)?.get("senderId")?.as_str());
+    match sender {
+        Some(sender) if !sender.is_empty() && sender != leader => Err(RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": "the command's senderId is not the Leader the API key was issued to",
+                "senderId": sender,
+                "authenticated": leader,
+            }),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Carry out a command (checking its content types) and answer with the task in the caller's

@@ -26,10 +26,12 @@ use std::sync::Arc;
 pub async fn stream(
     app: &AppState,
     agent: &Arc<Agent>,
+    owner: Option<&str>,
     id: Value,
     params: &Value,
 ) -> Result<Response, RpcError> {
-    let inbound = dialect::parse_command(params)?;
+    let mut inbound = dialect::parse_command(params)?;
+    inbound.owner = owner.map(str::to_string);
     super::rpc::check_content_types(agent, &inbound)?;
     let dialect = inbound.dialect;
     let start = app

@@ -20,7 +20,7 @@ use crate::protocol::{
     CommandKind, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound, LeaderCommand,
     RpcError, Task, TaskEvent, TaskState, TaskStatus, Timestamp,
 };
-use crate::runtime::{EndReason, Invocation, InvocationEnd, PartnerEvent, Runtime};
+use crate::runtime::{EndReason, Invocation, InvocationEnd, KvOwner, PartnerEvent, Runtime};
 use crate::store::{ChunkWrite, Store, StoreError, TaskKey, TaskWrite, Ticket};
 use serde_json::json;
 use std::collections::HashMap;
@@ -172,6 +172,8 @@ struct PendingStart {
     limits: TaskLimits,
     notify: Option<Subscription>,
     group: Option<String>,
+    /// The partner version deciding it: the task runs on that version to its end.
+    agent_version: u64,
 }
 
 struct Running {
@@ -311,7 +313,11 @@ impl TaskEngine {
         group: Option<String>,
     ) -> Result<Reply, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
-        let Inbound { dialect, command } = inbound;
+        let Inbound {
+            dialect,
+            command,
+            owner,
+        } = inbound;
         if command.command == CommandKind::ReStream {
             return Err(RpcError::new(
                 ErrorCode::UnsupportedOperation,
@@ -323,7 +329,7 @@ impl TaskEngine {
             .task_id
             .clone()
             .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
-        let key = TaskKey::new(agent.id(), task_id.clone());
+        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
         let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command);
         async move {
             let slot = self.hold(&key);
@@ -368,6 +374,19 @@ impl TaskEngine {
         loop {
             let mut st = slot.state.lock().await;
             self.ensure_loaded(&slot.key, &mut st)?;
+            // A task runs on the partner version it started on, whatever serves new tasks now.
+            let pinned = match st.record.as_ref() {
+                Some(r) if r.agent_version != agent.version => {
+                    Some(self.inner.agents.version(agent.id(), r.agent_version).ok_or_else(|| {
+                        RpcError::internal(format!(
+                            "version {} of the partner, which this task runs on, cannot be loaded",
+                            r.agent_version
+                        ))
+                    })?)
+                }
+                _ => None,
+            };
+            let agent = pinned.as_ref().unwrap_or(agent);
             // A start still being decided, or a continue while the last invocation winds down: wait,
             // then look again (commands on one task are serialised).
             let busy = st.pending.is_some()
@@ -386,6 +405,9 @@ impl TaskEngine {
             return match effect {
                 CommandEffect::NotFound => Err(RpcError::task_not_found(&task_id).into()),
                 CommandEffect::Decide => {
+                    if let Some(tenant) = &agent.tenant {
+                        tenant.admit_new_task()?;
+                    }
                     let limits = TaskLimits::from_params(&command.params, &self.inner.defaults)?;
                     let response_timeout = Duration::from_millis(limits.response_timeout_ms);
                     let invocation = Invocation {
@@ -407,6 +429,7 @@ impl TaskEngine {
                         limits,
                         notify: notify.take(),
                         group: group.take(),
+                        agent_version: agent.version,
                     });
                     self.invoke_and_answer(agent, slot, st, invocation, response_timeout, wait)
                         .await
@@ -808,6 +831,7 @@ impl TaskEngine {
             status.clone(),
         ));
         if let Some(record) = st.record.as_mut() {
+            record.agent_version = p.agent_version;
             record.notify = p.notify;
             record.group = p.group;
         }
@@ -971,8 +995,24 @@ impl TaskEngine {
             run,
         });
         let store = self.inner.store.clone();
+        let run = async {
+            // The tenant's concurrency quota: its invocations wait for each other, not for
+            // other tenants'.
+            let _permit = match &agent.tenant {
+                Some(tenant) => tenant.invocations.clone().acquire_owned().await.ok(),
+                None => None,
+            };
+            let owner = KvOwner {
+                agent: agent.id(),
+                task: &slot.key.task,
+            };
+            self.inner
+                .runtime
+                .invoke(&agent.code, reporter, store, owner, invocation)
+                .await
+        };
         tokio::select! {
-            end = self.inner.runtime.invoke(&agent.code, reporter, store, agent.id(), invocation) => Some(end),
+            end = run => Some(end),
             _ = abort.cancelled() => None,
         }
     }
@@ -1074,10 +1114,11 @@ impl TaskEngine {
                 PartnerEvent::Complete(EndReason::Timeout)
             };
             let hook = self.invocation_for(&st, event, Vec::new(), Default::default());
+            let version = st.record.as_ref().map_or(0, |r| r.agent_version);
             let ticket = st.ticket;
             drop(st);
             self.inner.store.durable(ticket).await?;
-            if let Some(agent) = self.inner.agents.get(&key.agent) {
+            if let Some(agent) = self.inner.agents.version(&key.agent, version) {
                 self.spawn_hook(&agent, &slot, hook);
             }
             Ok(())

@@ -21,7 +21,11 @@ impl TaskEngine {
         inbound: Inbound,
     ) -> Result<StreamStart, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
-        let Inbound { dialect, command } = inbound;
+        let Inbound {
+            dialect,
+            command,
+            owner,
+        } = inbound;
         let kind = command.command;
         let after_param = match kind {
             CommandKind::ReStream => last_event_seq(&command.params)?,
@@ -31,7 +35,7 @@ impl TaskEngine {
             .task_id
             .clone()
             .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
-        let key = TaskKey::new(agent.id(), task_id.clone());
+        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
         let command_ids = (command.session_id.clone(), command.group_id.clone());
         let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %kind, style = "stream");
         async move {

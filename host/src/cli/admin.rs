@@ -1,0 +1,59 @@
+//! The admin API client the CLI's tenant, publish and key commands share.
+
+use anyhow::{Context, bail};
+use clap::Args;
+use reqwest::Method;
+use serde_json::Value;
+
+/// Where the host is and whose token to use.
+#[derive(Args, Debug, Clone)]
+pub struct AdminArgs {
+    /// The host's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:8080", env = "AIPHOST_URL")]
+    pub url: String,
+    /// The operator token or a tenant's admin token.
+    #[arg(long, env = "AIPHOST_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+impl AdminArgs {
+    /// Send an admin request and return its JSON answer (`Null` for 204), or the host's error.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<Value> {
+        let endpoint = format!("{}{path}", self.url.trim_end_matches('/'));
+        let mut request = reqwest::Client::new().request(method, &endpoint);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("asking {endpoint}"))?;
+        let status = response.status();
+        let text = response.text().await.context("reading the answer")?;
+        let json: Value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        if !status.is_success() {
+            let message = json["error"]["message"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| json.to_string());
+            let details = &json["error"]["details"];
+            if details.is_null() {
+                bail!("{endpoint} answered HTTP {status}: {message}");
+            }
+            bail!("{endpoint} answered HTTP {status}: {message} ({details})");
+        }
+        Ok(json)
+    }
+}

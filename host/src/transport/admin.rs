@@ -1,0 +1,331 @@
+//! The admin HTTP API: the operator manages tenants; a tenant publishes, rolls back and
+//! unpublishes its own partners and issues API keys for them. Every route takes
+//! `Authorization: Bearer <operator or tenant admin token>`; errors are
+//! `{"error": {"code", "message"}}` with a fitting HTTP status.
+
+use super::AppState;
+use crate::tenant::{Principal, Tenancy, TenancyError};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// An admin API failure.
+pub struct AdminError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    details: Value,
+}
+
+impl AdminError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        AdminError {
+            status,
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    fn forbidden() -> Self {
+        AdminError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this needs the operator token",
+        )
+    }
+}
+
+impl IntoResponse for AdminError {
+    fn into_response(self) -> Response {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if !self.details.is_null() {
+            error["details"] = self.details;
+        }
+        (self.status, Json(json!({ "error": error }))).into_response()
+    }
+}
+
+impl From<TenancyError> for AdminError {
+    fn from(e: TenancyError) -> Self {
+        let message = e.to_string();
+        match e {
+            TenancyError::NotFound { .. } => {
+                AdminError::new(StatusCode::NOT_FOUND, "not-found", message)
+            }
+            TenancyError::Exists { .. } => AdminError::new(StatusCode::CONFLICT, "exists", message),
+            TenancyError::Invalid { field, reason } => AdminError {
+                details: json!({"field": field, "reason": reason}),
+                ..AdminError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
+            },
+            TenancyError::Quota {
+                quota,
+                limit,
+                needed,
+            } => AdminError {
+                details: json!({"quota": quota, "limit": limit, "needed": needed}),
+                ..AdminError::new(StatusCode::FORBIDDEN, "quota", message)
+            },
+            TenancyError::Forbidden(_) => {
+                AdminError::new(StatusCode::FORBIDDEN, "forbidden", message)
+            }
+            TenancyError::Store(_) | TenancyError::Io(_) => {
+                tracing::error!(error = %message, "admin request failed");
+                AdminError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "the host could not complete the change; nothing was switched",
+                )
+            }
+        }
+    }
+}
+
+type AdminResult = Result<Response, AdminError>;
+
+/// The bearer token of a request, if it has one.
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Who is calling; 401 without a valid admin token.
+pub(super) fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, AdminError> {
+    let token = bearer(headers).ok_or_else(|| {
+        AdminError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "send `Authorization: Bearer <admin token>`",
+        )
+    })?;
+    state
+        .tenancy
+        .authenticate_admin(token)
+        .map_err(|e| match e {
+            TenancyError::Forbidden(m) => {
+                AdminError::new(StatusCode::UNAUTHORIZED, "unauthenticated", m)
+            }
+            other => other.into(),
+        })
+}
+
+fn operator(state: &AppState, headers: &HeaderMap) -> Result<(), AdminError> {
+    match principal(state, headers)? {
+        Principal::Operator => Ok(()),
+        Principal::Tenant(_) => Err(AdminError::forbidden()),
+    }
+}
+
+fn tenant_only(principal: &Principal) -> Result<&str, AdminError> {
+    match principal {
+        Principal::Tenant(t) => Ok(t),
+        Principal::Operator => Err(AdminError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "publish with a tenant's admin token: partners belong to tenants",
+        )),
+    }
+}
+
+fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, AdminError> {
+    serde_json::from_slice(bytes).map_err(|e| AdminError {
+        details: json!({"reason": e.to_string()}),
+        ..AdminError::new(
+            StatusCode::BAD_REQUEST,
+            "bad-request",
+            format!("the body is not the expected JSON: {e}"),
+        )
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewTenant {
+    id: String,
+    #[serde(default)]
+    quotas: Option<crate::tenant::quota::Quotas>,
+}
+
+pub(super) async fn create_tenant(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    operator(&state, &headers)?;
+    let new: NewTenant = body(&bytes)?;
+    let (record, token) = state.tenancy.create_tenant(&new.id, new.quotas).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"tenant": record.id, "quotas": record.quotas, "adminToken": token})),
+    )
+        .into_response())
+}
+
+pub(super) async fn list_tenants(State(state): State<AppState>, headers: HeaderMap) -> AdminResult {
+    operator(&state, &headers)?;
+    Ok(Json(json!({"tenants": state.tenancy.list_tenants()?})).into_response())
+}
+
+pub(super) async fn remove_tenant(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> AdminResult {
+    operator(&state, &headers)?;
+    state.tenancy.remove_tenant(&id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Publish {
+    /// The text of `partner.toml`.
+    manifest: String,
+    /// The component, base64.
+    component: String,
+}
+
+pub(super) async fn publish(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let tenant = tenant_only(&who)?;
+    let request: Publish = body(&bytes)?;
+    let wasm = base64::engine::general_purpose::STANDARD
+        .decode(request.component.as_bytes())
+        .map_err(|e| {
+            AdminError::from(TenancyError::Invalid {
+                field: "component".into(),
+                reason: format!("is not base64: {e}"),
+            })
+        })?;
+    let info = state
+        .tenancy
+        .publish(tenant, &request.manifest, wasm)
+        .await?;
+    Ok((StatusCode::CREATED, Json(json!({"published": info}))).into_response())
+}
+
+/// The partners the caller manages: a tenant's own, or all published ones for the operator.
+pub(super) async fn list_published(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    Ok(Json(json!({"agents": state.tenancy.list_agents(&who)?})).into_response())
+}
+
+pub(super) async fn versions(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let record = state.tenancy.versions(&who, &agent)?;
+    Ok(Json(json!({
+        "agent": record.id,
+        "current": record.current,
+        "versions": record.versions,
+    }))
+    .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rollback {
+    version: u64,
+}
+
+pub(super) async fn rollback(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let request: Rollback = body(&bytes)?;
+    let info = state
+        .tenancy
+        .rollback(&who, &agent, request.version)
+        .await?;
+    Ok(Json(json!({"current": info})).into_response())
+}
+
+pub(super) async fn unpublish(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    state.tenancy.unpublish(&who, &agent).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewKey {
+    leader: String,
+    #[serde(default)]
+    ttl_seconds: Option<u64>,
+}
+
+pub(super) async fn issue_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let request: NewKey = body(&bytes)?;
+    let (key, token) = state
+        .tenancy
+        .issue_key(&who, &agent, &request.leader, request.ttl_seconds)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "id": key.id, "key": token, "agent": key.agent, "leader": key.leader,
+            "expiresMs": key.expires_ms,
+        })),
+    )
+        .into_response())
+}
+
+pub(super) async fn list_keys(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    Ok(Json(json!({"keys": state.tenancy.list_keys(&who, &agent)?})).into_response())
+}
+
+pub(super) async fn revoke_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((agent, key)): Path<(String, String)>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    state.tenancy.revoke_key(&who, &agent, &key).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Whether `principal` may see things of hosted partner `agent` (memberships, given-up
+/// notifications): the operator sees all, a tenant only its own partners.
+pub(super) fn may_see(tenancy: &Arc<Tenancy>, principal: &Principal, agent: &str) -> bool {
+    match principal {
+        Principal::Operator => true,
+        Principal::Tenant(t) => tenancy.owner_of(agent).as_deref() == Some(t.as_str()),
+    }
+}
