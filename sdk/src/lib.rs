@@ -73,6 +73,9 @@ pub mod bindings {
     });
 }
 
+pub mod config;
+#[cfg(feature = "http")]
+pub mod http;
 mod item;
 mod kv;
 pub mod log;

@@ -4,8 +4,8 @@
 //! ```
 //! use aiphost::agent::imports::{check, ImportPolicy};
 //! let policy = ImportPolicy::default();
-//! assert!(check(&["aiphost:partner/task@0.1.0".into()], &policy).is_ok());
-//! let refused = check(&["wasi:sockets/tcp@0.2.6".into()], &policy).unwrap_err();
+//! assert!(check(&["aiphost:partner/task@0.1.0".into()], &policy, false).is_ok());
+//! let refused = check(&["wasi:sockets/tcp@0.2.6".into()], &policy, false).unwrap_err();
 //! assert_eq!(refused.import, "wasi:sockets/tcp@0.2.6");
 //! ```
 
@@ -36,8 +36,9 @@ const BASELINE: &[&str] = &[
     "wasi:filesystem/",
 ];
 
-/// Check every import name of a component against `policy`.
-pub fn check(imports: &[String], policy: &ImportPolicy) -> Result<(), Refused> {
+/// Check every import name of a component against `policy`; `http_granted`: the partner was
+/// granted outbound HTTP to some host.
+pub fn check(imports: &[String], policy: &ImportPolicy, http_granted: bool) -> Result<(), Refused> {
     for import in imports {
         if BASELINE.iter().any(|p| import.starts_with(p)) {
             continue;
@@ -48,7 +49,10 @@ pub fn check(imports: &[String], policy: &ImportPolicy) -> Result<(), Refused> {
             }
             "network sockets are not granted to partners on this host"
         } else if import.starts_with("wasi:http/") {
-            "outbound HTTP is not granted to partners on this host"
+            if http_granted {
+                continue;
+            }
+            "outbound HTTP is not granted to this partner (its manifest lists no [capabilities] http host)"
         } else {
             "this host does not offer that interface to partners"
         };
@@ -77,7 +81,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        assert_eq!(check(&std_imports, &ImportPolicy::default()), Ok(()));
+        assert_eq!(check(&std_imports, &ImportPolicy::default(), false), Ok(()));
         for outside in [
             "wasi:sockets/tcp@0.2.6",
             "wasi:http/outgoing-handler@0.2.6",
@@ -85,13 +89,15 @@ mod tests {
         ] {
             let mut imports = std_imports.clone();
             imports.push(outside.into());
-            let refused = check(&imports, &ImportPolicy::default()).unwrap_err();
+            let refused = check(&imports, &ImportPolicy::default(), false).unwrap_err();
             assert_eq!(refused.import, outside);
         }
         let sockets = vec!["wasi:sockets/tcp@0.2.6".to_string()];
         let lenient = ImportPolicy {
             allow_socket_imports: true,
         };
-        assert_eq!(check(&sockets, &lenient), Ok(()));
+        assert_eq!(check(&sockets, &lenient, false), Ok(()));
+        let http = vec!["wasi:http/outgoing-handler@0.2.6".to_string()];
+        assert_eq!(check(&http, &ImportPolicy::default(), true), Ok(()));
     }
 }

@@ -22,6 +22,10 @@
 //!
 //! [access]
 //! leaders = "open"                              # or "api-key"
+//!
+//! [capabilities]
+//! http = ["api.example.com"]                    # outbound HTTP, if the operator allows it
+//! config = ["MODEL"]                            # config values its tenant sets
 //! ```
 
 use serde::Deserialize;
@@ -56,6 +60,22 @@ pub struct Manifest {
     pub limits: Limits,
     #[serde(default)]
     pub access: Access,
+    #[serde(default)]
+    pub capabilities: CapabilityRequest,
+}
+
+/// What the partner asks for beyond its sandbox (`[capabilities]`); the operator's policy
+/// decides what is granted.
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CapabilityRequest {
+    /// Hosts it sends HTTP requests to: `api.example.com` (the scheme's default port) or
+    /// `api.example.com:8443`.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Config values it reads by name.
+    #[serde(default)]
+    pub config: Vec<String>,
 }
 
 /// Who may call the partner (`[access]`).
@@ -209,6 +229,39 @@ impl Manifest {
                         &format!("has {mode:?}, which is not a MIME type (type/subtype)"),
                     ));
                 }
+            }
+        }
+        for (i, host) in self.capabilities.http.iter().enumerate() {
+            let (name, port) = match host.rsplit_once(':') {
+                Some((name, port)) => (name, Some(port)),
+                None => (host.as_str(), None),
+            };
+            let name_ok = !name.is_empty()
+                && name.len() <= 253
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+            let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
+            if !name_ok || !port_ok {
+                return Err(invalid(
+                    &format!("capabilities.http[{i}]"),
+                    &format!(
+                        "is {host:?}; give a host name or address, with an optional :port (no scheme, path or wildcard)"
+                    ),
+                ));
+            }
+        }
+        for (i, name) in self.capabilities.config.iter().enumerate() {
+            let ok = !name.is_empty()
+                && name.len() <= 128
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+            if !ok {
+                return Err(invalid(
+                    &format!("capabilities.config[{i}]"),
+                    "must be 1-128 characters of A-Z, a-z, 0-9, '_', '-' or '.'",
+                ));
             }
         }
         if self.limits.memory_mib == Some(0) {

@@ -9,6 +9,7 @@ pub mod imports;
 pub mod manifest;
 
 use crate::protocol::Timestamp;
+use crate::runtime::outbound::{AgentValues, Capabilities, OutboundPolicy};
 use crate::runtime::{PartnerCode, Runtime, RuntimeError};
 use crate::tenant::TenantState;
 use manifest::{Manifest, ManifestError};
@@ -64,8 +65,17 @@ impl Agent {
         &self.manifest.agent.aic
     }
 
-    /// Load the bundle in `dir`.
+    /// Load the bundle in `dir` (an operator's: no config values or secrets).
     pub fn load(runtime: &Runtime, dir: &Path) -> Result<Self, AgentError> {
+        Self::load_with(runtime, dir, Arc::default())
+    }
+
+    /// Load the bundle in `dir`, reading config values and secrets from `values`.
+    pub fn load_with(
+        runtime: &Runtime,
+        dir: &Path,
+        values: Arc<RwLock<AgentValues>>,
+    ) -> Result<Self, AgentError> {
         let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
         let wasm = dir.join(COMPONENT_FILE);
         let code = runtime
@@ -78,6 +88,7 @@ impl Agent {
                 path: wasm.display().to_string(),
                 source,
             })?;
+        let code = code.granted(grant(&manifest, runtime.outbound_policy(), values));
         Ok(Agent {
             manifest,
             code,
@@ -86,6 +97,26 @@ impl Agent {
             version: 0,
             tenant: None,
         })
+    }
+}
+
+/// What the operator's policy grants of what `manifest` asks for.
+pub fn grant(
+    manifest: &Manifest,
+    policy: Arc<OutboundPolicy>,
+    values: Arc<RwLock<AgentValues>>,
+) -> Capabilities {
+    Capabilities {
+        http_hosts: manifest
+            .capabilities
+            .http
+            .iter()
+            .filter(|host| policy.allows(host))
+            .cloned()
+            .collect(),
+        config_names: manifest.capabilities.config.clone(),
+        values,
+        policy,
     }
 }
 

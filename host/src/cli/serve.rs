@@ -97,6 +97,19 @@ pub struct ServeArgs {
     /// Let published components import wasi:sockets (the sandbox still grants no network).
     #[arg(long)]
     allow_socket_imports: bool,
+    /// Hosts partners may be granted outbound HTTP to (`api.example.com`, `host:port`,
+    /// `*.example.com`, `*`); a manifest asking for others is refused. Default: none.
+    #[arg(long, value_delimiter = ',')]
+    outbound_hosts: Vec<String>,
+    /// Let outbound HTTP reach loopback, private, link-local and metadata addresses.
+    #[arg(long)]
+    outbound_allow_private: bool,
+    /// Timeout of each outbound HTTP step (connect, first byte, between bytes), in ms.
+    #[arg(long, default_value_t = 30_000)]
+    outbound_timeout_ms: u64,
+    /// Largest outbound HTTP response body a partner may read, in bytes.
+    #[arg(long, default_value_t = 8 * 1024 * 1024)]
+    outbound_max_response_bytes: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -135,6 +148,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config.tenant_quotas = quotas;
     }
     config.imports.allow_socket_imports = args.allow_socket_imports;
+    config.runtime.outbound = std::sync::Arc::new(aiphost::runtime::outbound::OutboundPolicy {
+        allowed_hosts: args.outbound_hosts,
+        allow_private: args.outbound_allow_private,
+        timeout: std::time::Duration::from_millis(args.outbound_timeout_ms.max(1)),
+        max_response_bytes: args.outbound_max_response_bytes,
+    });
     let mut server = Server::start(config)
         .await
         .with_context(|| format!("starting aiphost (data in {})", args.data.display()))?;

@@ -1,7 +1,9 @@
-//! What a partner can call: task reports, logging and its key-value store. Nothing else is linked
-//! but WASI with no preopened directories, no environment, no arguments and no network.
+//! What a partner can call: task reports, logging, its key-value store, its granted config values
+//! and `wasi:http` checked against its grants. WASI has no preopened directories, no environment,
+//! no arguments and no sockets.
 
 use super::bindings::{aiphost::partner as api, chunk_from_guest, items_from_guest, wit};
+use super::outbound::{ConfigError, OutboundHooks};
 use crate::protocol::{DataItem, ProductChunk, TaskState};
 use crate::store::{KvScope, Store};
 use futures::future::BoxFuture;
@@ -9,6 +11,7 @@ use std::sync::Arc;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// Longest key a partner may store.
 pub const MAX_KV_KEY_BYTES: usize = 1024;
@@ -69,6 +72,28 @@ pub struct InvocationState {
     pub(super) limits: StoreLimits,
     pub(super) reporter: Arc<dyn Reporter>,
     pub(super) kv: KvAccess,
+    pub(super) http: WasiHttpCtx,
+    /// Checks every outgoing request against the partner's grants.
+    pub(super) outbound: OutboundHooks,
+}
+
+impl WasiHttpView for InvocationState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.outbound,
+        }
+    }
+}
+
+impl api::config::Host for InvocationState {
+    async fn get(&mut self, name: String) -> Result<String, api::config::ConfigError> {
+        self.outbound.caps.config(&name).map_err(|e| match e {
+            ConfigError::NotGranted => api::config::ConfigError::NotGranted,
+            ConfigError::NotSet => api::config::ConfigError::NotSet,
+        })
+    }
 }
 
 impl WasiView for InvocationState {

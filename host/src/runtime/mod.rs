@@ -7,6 +7,7 @@
 mod bindings;
 mod cache;
 mod host_api;
+pub mod outbound;
 
 pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
 
@@ -14,6 +15,7 @@ use crate::protocol::{DataItem, JsonObject, TaskState};
 use crate::store::Store;
 use bindings::{Partner, PartnerPre, item_to_guest, wit};
 use host_api::{InvocationState, KvAccess};
+use outbound::{Capabilities, OutboundHooks, OutboundPolicy};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,7 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, StoreLimitsBuilder,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi_http::WasiHttpCtx;
 
 /// How often the epoch advances: the granularity of deadlines and of cooperative yields.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -45,6 +48,8 @@ pub struct RuntimeConfig {
     pub max_invocation_ms: u64,
     /// WebAssembly stack per invocation.
     pub max_stack_bytes: usize,
+    /// What outbound HTTP partners may be granted.
+    pub outbound: Arc<OutboundPolicy>,
 }
 
 impl RuntimeConfig {
@@ -58,6 +63,7 @@ impl RuntimeConfig {
             default_invocation_ms: 30_000,
             max_invocation_ms: 300_000,
             max_stack_bytes: 512 * 1024,
+            outbound: Arc::default(),
         }
     }
 }
@@ -149,6 +155,8 @@ pub struct PartnerCode {
     pre: PartnerPre<InvocationState>,
     memory_bytes: usize,
     deadline: Duration,
+    /// What it was granted beyond its sandbox (nothing until [`PartnerCode::granted`]).
+    capabilities: Arc<Capabilities>,
 }
 
 impl std::fmt::Debug for PartnerCode {
@@ -161,6 +169,12 @@ impl std::fmt::Debug for PartnerCode {
 }
 
 impl PartnerCode {
+    /// This code with `capabilities` granted.
+    pub fn granted(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = Arc::new(capabilities);
+        self
+    }
+
     /// The wall-clock time one invocation may take.
     pub fn deadline(&self) -> Duration {
         self.deadline
@@ -203,6 +217,8 @@ impl Runtime {
         let engine = Engine::new(&wasm).map_err(RuntimeError::Engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(RuntimeError::Engine)?;
         Partner::add_to_linker::<_, HasSelf<InvocationState>>(&mut linker, |s| s)
             .map_err(RuntimeError::Engine)?;
 
@@ -240,6 +256,11 @@ impl Runtime {
             source,
         })?;
         self.load_bytes(&wasm, memory_mib, invocation_ms)
+    }
+
+    /// What outbound HTTP partners may be granted.
+    pub fn outbound_policy(&self) -> Arc<OutboundPolicy> {
+        self.config.outbound.clone()
     }
 
     /// The limits a manifest asks for, within the operator's.
@@ -333,6 +354,7 @@ impl Runtime {
             pre,
             memory_bytes: usize::try_from(memory_mib << 20).unwrap_or(usize::MAX),
             deadline: Duration::from_millis(invocation_ms),
+            capabilities: Arc::new(Capabilities::none(self.config.outbound.clone())),
         })
     }
 
@@ -367,6 +389,11 @@ impl Runtime {
                 store,
                 agent: agent.to_string(),
                 task: task.to_string(),
+            },
+            http: WasiHttpCtx::new(),
+            outbound: OutboundHooks {
+                caps: code.capabilities.clone(),
+                agent: agent.to_string(),
             },
         };
         let mut wstore = wasmtime::Store::new(&self.engine, state);

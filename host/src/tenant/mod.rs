@@ -12,8 +12,9 @@ pub mod records;
 
 use crate::agent::imports::{self, ImportPolicy};
 use crate::agent::manifest::{LeaderAuth, Manifest};
-use crate::agent::{Agent, Registry, VersionLoader};
+use crate::agent::{Agent, Registry, VersionLoader, grant};
 use crate::protocol::{ErrorCode, RpcError, Timestamp};
+use crate::runtime::outbound::{AgentValues, SecretHeader};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::store::{Store, StoreError};
 use credentials::{Credential, Kind};
@@ -167,6 +168,8 @@ pub struct Tenancy {
     operator_hash: String,
     config: TenancyConfig,
     tenants: RwLock<HashMap<String, Arc<TenantState>>>,
+    /// Config values and secrets by partner, shared with every loaded version of it.
+    values: Mutex<HashMap<String, Arc<RwLock<AgentValues>>>>,
     /// One publish, rollback or unpublish at a time: versions are numbered and switched in order.
     changes: tokio::sync::Mutex<()>,
 }
@@ -188,6 +191,7 @@ impl Tenancy {
             operator_hash: credentials::hash(&config.operator_token),
             config,
             tenants: RwLock::new(HashMap::new()),
+            values: Mutex::new(HashMap::new()),
             changes: tokio::sync::Mutex::new(()),
         });
         for (_, bytes) in tenancy.store.tenancy_scan("tenant/")? {
@@ -481,6 +485,16 @@ impl Tenancy {
                 needed: invocation_ms,
             });
         }
+        let outbound = self.runtime.outbound_policy();
+        for (i, host) in manifest.capabilities.http.iter().enumerate() {
+            if !outbound.allows(host) {
+                return Err(invalid(
+                    format!("manifest.capabilities.http[{i}]"),
+                    format!("{host:?} is not a host this host's operator lets partners reach"),
+                ));
+            }
+        }
+        let http_granted = !manifest.capabilities.http.is_empty();
         let id = manifest.agent.id.clone();
         let _guard = self.changes.lock().await;
         let existing = self.agent_record(&id)?;
@@ -532,7 +546,7 @@ impl Tenancy {
         .await
         .map_err(|e| TenancyError::Io(format!("the compiler task failed: {e}")))?
         .map_err(|e| invalid("component", e.to_string()))?;
-        imports::check(&checked.imports, &policy)
+        imports::check(&checked.imports, &policy, http_granted)
             .map_err(|e| invalid("component", e.to_string()))?;
 
         let mut record = existing.unwrap_or_else(|| AgentRecord {
@@ -564,9 +578,10 @@ impl Tenancy {
             .store
             .tenancy_apply(&[(agent_key(&id), to_json(&record)?)], &[])?;
         self.store.durable(ticket).await?;
+        let capabilities = grant(&manifest, outbound, self.values_of(&id)?);
         let agent = Agent {
             manifest,
-            code: checked.code,
+            code: checked.code.granted(capabilities),
             loaded_at: Timestamp::now(),
             bundle: dir,
             version,
@@ -661,11 +676,149 @@ impl Tenancy {
             });
         }
         let dir = self.version_dir(&record.id, version);
-        let mut agent = Agent::load(&self.runtime, &dir)
+        let mut agent = Agent::load_with(&self.runtime, &dir, self.values_of(&record.id)?)
             .map_err(|e| TenancyError::Io(format!("cannot load {}: {e}", dir.display())))?;
         agent.version = version;
         agent.tenant = self.tenant(&record.tenant);
         Ok(Arc::new(agent))
+    }
+
+    /// The live config values and secrets of `agent`, loaded from the store once.
+    fn values_of(&self, agent: &str) -> Result<Arc<RwLock<AgentValues>>, TenancyError> {
+        let mut map = self.values.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(values) = map.get(agent) {
+            return Ok(values.clone());
+        }
+        let record: ValuesRecord = match self.store.tenancy_get(&values_key(agent))? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(corrupt)?,
+            None => ValuesRecord::default(),
+        };
+        let values = Arc::new(RwLock::new(AgentValues {
+            config: record.config,
+            secrets: record.secrets,
+        }));
+        map.insert(agent.to_string(), values.clone());
+        Ok(values)
+    }
+
+    /// Change `agent`'s config values or secrets with `change`, store them, and let running
+    /// versions see them at their next read.
+    async fn change_values(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        change: impl FnOnce(&mut ValuesRecord) -> Result<(), TenancyError>,
+    ) -> Result<(), TenancyError> {
+        self.owned_agent(principal, agent)?;
+        let _guard = self.changes.lock().await;
+        let values = self.values_of(agent)?;
+        let mut record = {
+            let now = values.read().unwrap_or_else(|p| p.into_inner());
+            ValuesRecord {
+                config: now.config.clone(),
+                secrets: now.secrets.clone(),
+            }
+        };
+        change(&mut record)?;
+        let ticket = self
+            .store
+            .tenancy_apply(&[(values_key(agent), to_json(&record)?)], &[])?;
+        self.store.durable(ticket).await?;
+        let mut now = values.write().unwrap_or_else(|p| p.into_inner());
+        now.config = record.config;
+        now.secrets = record.secrets;
+        Ok(())
+    }
+
+    /// Set config value `name` of `agent`.
+    pub async fn set_config(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        name: &str,
+        value: String,
+    ) -> Result<(), TenancyError> {
+        if name.is_empty() || name.len() > 128 || value.len() > 64 * 1024 {
+            return Err(invalid(
+                "config",
+                "a name is 1-128 characters and a value at most 64 KiB",
+            ));
+        }
+        self.change_values(principal, agent, |r| {
+            r.config.insert(name.to_string(), value);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Set secret `name` of `agent`: `header: value` added to every request to `host`.
+    pub async fn set_secret(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        name: &str,
+        secret: SecretHeader,
+    ) -> Result<(), TenancyError> {
+        if name.is_empty() || name.len() > 128 {
+            return Err(invalid("name", "must be 1-128 characters"));
+        }
+        if http::HeaderName::from_bytes(secret.header.as_bytes()).is_err() {
+            return Err(invalid("header", "is not a valid HTTP header name"));
+        }
+        if http::HeaderValue::from_str(&secret.value).is_err() {
+            return Err(invalid("value", "is not a valid HTTP header value"));
+        }
+        if secret.host.is_empty() || secret.host.contains('/') {
+            return Err(invalid("host", "must be a host or host:port, as granted"));
+        }
+        self.change_values(principal, agent, |r| {
+            r.secrets.insert(name.to_string(), secret);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Delete config value or secret `name` (`secret`: which of the two).
+    pub async fn delete_value(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        name: &str,
+        secret: bool,
+    ) -> Result<(), TenancyError> {
+        self.change_values(principal, agent, |r| {
+            let removed = if secret {
+                r.secrets.remove(name).is_some()
+            } else {
+                r.config.remove(name).is_some()
+            };
+            if removed {
+                Ok(())
+            } else {
+                Err(TenancyError::NotFound {
+                    what: if secret { "secret" } else { "config value" },
+                    id: name.to_string(),
+                })
+            }
+        })
+        .await
+    }
+
+    /// `agent`'s config values, and its secrets without their values.
+    pub fn list_values(
+        &self,
+        principal: &Principal,
+        agent: &str,
+    ) -> Result<serde_json::Value, TenancyError> {
+        self.owned_agent(principal, agent)?;
+        let values = self.values_of(agent)?;
+        let values = values.read().unwrap_or_else(|p| p.into_inner());
+        let secrets: serde_json::Map<String, serde_json::Value> = values
+            .secrets
+            .iter()
+            .map(|(name, s)| (name.clone(), json!({"host": s.host, "header": s.header})))
+            .collect();
+        Ok(json!({"config": values.config, "secrets": secrets}))
     }
 
     /// Issue an API key for a Leader (`leader`: its AIC) to call `agent`.

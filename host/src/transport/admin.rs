@@ -329,3 +329,74 @@ pub(super) fn may_see(tenancy: &Arc<Tenancy>, principal: &Principal, agent: &str
         Principal::Tenant(t) => tenancy.owner_of(agent).as_deref() == Some(t.as_str()),
     }
 }
+
+pub(super) async fn list_values(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(agent): Path<String>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    Ok(Json(state.tenancy.list_values(&who, &agent)?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigValue {
+    value: String,
+}
+
+pub(super) async fn set_config(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((agent, name)): Path<(String, String)>,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let request: ConfigValue = body(&bytes)?;
+    state
+        .tenancy
+        .set_config(&who, &agent, &name, request.value)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+pub(super) async fn delete_config(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((agent, name)): Path<(String, String)>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    state
+        .tenancy
+        .delete_value(&who, &agent, &name, false)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+pub(super) async fn set_secret(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((agent, name)): Path<(String, String)>,
+    bytes: axum::body::Bytes,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    let secret: crate::runtime::outbound::SecretHeader = body(&bytes)?;
+    state
+        .tenancy
+        .set_secret(&who, &agent, &name, secret)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+pub(super) async fn delete_secret(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((agent, name)): Path<(String, String)>,
+) -> AdminResult {
+    let who = principal(&state, &headers)?;
+    state
+        .tenancy
+        .delete_value(&who, &agent, &name, true)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

@@ -14,7 +14,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -90,6 +90,15 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
         .route(
             "/admin/agents/{agent}/keys/{key}",
             delete(admin::revoke_key),
+        )
+        .route("/admin/agents/{agent}/values", get(admin::list_values))
+        .route(
+            "/admin/agents/{agent}/config/{name}",
+            put(admin::set_config).delete(admin::delete_config),
+        )
+        .route(
+            "/admin/agents/{agent}/secrets/{name}",
+            put(admin::set_secret).delete(admin::delete_secret),
         )
         .layer(DefaultBodyLimit::max(limit))
 }

@@ -1,0 +1,288 @@
+//! Outbound capabilities by grant, through the real `aiphost` binary: a published partner
+//! (the `fetcher` fixture) reaches a local upstream only when granted and allowed, gets typed
+//! errors otherwise, never sees the secret the host adds to its requests, and the secret never
+//! reaches the host's log.
+
+use aiphost_tests::*;
+use axum::http::HeaderMap;
+use base64::Engine as _;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const SECRET: &str = "Bearer sk-upstream-SECRET-5f2c9a";
+
+/// A local upstream API: `/hello` (records the Authorization header it got), `/big` (2 MiB),
+/// `/slow` (answers after 3 s).
+struct Upstream {
+    port: u16,
+    seen: Arc<Mutex<Vec<Option<String>>>>,
+}
+
+async fn upstream() -> Upstream {
+    let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let record = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/hello",
+            axum::routing::get(move |headers: HeaderMap| {
+                let record = record.clone();
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    record.lock().unwrap().push(auth);
+                    "hello from upstream"
+                }
+            }),
+        )
+        .route(
+            "/big",
+            axum::routing::get(|| async { "x".repeat(2 * 1024 * 1024) }),
+        )
+        .route(
+            "/slow",
+            axum::routing::get(|| async {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                "late"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Upstream { port, seen }
+}
+
+fn fetcher_manifest(id: &str, http: &[String], config: &[&str]) -> String {
+    let text = std::fs::read_to_string(plugins_dist().join("fetcher/partner.toml")).unwrap();
+    let base = text.split("[capabilities]").next().unwrap();
+    let base = base.replacen("id = \"fetcher\"\n", &format!("id = \"{id}\"\n"), 1);
+    format!("{base}[capabilities]\nhttp = {http:?}\nconfig = {config:?}\n")
+}
+
+async fn publish(url: &str, token: &str, manifest: &str, wasm: &[u8]) -> (u16, Value) {
+    let body = json!({
+        "manifest": manifest,
+        "component": base64::engine::general_purpose::STANDARD.encode(wasm),
+    });
+    admin(url, Method::POST, "/admin/agents", token, Some(body)).await
+}
+
+async fn tenant(url: &str, id: &str) -> String {
+    let (status, body) = admin(
+        url,
+        Method::POST,
+        "/admin/tenants",
+        OPERATOR_TOKEN,
+        Some(json!({"id": id})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body["adminToken"].as_str().unwrap().to_string()
+}
+
+/// Ask the fetcher to run `command`; its `fetched` data item.
+async fn fetch(rpc: &str, command: &str) -> Value {
+    let answer = post(rpc, &v2("start", &uuid(), text(command), json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let answer_text = answer.to_string();
+    assert!(
+        !answer_text.contains("sk-upstream"),
+        "the secret reached the partner: {answer}"
+    );
+    result(&answer)["products"][0]["dataItems"][0]["data"].clone()
+}
+
+fn fetcher_wasm() -> Vec<u8> {
+    std::fs::read(plugins_dist().join("fetcher/partner.wasm")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() {
+    let up = upstream().await;
+    let other = upstream().await;
+    let granted = format!("127.0.0.1:{}", up.port);
+    let data = tempfile::tempdir().unwrap();
+    let host = ProcessHost::start(
+        &data.path().join("host"),
+        &[
+            "--log",
+            "debug,wasmtime=info,cranelift=info",
+            "--outbound-hosts",
+            &granted,
+            "--outbound-allow-private",
+            "--outbound-timeout-ms",
+            "1000",
+            "--outbound-max-response-bytes",
+            "1048576",
+        ],
+    );
+    let acme = tenant(&host.url, "acme").await;
+
+    // Publish validation: a host the operator does not allow, and wasi:http without a grant.
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &fetcher_manifest("acme-fetch", &["api.example.com".into()], &[]),
+        &fetcher_wasm(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["error"]["details"]["field"],
+        "manifest.capabilities.http[0]"
+    );
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &fetcher_manifest("acme-fetch", &[], &[]),
+        &fetcher_wasm(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("wasi:http"), "{body}");
+
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &fetcher_manifest("acme-fetch", std::slice::from_ref(&granted), &["GREETING"]),
+        &fetcher_wasm(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = admin(
+        &host.url,
+        Method::PUT,
+        "/admin/agents/acme-fetch/secrets/upstream-key",
+        &acme,
+        Some(json!({"host": granted, "header": "authorization", "value": SECRET})),
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _) = admin(
+        &host.url,
+        Method::PUT,
+        "/admin/agents/acme-fetch/config/GREETING",
+        &acme,
+        Some(json!({"value": "hello"})),
+    )
+    .await;
+    assert_eq!(status, 204);
+    let rpc = host.rpc("acme-fetch");
+
+    // Granted: the request goes through, with the secret added by the host.
+    let got = fetch(&rpc, &format!("get http://{granted}/hello")).await;
+    assert_eq!(got, json!({"status": 200, "body": "hello from upstream"}));
+    assert_eq!(
+        up.seen.lock().unwrap().clone(),
+        vec![Some(SECRET.to_string())]
+    );
+    // Not granted: a typed error, and the other server sees nothing.
+    let got = fetch(&rpc, &format!("get http://127.0.0.1:{}/hello", other.port)).await;
+    assert_eq!(got, json!({"error": "HttpRequestDenied"}));
+    assert!(other.seen.lock().unwrap().is_empty());
+    let got = fetch(&rpc, &format!("get http://localhost:{}/hello", up.port)).await;
+    assert_eq!(got, json!({"error": "HttpRequestDenied"}));
+    // Size cap and timeout.
+    let got = fetch(&rpc, &format!("get http://{granted}/big")).await;
+    assert!(
+        got["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("HttpResponseBodySize"),
+        "{got}"
+    );
+    let got = fetch(&rpc, &format!("get http://{granted}/slow")).await;
+    assert!(
+        got["error"].as_str().unwrap_or("").contains("Timeout"),
+        "{got}"
+    );
+    // Config: granted and set, not granted, granted but unset.
+    assert_eq!(
+        fetch(&rpc, "config GREETING").await,
+        json!({"value": "hello"})
+    );
+    assert_eq!(
+        fetch(&rpc, "config DATABASE_URL").await,
+        json!({"error": "NotGranted"})
+    );
+    let (status, _) = admin(
+        &host.url,
+        Method::DELETE,
+        "/admin/agents/acme-fetch/config/GREETING",
+        &acme,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    assert_eq!(
+        fetch(&rpc, "config GREETING").await,
+        json!({"error": "NotSet"})
+    );
+
+    // The admin API shows where a secret goes, never its value; other tenants see nothing.
+    let (status, values) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/agents/acme-fetch/values",
+        &acme,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(values["secrets"]["upstream-key"]["header"], "authorization");
+    assert!(!values.to_string().contains("sk-upstream"), "{values}");
+    let globex = tenant(&host.url, "globex").await;
+    let (status, _) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/agents/acme-fetch/values",
+        &globex,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = admin(
+        &host.url,
+        Method::PUT,
+        "/admin/agents/acme-fetch/secrets/steal",
+        &globex,
+        Some(json!({"host": "127.0.0.1:1", "header": "x", "value": "y"})),
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // The host logged the outbound requests, never the secret.
+    host.kill();
+    let log = std::fs::read_to_string(data.path().join("host.log")).unwrap();
+    assert!(log.contains("outbound request"), "debug logging was on");
+    assert!(!log.contains("sk-upstream"), "the secret is in the log");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_addresses_are_refused_unless_the_operator_allows_them() {
+    let up = upstream().await;
+    let granted = format!("127.0.0.1:{}", up.port);
+    let data = tempfile::tempdir().unwrap();
+    let host = ProcessHost::start(&data.path().join("host"), &["--outbound-hosts", &granted]);
+    let acme = tenant(&host.url, "acme").await;
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &fetcher_manifest("acme-fetch", std::slice::from_ref(&granted), &[]),
+        &fetcher_wasm(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let got = fetch(
+        &host.rpc("acme-fetch"),
+        &format!("get http://{granted}/hello"),
+    )
+    .await;
+    assert_eq!(got, json!({"error": "DestinationIpProhibited"}));
+    assert!(up.seen.lock().unwrap().is_empty());
+}
