@@ -21,8 +21,11 @@ use wasip2::io::streams::StreamError;
 /// A response, read whole.
 #[derive(Clone, Debug)]
 pub struct Response {
+    /// The HTTP status code.
     pub status: u16,
+    /// Header names and values, in the order received.
     pub headers: Vec<(String, Vec<u8>)>,
+    /// The whole body.
     pub body: Vec<u8>,
 }
 
@@ -30,6 +33,7 @@ pub struct Response {
 /// `DestinationIpProhibited`, `HttpResponseBodySize(..)`, `ConnectionTimeout`…) or a usage error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpError {
+    /// The error code's name, e.g. `HttpRequestDenied`.
     pub code: String,
 }
 
