@@ -19,6 +19,7 @@ use crate::store::{Store, StoreError};
 use crate::task::{TaskDefaults, TaskEngine};
 use crate::tenant::quota::Quotas;
 use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
+use crate::transport::tls::{Peer, PlainListener, TlsError, TlsFiles, TlsListener};
 use crate::transport::{self, AppState, HttpConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -52,6 +53,8 @@ pub struct ServerConfig {
     pub imports: ImportPolicy,
     /// How often tenants' stored bytes are measured.
     pub storage_meter: std::time::Duration,
+    /// Serve HTTPS (and accept client certificates) instead of plain HTTP.
+    pub tls: Option<TlsFiles>,
 }
 
 impl ServerConfig {
@@ -73,6 +76,7 @@ impl ServerConfig {
             tenant_quotas: Quotas::default(),
             imports: ImportPolicy::default(),
             storage_meter: std::time::Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -93,6 +97,8 @@ pub enum ServerError {
     Agent(#[from] AgentError),
     #[error("cannot open tenancy: {0}")]
     Tenancy(#[from] TenancyError),
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsError),
     #[error("the operator token file {path}: {source}")]
     OperatorToken {
         path: String,
@@ -107,6 +113,7 @@ pub enum ServerError {
 
 /// A host serving HTTP until [`Server::shutdown`].
 pub struct Server {
+    scheme: &'static str,
     addr: SocketAddr,
     engine: TaskEngine,
     groups: Groups,
@@ -180,16 +187,42 @@ impl Server {
         let stop = CancellationToken::new();
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let stopped = stop.clone();
-        let serving = tokio::spawn(async move {
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stopped.cancelled().await })
-                .await;
-            if let Err(e) = result {
-                tracing::error!(error = %e, "HTTP server failed");
+        let app = app.into_make_service_with_connect_info::<Peer>();
+        let serving = match &config.tls {
+            Some(files) => {
+                let tls = transport::tls::server_config(files)?;
+                let listener = TlsListener::new(listener, tls, stop.clone()).map_err(|source| {
+                    ServerError::Listen {
+                        addr: config.listen,
+                        source,
+                    }
+                })?;
+                tokio::spawn(async move {
+                    let result = axum::serve(listener, app)
+                        .with_graceful_shutdown(async move { stopped.cancelled().await })
+                        .await;
+                    if let Err(e) = result {
+                        tracing::error!(error = %e, "HTTPS server failed");
+                    }
+                })
             }
-        });
-        tracing::info!(%addr, "aiphost is serving");
+            None => tokio::spawn(async move {
+                let result = axum::serve(PlainListener(listener), app)
+                    .with_graceful_shutdown(async move { stopped.cancelled().await })
+                    .await;
+                if let Err(e) = result {
+                    tracing::error!(error = %e, "HTTP server failed");
+                }
+            }),
+        };
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        tracing::info!(%addr, scheme, "aiphost is serving");
         Ok(Server {
+            scheme,
             addr,
             engine,
             groups,
@@ -203,9 +236,9 @@ impl Server {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` with TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Wait until the server stops (it stops only on [`Server::shutdown`] or an error).

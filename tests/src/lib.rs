@@ -147,6 +147,8 @@ pub struct HostOptions {
     pub allow_socket_imports: bool,
     /// How often tenants' stored bytes are measured.
     pub storage_meter: Duration,
+    /// Serve HTTPS with these files.
+    pub tls: Option<aiphost::transport::tls::TlsFiles>,
 }
 
 impl Default for HostOptions {
@@ -168,6 +170,7 @@ impl Default for HostOptions {
             max_concurrent: 64,
             allow_socket_imports: false,
             storage_meter: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -217,6 +220,7 @@ impl TestHost {
         config.operator_token = Some(OPERATOR_TOKEN.to_string());
         config.imports.allow_socket_imports = options.allow_socket_imports;
         config.storage_meter = options.storage_meter;
+        config.tls = options.tls.clone();
         Server::start(config).await.expect("starting the host")
     }
 

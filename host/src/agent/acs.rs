@@ -101,6 +101,22 @@ pub fn require_bearer(document: &mut Value) {
     }
 }
 
+/// Declare that Leaders authenticate with a client certificate naming their AIC.
+pub fn require_mutual_tls(document: &mut Value) {
+    document["securitySchemes"] = json!({
+        "mtls": {
+            "type": "mutualTLS",
+            "description": "A client certificate from the host operator's CA whose URI SAN is acps://{the Leader's AIC}.",
+        }
+    });
+    document["security"] = json!([{"mtls": []}]);
+    if let Some(endpoints) = document["endPoints"].as_array_mut() {
+        for endpoint in endpoints {
+            endpoint["security"] = json!([{"mtls": []}]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,8 @@
 //! invocation-ms = 10000
 //!
 //! [access]
-//! leaders = "open"                              # or "api-key"
+//! leaders = "open"                              # or "api-key" or "mtls"
+//! allowed-leaders = []                          # AICs; empty: any authenticated Leader
 //!
 //! [capabilities]
 //! http = ["api.example.com"]                    # outbound HTTP, if the operator allows it
@@ -82,9 +83,13 @@ pub struct CapabilityRequest {
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Access {
-    /// How Leaders authenticate: `open` (anyone) or `api-key` (a bearer key its tenant issued).
+    /// How Leaders authenticate: `open` (anyone), `api-key` (a bearer key its tenant issued)
+    /// or `mtls` (a client certificate naming the Leader's AIC as `acps://{AIC}`).
     #[serde(default)]
     pub leaders: LeaderAuth,
+    /// The Leaders (AICs) allowed to call it once authenticated; empty: every authenticated one.
+    #[serde(default)]
+    pub allowed_leaders: Vec<String>,
 }
 
 /// How Leaders authenticate to a partner.
@@ -96,6 +101,8 @@ pub enum LeaderAuth {
     Open,
     /// `Authorization: Bearer <key>`; each Leader sees only the tasks it created.
     ApiKey,
+    /// A client certificate from the operator's CA; each Leader sees only its own tasks.
+    Mtls,
 }
 
 /// The partner's identity.

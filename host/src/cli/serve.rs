@@ -110,6 +110,16 @@ pub struct ServeArgs {
     /// Largest outbound HTTP response body a partner may read, in bytes.
     #[arg(long, default_value_t = 8 * 1024 * 1024)]
     outbound_max_response_bytes: u64,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Accept client certificates from these CAs (PEM): mutual TLS for partners whose manifest
+    /// says `leaders = "mtls"`.
+    #[arg(long, requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -148,6 +158,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config.tenant_quotas = quotas;
     }
     config.imports.allow_socket_imports = args.allow_socket_imports;
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls = Some(aiphost::transport::tls::TlsFiles {
+            cert,
+            key,
+            client_ca: args.tls_client_ca,
+        });
+    }
     config.runtime.outbound = std::sync::Arc::new(aiphost::runtime::outbound::OutboundPolicy {
         allowed_hosts: args.outbound_hosts,
         allow_private: args.outbound_allow_private,

@@ -17,6 +17,7 @@ use crate::protocol::{ErrorCode, RpcError, Timestamp};
 use crate::runtime::outbound::{AgentValues, SecretHeader};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::store::{Store, StoreError};
+use crate::transport::tls::Peer;
 use credentials::{Credential, Kind};
 use quota::{Quotas, RateLimiter};
 use records::*;
@@ -908,11 +909,28 @@ impl Tenancy {
         &self,
         agent: &Agent,
         bearer: Option<&str>,
+        peer: &Peer,
     ) -> Result<Option<String>, RpcError> {
-        match agent.manifest.access.leaders {
+        let leader = match agent.manifest.access.leaders {
             LeaderAuth::Open => return Ok(None),
-            LeaderAuth::ApiKey => {}
+            LeaderAuth::ApiKey => self.leader_by_key(agent, bearer)?,
+            LeaderAuth::Mtls => leader_by_certificate(peer)?,
+        };
+        let allowed = &agent.manifest.access.allowed_leaders;
+        if !allowed.is_empty() && !allowed.contains(&leader) {
+            return Err(RpcError::new(
+                ErrorCode::AuthorizationFailed,
+                json!({
+                    "reason": "this Leader is not among the partner's allowed Leaders",
+                    "leader": leader,
+                }),
+            ));
         }
+        Ok(Some(leader))
+    }
+
+    /// The Leader an API key authenticates, for `agent`.
+    fn leader_by_key(&self, agent: &Agent, bearer: Option<&str>) -> Result<String, RpcError> {
         let Some(token) = bearer else {
             return Err(RpcError::new(
                 ErrorCode::AuthenticationRequired,
@@ -957,7 +975,7 @@ impl Tenancy {
                 }),
             ));
         }
-        Ok(Some(key.leader))
+        Ok(key.leader)
     }
 
     /// Measure every tenant's stored bytes (published bundles, tasks, events, KV).
@@ -1001,6 +1019,29 @@ impl Tenancy {
             }
         });
     }
+}
+
+/// The Leader a verified client certificate names.
+fn leader_by_certificate(peer: &Peer) -> Result<String, RpcError> {
+    if let Some(leader) = &peer.leader {
+        return Ok(leader.clone());
+    }
+    if peer.anonymous_certificate {
+        return Err(RpcError::new(
+            ErrorCode::AccessTokenInvalid,
+            json!({
+                "reason": "the client certificate names no Leader: it needs a URI SAN acps://{AIC}",
+                "scheme": "mtls",
+            }),
+        ));
+    }
+    Err(RpcError::new(
+        ErrorCode::AuthenticationRequired,
+        json!({
+            "reason": "this partner requires a client certificate (mutual TLS) from the host operator's CA",
+            "scheme": "mtls",
+        }),
+    ))
 }
 
 impl VersionLoader for Tenancy {

@@ -4,6 +4,7 @@ mod admin;
 mod notification;
 mod rpc;
 mod stream;
+pub mod tls;
 
 use crate::agent::Registry;
 use crate::agent::acs::{self, HostCapabilities};
@@ -54,8 +55,8 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{agent}/stream", aip.clone())
         .route(
             "/agents/{agent}/notification/{op}",
-            post(|s, Path((agent, _op)): Path<(String, String)>, h, b| {
-                rpc::handle(s, Path(agent), h, b)
+            post(|s, p, Path((agent, _op)): Path<(String, String)>, h, b| {
+                rpc::handle(s, p, Path(agent), h, b)
             }),
         )
         .route("/agents/{agent}/group", aip.clone())
@@ -156,8 +157,10 @@ async fn acs_document(
             ..HostCapabilities::default()
         },
     );
-    if agent.manifest.access.leaders == LeaderAuth::ApiKey {
-        acs::require_bearer(&mut document);
+    match agent.manifest.access.leaders {
+        LeaderAuth::Open => {}
+        LeaderAuth::ApiKey => acs::require_bearer(&mut document),
+        LeaderAuth::Mtls => acs::require_mutual_tls(&mut document),
     }
     axum::Json(document).into_response()
 }

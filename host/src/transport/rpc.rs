@@ -2,6 +2,7 @@
 //! Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises on any other status).
 
 use super::AppState;
+use super::tls::Peer;
 use crate::agent::Agent;
 use crate::protocol::dialect::{self, render_task};
 use crate::protocol::jsonrpc::{self, Request};
@@ -9,7 +10,7 @@ use crate::protocol::notification::Subscription;
 use crate::protocol::{CommandKind, ErrorCode, Inbound, RpcError};
 use crate::task::EngineError;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -36,6 +37,7 @@ enum Answer {
 /// `POST /agents/{agent}/...`: read, dispatch, answer.
 pub async fn handle(
     State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -57,7 +59,7 @@ pub async fn handle(
                 Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
                 Ok(request) => {
                     let id = request.id.clone();
-                    match dispatch(&app, &agent_id, &headers, request).await {
+                    match dispatch(&app, &agent_id, &headers, &peer, request).await {
                         Ok(Answer::Stream(response)) => return response,
                         Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
                         Err(error) => {
@@ -89,6 +91,7 @@ async fn dispatch(
     app: &AppState,
     agent_id: &str,
     headers: &HeaderMap,
+    peer: &Peer,
     request: Request,
 ) -> Result<Answer, RpcError> {
     let agent = app.agents.get(agent_id).ok_or_else(|| {
@@ -101,7 +104,7 @@ async fn dispatch(
     }
     let owner = app
         .tenancy
-        .authenticate_leader(&agent, super::admin::bearer(headers))?;
+        .authenticate_leader(&agent, super::admin::bearer(headers), peer)?;
     let owner = owner.as_deref();
     if let Some(leader) = owner {
         check_sender(leader, &request.params)?;

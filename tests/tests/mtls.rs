@@ -1,0 +1,328 @@
+//! Leaders authenticated by client certificates (mutual TLS) over a real HTTPS listener: the
+//! Leader's AIC comes from its certificate's `acps://{AIC}` URI, certificates from other CAs
+//! never get through the handshake, and each Leader sees only its own tasks.
+
+use aiphost::transport::tls::TlsFiles;
+use aiphost_tests::*;
+use base64::Engine as _;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, SanType};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+const LEADER_A: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+const LEADER_B: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
+const LEADER_C: &str = "1.2.156.3088.1.1.TEST.STRANGER.1.0000";
+
+/// A client identity: certificate chain and key.
+struct Identity {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Identity {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+/// A CA, and certificates it signs.
+struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl Ca {
+    fn new(name: &str) -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        Ca {
+            issuer: CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap(),
+        }
+    }
+
+    fn pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    fn der(&self) -> CertificateDer<'static> {
+        self.issuer.der().clone()
+    }
+
+    /// A leaf with `sans`; returns (certificate PEM, key PEM, identity).
+    fn leaf(&self, sans: Vec<SanType>) -> (String, String, Identity) {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.subject_alt_names = sans;
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        let identity = Identity {
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+        };
+        (cert.pem(), key.serialize_pem(), identity)
+    }
+
+    fn leader(&self, aic: Option<&str>) -> Identity {
+        let sans = match aic {
+            Some(aic) => vec![SanType::URI(format!("acps://{aic}").try_into().unwrap())],
+            None => vec![SanType::DnsName("leader.example".try_into().unwrap())],
+        };
+        self.leaf(sans).2
+    }
+}
+
+/// One HTTPS request to the host: `(HTTP status, JSON body)`, or the transport error.
+async fn https(
+    url: &str,
+    method: &str,
+    path: &str,
+    trust: &CertificateDer<'static>,
+    identity: Option<&Identity>,
+    bearer: Option<&str>,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(trust.clone()).map_err(|e| e.to_string())?;
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots);
+    let config = match identity {
+        Some(id) => builder
+            .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+            .map_err(|e| e.to_string())?,
+        None => builder.with_no_client_auth(),
+    };
+    let authority = url.trim_start_matches("https://").to_string();
+    let tcp = tokio::net::TcpStream::connect(&authority)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .map_err(|e| format!("TLS: {e}"))?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+            .await
+            .map_err(|e| format!("HTTP: {e}"))?;
+    tokio::spawn(connection);
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", &authority)
+        .header("content-type", "application/json");
+    if let Some(token) = bearer {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = request
+        .body(Full::new(Bytes::from(payload)))
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("HTTP: {e}"))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    let json = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).to_string()))
+    };
+    Ok((status, json))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn command(command: &str, task: &str, sender: &str) -> Value {
+    let mut body = v2(command, task, text("hi"), json!({}));
+    body["params"]["command"]["senderId"] = json!(sender);
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaders_authenticate_with_client_certificates() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let (server_cert, server_key, _) =
+        ca.leaf(vec![SanType::IpAddress("127.0.0.1".parse().unwrap())]);
+    let files = TlsFiles {
+        cert: write(pki.path(), "server.pem", &server_cert),
+        key: write(pki.path(), "server-key.pem", &server_key),
+        client_ca: Some(write(pki.path(), "ca.pem", &ca.pem())),
+    };
+    let host = TestHost::start(HostOptions {
+        tls: Some(files),
+        ..HostOptions::default()
+    })
+    .await;
+    assert!(host.url.starts_with("https://"), "{}", host.url);
+    let trust = ca.der();
+    let call = |path: String, identity: Option<Identity>, body: Value| {
+        let (url, trust) = (host.url.clone(), trust.clone());
+        async move {
+            https(
+                &url,
+                "POST",
+                &path,
+                &trust,
+                identity.as_ref(),
+                None,
+                Some(&body),
+            )
+            .await
+        }
+    };
+
+    // An open partner needs no certificate, over TLS too.
+    let (status, answer) = call(
+        "/agents/echo/rpc".into(),
+        None,
+        command("start", "plain", LEADER_A),
+    )
+    .await
+    .expect("HTTPS without a client certificate");
+    assert_eq!(status, 200);
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+
+    // A tenant publishes a partner that takes Leaders by certificate, A and B only.
+    let (status, created) = https(
+        &host.url,
+        "POST",
+        "/admin/tenants",
+        &trust,
+        None,
+        Some(OPERATOR_TOKEN),
+        Some(&json!({"id": "acme"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 201, "{created}");
+    let token = created["adminToken"].as_str().unwrap().to_string();
+    let manifest = std::fs::read_to_string(plugins_dist().join("echo/partner.toml"))
+        .unwrap()
+        .replacen("id = \"echo\"\n", "id = \"guarded\"\n", 1)
+        + &format!(
+            "\n[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n"
+        );
+    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
+    let (status, published) = https(
+        &host.url,
+        "POST",
+        "/admin/agents",
+        &trust,
+        None,
+        Some(&token),
+        Some(&json!({
+            "manifest": manifest,
+            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
+        })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 201, "{published}");
+    let (_, acs) = https(
+        &host.url,
+        "GET",
+        "/agents/guarded/.well-known/acs.json",
+        &trust,
+        None,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(acs["securitySchemes"]["mtls"]["type"], "mutualTLS", "{acs}");
+
+    let rpc = "/agents/guarded/rpc".to_string();
+    let a = ca.leader(Some(LEADER_A));
+    let b = ca.leader(Some(LEADER_B));
+    // No certificate; a certificate naming no AIC; a Leader not allowed.
+    let (_, answer) = call(rpc.clone(), None, command("start", "t", LEADER_A))
+        .await
+        .unwrap();
+    assert_eq!(error_code(&answer), -32008, "{answer}");
+    let (_, answer) = call(
+        rpc.clone(),
+        Some(ca.leader(None)),
+        command("start", "t", LEADER_A),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(&answer), -32010, "{answer}");
+    let (_, answer) = call(
+        rpc.clone(),
+        Some(ca.leader(Some(LEADER_C))),
+        command("start", "t", LEADER_C),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    // A certificate naming A, but the command claims to come from B.
+    let (_, answer) = call(
+        rpc.clone(),
+        Some(a.clone()),
+        command("start", "t", LEADER_B),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    // A certificate from another CA does not get through the handshake.
+    let stranger = Ca::new("someone else's CA").leader(Some(LEADER_A));
+    let refused = call(rpc.clone(), Some(stranger), command("start", "t", LEADER_A)).await;
+    assert!(refused.is_err(), "{refused:?}");
+
+    // A and B each have their own task "t".
+    let (_, answer) = call(
+        rpc.clone(),
+        Some(a.clone()),
+        command("start", "t", LEADER_A),
+    )
+    .await
+    .unwrap();
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let (_, answer) = call(rpc.clone(), Some(b.clone()), command("get", "t", LEADER_B))
+        .await
+        .unwrap();
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+    let (_, answer) = call(
+        rpc.clone(),
+        Some(b.clone()),
+        command("start", "t", LEADER_B),
+    )
+    .await
+    .unwrap();
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let (_, answer) = call(rpc.clone(), Some(a), command("complete", "t", LEADER_A))
+        .await
+        .unwrap();
+    assert_eq!(state(&answer), "completed", "{answer}");
+    let (_, answer) = call(rpc, Some(b), command("get", "t", LEADER_B))
+        .await
+        .unwrap();
+    assert_eq!(
+        state(&answer),
+        "awaiting-completion",
+        "B's task is untouched: {answer}"
+    );
+}
