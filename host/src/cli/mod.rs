@@ -36,7 +36,7 @@ pub struct LogArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve hosted partners over AIP.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Create, build and list partners.
     #[command(subcommand)]
     Agent(agent::AgentCommand),
@@ -76,7 +76,7 @@ pub fn init_logging(args: &LogArgs) {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Agent(cmd) => agent::run(cmd).await,
         Command::Call(args) => call::run(args).await,
         Command::Notifications(cmd) => notifications::run(cmd).await,
