@@ -5,6 +5,7 @@
 //! wasmtime once into a cache shared by every test.
 
 pub mod group;
+pub mod tenants;
 
 use aiphost::server::{Server, ServerConfig};
 use serde_json::{Value, json};

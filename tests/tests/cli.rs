@@ -50,7 +50,14 @@ fn list_shows_bundles() {
     let out = aiphost(&["agent", "list", "--agents", dist.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = stdout(&out);
-    for id in ["chunked", "echo", "hostile", "stats", "trip-planner"] {
+    for id in [
+        "chunked",
+        "echo",
+        "fetcher",
+        "hostile",
+        "stats",
+        "trip-planner",
+    ] {
         assert!(
             listing.lines().any(|l| l.starts_with(id)),
             "{id} missing from:\n{listing}"

@@ -59,7 +59,17 @@ async fn list_health_and_metrics() {
         .iter()
         .map(|a| a["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["chunked", "echo", "hostile", "stats", "trip-planner"]);
+    assert_eq!(
+        ids,
+        [
+            "chunked",
+            "echo",
+            "fetcher",
+            "hostile",
+            "stats",
+            "trip-planner"
+        ]
+    );
 
     let health = reqwest::get(format!("{}/healthz", host.url)).await.unwrap();
     assert_eq!(health.status(), 200);
@@ -87,6 +97,6 @@ async fn list_health_and_metrics() {
         "start, then the completion hook"
     );
     assert!(value("aiphost_store_flushes_total").await >= 1);
-    assert_eq!(value("aiphost_agents").await, 5);
+    assert_eq!(value("aiphost_agents").await, 6);
     assert_eq!(value("aiphost_open_streams").await, 0);
 }

@@ -3,9 +3,9 @@
 //! errors otherwise, never sees the secret the host adds to its requests, and the secret never
 //! reaches the host's log.
 
+use aiphost_tests::tenants::{create_tenant, publish};
 use aiphost_tests::*;
 use axum::http::HeaderMap;
-use base64::Engine as _;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -64,27 +64,6 @@ fn fetcher_manifest(id: &str, http: &[String], config: &[&str]) -> String {
     format!("{base}[capabilities]\nhttp = {http:?}\nconfig = {config:?}\n")
 }
 
-async fn publish(url: &str, token: &str, manifest: &str, wasm: &[u8]) -> (u16, Value) {
-    let body = json!({
-        "manifest": manifest,
-        "component": base64::engine::general_purpose::STANDARD.encode(wasm),
-    });
-    admin(url, Method::POST, "/admin/agents", token, Some(body)).await
-}
-
-async fn tenant(url: &str, id: &str) -> String {
-    let (status, body) = admin(
-        url,
-        Method::POST,
-        "/admin/tenants",
-        OPERATOR_TOKEN,
-        Some(json!({"id": id})),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    body["adminToken"].as_str().unwrap().to_string()
-}
-
 /// Ask the fetcher to run `command`; its `fetched` data item.
 async fn fetch(rpc: &str, command: &str) -> Value {
     let answer = post(rpc, &v2("start", &uuid(), text(command), json!({}))).await;
@@ -121,7 +100,7 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
             "1048576",
         ],
     );
-    let acme = tenant(&host.url, "acme").await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
 
     // Publish validation: a host the operator does not allow, and wasi:http without a grant.
     let (status, body) = publish(
@@ -236,7 +215,7 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
     assert_eq!(status, 200);
     assert_eq!(values["secrets"]["upstream-key"]["header"], "authorization");
     assert!(!values.to_string().contains("sk-upstream"), "{values}");
-    let globex = tenant(&host.url, "globex").await;
+    let globex = create_tenant(&host.url, "globex", json!({})).await;
     let (status, _) = admin(
         &host.url,
         Method::GET,
@@ -269,7 +248,7 @@ async fn private_addresses_are_refused_unless_the_operator_allows_them() {
     let granted = format!("127.0.0.1:{}", up.port);
     let data = tempfile::tempdir().unwrap();
     let host = ProcessHost::start(&data.path().join("host"), &["--outbound-hosts", &granted]);
-    let acme = tenant(&host.url, "acme").await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
     let (status, body) = publish(
         &host.url,
         &acme,

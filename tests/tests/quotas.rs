@@ -1,46 +1,13 @@
 //! Per-tenant quotas through the real admin and AIP APIs: each breach is refused precisely, and a
 //! tenant flooding the host with hostile partners does not starve another tenant.
 
+use aiphost_tests::tenants::{
+    create_tenant, example_component as component, example_manifest, publish,
+};
 use aiphost_tests::*;
-use base64::Engine as _;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn manifest(bundle: &str, id: &str) -> String {
-    let text = std::fs::read_to_string(plugins_dist().join(bundle).join("partner.toml"))
-        .expect("bundle manifest");
-    text.replacen(
-        &format!("id = \"{bundle}\"\n"),
-        &format!("id = \"{id}\"\n"),
-        1,
-    )
-}
-
-fn component(bundle: &str) -> Vec<u8> {
-    std::fs::read(plugins_dist().join(bundle).join("partner.wasm")).expect("bundle component")
-}
-
-async fn publish(host: &TestHost, token: &str, manifest: &str, wasm: &[u8]) -> (u16, Value) {
-    let body = json!({
-        "manifest": manifest,
-        "component": base64::engine::general_purpose::STANDARD.encode(wasm),
-    });
-    admin(&host.url, Method::POST, "/admin/agents", token, Some(body)).await
-}
-
-async fn tenant_with(host: &TestHost, id: &str, quotas: Value) -> String {
-    let (status, body) = admin(
-        &host.url,
-        Method::POST,
-        "/admin/tenants",
-        OPERATOR_TOKEN,
-        Some(json!({"id": id, "quotas": quotas})),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    body["adminToken"].as_str().expect("token").to_string()
-}
 
 fn quota_of(answer: &Value) -> Option<&str> {
     let error = answer.get("error")?;
@@ -56,30 +23,30 @@ async fn quota_breaches_are_refused_precisely_and_stay_with_their_tenant() {
         ..HostOptions::default()
     })
     .await;
-    let calm = tenant_with(&host, "calm", json!({})).await;
+    let calm = create_tenant(&host.url, "calm", json!({})).await;
     let (status, body) = publish(
-        &host,
+        &host.url,
         &calm,
-        &manifest("echo", "calm-echo"),
+        &example_manifest("echo", "calm-echo", ""),
         &component("echo"),
     )
     .await;
     assert_eq!(status, 201, "{body}");
 
     // Number of partners.
-    let small = tenant_with(&host, "small", json!({"maxAgents": 1})).await;
+    let small = create_tenant(&host.url, "small", json!({"maxAgents": 1})).await;
     let (status, _) = publish(
-        &host,
+        &host.url,
         &small,
-        &manifest("echo", "small-a"),
+        &example_manifest("echo", "small-a", ""),
         &component("echo"),
     )
     .await;
     assert_eq!(status, 201);
     let (status, body) = publish(
-        &host,
+        &host.url,
         &small,
-        &manifest("echo", "small-b"),
+        &example_manifest("echo", "small-b", ""),
         &component("echo"),
     )
     .await;
@@ -90,20 +57,20 @@ async fn quota_breaches_are_refused_precisely_and_stay_with_their_tenant() {
     );
     // A new version of the partner it has is not another partner.
     let (status, body) = publish(
-        &host,
+        &host.url,
         &small,
-        &manifest("echo", "small-a"),
+        &example_manifest("echo", "small-a", ""),
         &component("echo"),
     )
     .await;
     assert_eq!(status, 201, "{body}");
 
     // CPU time per invocation.
-    let strict = tenant_with(&host, "strict", json!({"maxInvocationMs": 1000})).await;
+    let strict = create_tenant(&host.url, "strict", json!({"maxInvocationMs": 1000})).await;
     let (status, body) = publish(
-        &host,
+        &host.url,
         &strict,
-        &manifest("echo", "strict-echo"),
+        &example_manifest("echo", "strict-echo", ""),
         &component("echo"),
     )
     .await;
@@ -113,11 +80,11 @@ async fn quota_breaches_are_refused_precisely_and_stay_with_their_tenant() {
     // Stored bytes: the echo component itself is most of this tenant's allowance; its tasks fill
     // the rest, then new tasks are refused while the calm tenant carries on.
     let allowance = component("echo").len() as u64 + 6_000;
-    let tiny = tenant_with(&host, "tiny", json!({"maxStoredBytes": allowance})).await;
+    let tiny = create_tenant(&host.url, "tiny", json!({"maxStoredBytes": allowance})).await;
     let (status, body) = publish(
-        &host,
+        &host.url,
         &tiny,
-        &manifest("echo", "tiny-echo"),
+        &example_manifest("echo", "tiny-echo", ""),
         &component("echo"),
     )
     .await;
@@ -196,25 +163,25 @@ async fn a_flooding_hostile_tenant_does_not_starve_another() {
         ..HostOptions::default()
     })
     .await;
-    let flood = tenant_with(
-        &host,
+    let flood = create_tenant(
+        &host.url,
         "flood",
         json!({"maxConcurrentInvocations": 1, "requestsPerSecond": 20, "requestBurst": 20}),
     )
     .await;
     let (status, body) = publish(
-        &host,
+        &host.url,
         &flood,
-        &manifest("hostile", "flood-hostile"),
+        &example_manifest("hostile", "flood-hostile", ""),
         &component("hostile"),
     )
     .await;
     assert_eq!(status, 201, "{body}");
-    let calm = tenant_with(&host, "calm", json!({})).await;
+    let calm = create_tenant(&host.url, "calm", json!({})).await;
     let (status, body) = publish(
-        &host,
+        &host.url,
         &calm,
-        &manifest("echo", "calm-echo"),
+        &example_manifest("echo", "calm-echo", ""),
         &component("echo"),
     )
     .await;

@@ -1,8 +1,10 @@
 //! Multi-tenant hosting through the real admin and AIP HTTP APIs: tenants, publishing with
 //! validation, versions and rollback, Leader API keys, and isolation between tenants.
 
+use aiphost_tests::tenants::{
+    create_tenant, example_component as component, example_manifest as manifest, publish,
+};
 use aiphost_tests::*;
-use base64::Engine as _;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -10,46 +12,6 @@ use std::time::Duration;
 
 const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
 const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
-
-/// The manifest of example bundle `bundle`, served as `id`, with `extra` TOML appended.
-fn manifest(bundle: &str, id: &str, extra: &str) -> String {
-    let text = std::fs::read_to_string(plugins_dist().join(bundle).join("partner.toml"))
-        .expect("bundle manifest");
-    let original = format!("id = \"{bundle}\"\n");
-    assert!(text.contains(&original), "{text}");
-    format!(
-        "{}\n{extra}",
-        text.replacen(&original, &format!("id = \"{id}\"\n"), 1)
-    )
-}
-
-fn component(bundle: &str) -> Vec<u8> {
-    std::fs::read(plugins_dist().join(bundle).join("partner.wasm")).expect("bundle component")
-}
-
-async fn publish(host: &TestHost, token: &str, manifest: &str, wasm: &[u8]) -> (u16, Value) {
-    let body = json!({
-        "manifest": manifest,
-        "component": base64::engine::general_purpose::STANDARD.encode(wasm),
-    });
-    admin(&host.url, Method::POST, "/admin/agents", token, Some(body)).await
-}
-
-async fn create_tenant(host: &TestHost, id: &str, quotas: Value) -> String {
-    let (status, body) = admin(
-        &host.url,
-        Method::POST,
-        "/admin/tenants",
-        OPERATOR_TOKEN,
-        Some(json!({"id": id, "quotas": quotas})),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    body["adminToken"]
-        .as_str()
-        .expect("admin token")
-        .to_string()
-}
 
 async fn versions(host: &TestHost, token: &str, agent: &str) -> (u16, Value) {
     admin(
@@ -100,7 +62,7 @@ async fn operator_manages_tenants_and_the_admin_api_refuses_everyone_else() {
     let forged = format!("aht.{}.{}", "0".repeat(16), "0".repeat(64));
     assert_eq!(tenants(&forged).await.0, 401);
 
-    let acme = create_tenant(&host, "acme", json!({"maxAgents": 3})).await;
+    let acme = create_tenant(&host.url, "acme", json!({"maxAgents": 3})).await;
     let (status, body) = admin(
         &host.url,
         Method::POST,
@@ -205,13 +167,13 @@ async fn operator_manages_tenants_and_the_admin_api_refuses_everyone_else() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
     let mut host = TestHost::start(HostOptions::default()).await;
-    let acme = create_tenant(&host, "acme", json!({"maxComponentBytes": 4_000_000})).await;
-    let globex = create_tenant(&host, "globex", json!({})).await;
+    let acme = create_tenant(&host.url, "acme", json!({"maxComponentBytes": 4_000_000})).await;
+    let globex = create_tenant(&host.url, "globex", json!({})).await;
     let rpc = host.rpc("flow");
 
     // Version 1: the trip planner.
     let (status, body) = publish(
-        &host,
+        &host.url,
         &acme,
         &manifest("trip-planner", "flow", ""),
         &component("trip-planner"),
@@ -292,7 +254,7 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
         ),
     ];
     for (what, manifest_text, wasm, want_status, want_text) in refusals {
-        let (status, body) = publish(&host, &acme, &manifest_text, &wasm).await;
+        let (status, body) = publish(&host.url, &acme, &manifest_text, &wasm).await;
         assert_eq!(status, want_status, "{what}: {body}");
         assert!(body.to_string().contains(want_text), "{what}: {body}");
         let (_, listed) = versions(&host, &acme, "flow").await;
@@ -309,7 +271,7 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
 
     // Another tenant cannot take the id, nor an operator's partner's.
     let (status, body) = publish(
-        &host,
+        &host.url,
         &globex,
         &manifest("echo", "flow", ""),
         &component("echo"),
@@ -318,7 +280,7 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
     assert_eq!(status, 403, "{body}");
     assert!(body.to_string().contains("another tenant"), "{body}");
     let (status, body) = publish(
-        &host,
+        &host.url,
         &globex,
         &manifest("echo", "echo", ""),
         &component("echo"),
@@ -346,7 +308,7 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
 
     // Version 2 (the echo partner under the same id): new tasks run on it at once...
     let (status, body) = publish(
-        &host,
+        &host.url,
         &acme,
         &manifest("echo", "flow", ""),
         &component("echo"),
@@ -438,13 +400,13 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
 async fn version_switch_under_load_loses_no_task() {
     let host = TestHost::start(HostOptions::default()).await;
     let acme = create_tenant(
-        &host,
+        &host.url,
         "acme",
         json!({"requestsPerSecond": 100000, "requestBurst": 100000}),
     )
     .await;
     let echo = (manifest("echo", "busy", ""), component("echo"));
-    let (status, body) = publish(&host, &acme, &echo.0, &echo.1).await;
+    let (status, body) = publish(&host.url, &acme, &echo.0, &echo.1).await;
     assert_eq!(status, 201, "{body}");
     let rpc = host.rpc("busy");
     let leaders: Vec<_> = (0..6)
@@ -465,7 +427,7 @@ async fn version_switch_under_load_loses_no_task() {
     // Publish four more versions while the Leaders are busy.
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(30)).await;
-        let (status, body) = publish(&host, &acme, &echo.0, &echo.1).await;
+        let (status, body) = publish(&host.url, &acme, &echo.0, &echo.1).await;
         assert_eq!(status, 201, "{body}");
     }
     let mut all = Vec::new();
@@ -486,11 +448,11 @@ async fn version_switch_under_load_loses_no_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaders_authenticate_with_keys_and_see_only_their_own_tasks() {
     let host = TestHost::start(HostOptions::default()).await;
-    let acme = create_tenant(&host, "acme", json!({})).await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
     let access = "[access]\nleaders = \"api-key\"\n";
     for id in ["vault", "annex"] {
         let (status, body) = publish(
-            &host,
+            &host.url,
             &acme,
             &manifest("echo", id, access),
             &component("echo"),
@@ -658,7 +620,7 @@ async fn admin_views_of_groups_and_notifications_are_per_tenant() {
         ..HostOptions::default()
     })
     .await;
-    let acme = create_tenant(&host, "acme", json!({})).await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
     let dead = Receiver::down();
     let config = post(
         &host.rpc("echo"),
@@ -696,4 +658,103 @@ async fn admin_views_of_groups_and_notifications_are_per_tenant() {
         let (status, body) = admin(&host.url, Method::GET, path, &acme, None).await;
         assert_eq!(status, 200, "{path}: {body}");
     }
+}
+
+/// Task-scoped entries belong to one Leader's task, agent-scoped ones to one tenant's partner:
+/// the same component published by two tenants, and two Leaders using the same task id, never
+/// see each other's entries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_value_stores_are_private_to_each_tenant_and_leader() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
+    let globex = create_tenant(&host.url, "globex", json!({})).await;
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &manifest(
+            "trip-planner",
+            "acme-trip",
+            "[access]\nleaders = \"api-key\"\n",
+        ),
+        &component("trip-planner"),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = publish(
+        &host.url,
+        &globex,
+        &manifest("trip-planner", "globex-trip", ""),
+        &component("trip-planner"),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let mut keys = Vec::new();
+    for leader in [LEADER, OTHER_LEADER] {
+        let (status, body) = admin(
+            &host.url,
+            Method::POST,
+            "/admin/agents/acme-trip/keys",
+            &acme,
+            Some(json!({"leader": leader})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        keys.push(body["key"].as_str().unwrap().to_string());
+    }
+    let rpc = host.rpc("acme-trip");
+    let say = |command: &str, leader: &str, words: &str| {
+        let mut body = v2(command, "same", text(words), json!({}));
+        body["params"]["command"]["senderId"] = json!(leader);
+        body
+    };
+    for (key, leader, city) in [
+        (&keys[0], LEADER, "Beijing"),
+        (&keys[1], OTHER_LEADER, "Paris"),
+    ] {
+        let answer = post_as(
+            &rpc,
+            Some(key),
+            &say("start", leader, &format!("destination: {city}")),
+        )
+        .await;
+        assert_eq!(state(&answer), "awaiting-input", "{answer}");
+    }
+    let mut numbers = Vec::new();
+    for (key, leader, city, other) in [
+        (&keys[0], LEADER, "Beijing", "Paris"),
+        (&keys[1], OTHER_LEADER, "Paris", "Beijing"),
+    ] {
+        let answer = post_as(
+            &rpc,
+            Some(key),
+            &say(
+                "continue",
+                leader,
+                "dates: 2025-10-01 to 2025-10-03, budget: 5000",
+            ),
+        )
+        .await;
+        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+        let shown = answer.to_string();
+        assert!(shown.contains(city) && !shown.contains(other), "{answer}");
+        numbers.push(shown.contains("\"itineraryNumber\":1"));
+    }
+    // One partner, one agent-wide count: the second itinerary is number 2.
+    assert_eq!(numbers, vec![true, false]);
+    // The same component under another tenant counts from 1 again.
+    let answer = post(
+        &host.rpc("globex-trip"),
+        &v2(
+            "start",
+            "g",
+            text("I'd like to go to Rome from 2025-10-01 to 2025-10-03 with a budget of 5000"),
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    assert!(
+        answer.to_string().contains("\"itineraryNumber\":1"),
+        "{answer}"
+    );
 }

@@ -83,36 +83,40 @@ pub fn document(
     doc
 }
 
-/// Declare that Leaders authenticate with a bearer API key (OpenAPI-style security scheme,
-/// required on every endpoint).
-pub fn require_bearer(document: &mut Value) {
-    document["securitySchemes"] = json!({
-        "apiKey": {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "An API key the partner's tenant issued to the Leader, sent as `Authorization: Bearer <key>`; it identifies the Leader's AIC.",
-        }
-    });
-    document["security"] = json!([{"apiKey": []}]);
-    if let Some(endpoints) = document["endPoints"].as_array_mut() {
-        for endpoint in endpoints {
-            endpoint["security"] = json!([{"apiKey": []}]);
-        }
-    }
+/// How Leaders authenticate to a partner, as its ACS document declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecurityScheme {
+    /// `Authorization: Bearer <API key>`.
+    Bearer,
+    /// A client certificate naming the Leader's AIC.
+    MutualTls,
 }
 
-/// Declare that Leaders authenticate with a client certificate naming their AIC.
-pub fn require_mutual_tls(document: &mut Value) {
-    document["securitySchemes"] = json!({
-        "mtls": {
-            "type": "mutualTLS",
-            "description": "A client certificate from the host operator's CA whose URI SAN is acps://{the Leader's AIC}.",
-        }
-    });
-    document["security"] = json!([{"mtls": []}]);
+/// Declare `scheme` (OpenAPI-style) and require it on every endpoint.
+pub fn require(document: &mut Value, scheme: SecurityScheme) {
+    let (name, definition) = match scheme {
+        SecurityScheme::Bearer => (
+            "apiKey",
+            json!({
+                "type": "http",
+                "scheme": "bearer",
+                "description": "An API key the partner's tenant issued to the Leader, sent as `Authorization: Bearer <key>`; it identifies the Leader's AIC.",
+            }),
+        ),
+        SecurityScheme::MutualTls => (
+            "mtls",
+            json!({
+                "type": "mutualTLS",
+                "description": "A client certificate from the host operator's CA whose URI SAN is acps://{the Leader's AIC}.",
+            }),
+        ),
+    };
+    let requirement = json!([{ name: [] }]);
+    document["securitySchemes"] = json!({ name: definition });
+    document["security"] = requirement.clone();
     if let Some(endpoints) = document["endPoints"].as_array_mut() {
         for endpoint in endpoints {
-            endpoint["security"] = json!([{"mtls": []}]);
+            endpoint["security"] = requirement.clone();
         }
     }
 }

@@ -159,8 +159,8 @@ async fn acs_document(
     );
     match agent.manifest.access.leaders {
         LeaderAuth::Open => {}
-        LeaderAuth::ApiKey => acs::require_bearer(&mut document),
-        LeaderAuth::Mtls => acs::require_mutual_tls(&mut document),
+        LeaderAuth::ApiKey => acs::require(&mut document, acs::SecurityScheme::Bearer),
+        LeaderAuth::Mtls => acs::require(&mut document, acs::SecurityScheme::MutualTls),
     }
     axum::Json(document).into_response()
 }

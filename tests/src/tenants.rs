@@ -1,0 +1,49 @@
+//! Tenancy helpers: tenants, example bundles under other ids, and publishing them.
+
+use crate::{OPERATOR_TOKEN, admin, plugins_dist};
+use base64::Engine as _;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// The manifest of example bundle `bundle`, served as `id`, with `extra` TOML appended.
+pub fn example_manifest(bundle: &str, id: &str, extra: &str) -> String {
+    let text = std::fs::read_to_string(plugins_dist().join(bundle).join("partner.toml"))
+        .expect("bundle manifest");
+    let original = format!("id = \"{bundle}\"\n");
+    assert!(text.contains(&original), "{text}");
+    format!(
+        "{}\n{extra}",
+        text.replacen(&original, &format!("id = \"{id}\"\n"), 1)
+    )
+}
+
+/// The component of example bundle `bundle`.
+pub fn example_component(bundle: &str) -> Vec<u8> {
+    std::fs::read(plugins_dist().join(bundle).join("partner.wasm")).expect("bundle component")
+}
+
+/// Publish `manifest` and `wasm` with a tenant's `token`: `(HTTP status, answer)`.
+pub async fn publish(host_url: &str, token: &str, manifest: &str, wasm: &[u8]) -> (u16, Value) {
+    let body = json!({
+        "manifest": manifest,
+        "component": base64::engine::general_purpose::STANDARD.encode(wasm),
+    });
+    admin(host_url, Method::POST, "/admin/agents", token, Some(body)).await
+}
+
+/// Create tenant `id` with `quotas` (`{}`: the defaults); its admin token.
+pub async fn create_tenant(host_url: &str, id: &str, quotas: Value) -> String {
+    let (status, body) = admin(
+        host_url,
+        Method::POST,
+        "/admin/tenants",
+        OPERATOR_TOKEN,
+        Some(json!({"id": id, "quotas": quotas})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body["adminToken"]
+        .as_str()
+        .expect("admin token")
+        .to_string()
+}
