@@ -125,32 +125,56 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
     assert_eq!(status, 422, "{body}");
     assert!(body.to_string().contains("wasi:http"), "{body}");
 
-    let (status, body) = publish(
-        &host.url,
-        &acme,
-        &fetcher_manifest("acme-fetch", std::slice::from_ref(&granted), &["GREETING"]),
-        &fetcher_wasm(),
+    // The tenant publishes a bundle and sets its secret and config with the CLI.
+    let bundle = data.path().join("bundle");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::write(
+        bundle.join("partner.toml"),
+        fetcher_manifest("acme-fetch", std::slice::from_ref(&granted), &["GREETING"]),
     )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = admin(
-        &host.url,
-        Method::PUT,
-        "/admin/agents/acme-fetch/secrets/upstream-key",
-        &acme,
-        Some(json!({"host": granted, "header": "authorization", "value": SECRET})),
-    )
-    .await;
-    assert_eq!(status, 204, "{body}");
-    let (status, _) = admin(
-        &host.url,
-        Method::PUT,
-        "/admin/agents/acme-fetch/config/GREETING",
-        &acme,
-        Some(json!({"value": "hello"})),
-    )
-    .await;
-    assert_eq!(status, 204);
+    .unwrap();
+    std::fs::write(bundle.join("partner.wasm"), fetcher_wasm()).unwrap();
+    let cli = |args: &[&str], extra_env: Option<(&str, &str)>| {
+        let mut command = std::process::Command::new(aiphost_bin());
+        command
+            .args(args)
+            .args(["--url", &host.url])
+            .env("AIPHOST_TOKEN", &acme);
+        if let Some((name, value)) = extra_env {
+            command.env(name, value);
+        }
+        let out = command.output().expect("aiphost");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "aiphost {args:?}: {printed}");
+        assert!(
+            !printed.contains("sk-upstream"),
+            "the CLI printed the secret"
+        );
+        printed
+    };
+    let printed = cli(&["agent", "publish", bundle.to_str().unwrap()], None);
+    assert!(printed.contains("published version 1"), "{printed}");
+    cli(
+        &[
+            "agent",
+            "set-secret",
+            "acme-fetch",
+            "upstream-key",
+            "--host",
+            &granted,
+            "--header",
+            "authorization",
+        ],
+        Some(("AIPHOST_SECRET_VALUE", SECRET)),
+    );
+    cli(
+        &["agent", "set-config", "acme-fetch", "GREETING", "hello"],
+        None,
+    );
     let rpc = host.rpc("acme-fetch");
 
     // Granted: the request goes through, with the secret added by the host.
@@ -189,15 +213,7 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
         fetch(&rpc, "config DATABASE_URL").await,
         json!({"error": "NotGranted"})
     );
-    let (status, _) = admin(
-        &host.url,
-        Method::DELETE,
-        "/admin/agents/acme-fetch/config/GREETING",
-        &acme,
-        None,
-    )
-    .await;
-    assert_eq!(status, 204);
+    cli(&["agent", "unset", "acme-fetch", "GREETING"], None);
     assert_eq!(
         fetch(&rpc, "config GREETING").await,
         json!({"error": "NotSet"})
@@ -215,6 +231,8 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
     assert_eq!(status, 200);
     assert_eq!(values["secrets"]["upstream-key"]["header"], "authorization");
     assert!(!values.to_string().contains("sk-upstream"), "{values}");
+    let shown = cli(&["agent", "values", "acme-fetch"], None);
+    assert!(shown.contains("upstream-key"), "{shown}");
     let globex = create_tenant(&host.url, "globex", json!({})).await;
     let (status, _) = admin(
         &host.url,

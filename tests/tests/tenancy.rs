@@ -484,6 +484,33 @@ async fn leaders_authenticate_with_keys_and_see_only_their_own_tasks() {
     let (_, annex_key) = issue("annex", LEADER, None).await;
     let (_, short) = issue("vault", LEADER, Some(1)).await;
 
+    // The CLI issues keys too (shown once) and lists them (never shown again).
+    let out = std::process::Command::new(aiphost_bin())
+        .args([
+            "key", "issue", "vault", "--leader", LEADER, "--url", &host.url,
+        ])
+        .env("AIPHOST_TOKEN", &acme)
+        .output()
+        .expect("aiphost key issue");
+    let printed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{printed}");
+    let cli_key = printed
+        .lines()
+        .find(|l| l.starts_with("ahk."))
+        .expect("the key is printed")
+        .to_string();
+    let out = std::process::Command::new(aiphost_bin())
+        .args(["key", "list", "vault", "--url", &host.url])
+        .env("AIPHOST_TOKEN", &acme)
+        .output()
+        .expect("aiphost key list");
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success() && listed.contains(&first_id),
+        "{listed}"
+    );
+    assert!(!listed.contains("ahk."), "{listed}");
+
     // The ACS document declares the scheme.
     let acs: Value = reqwest::get(format!("{}/agents/vault/.well-known/acs.json", host.url))
         .await
@@ -533,6 +560,9 @@ async fn leaders_authenticate_with_keys_and_see_only_their_own_tasks() {
     // Nothing was created by the refused requests.
     let answer = post_as(&rpc, Some(&first), &v2("get", "t", json!([]), json!({}))).await;
     assert_eq!(error_code(&answer), -32001, "{answer}");
+
+    let answer = post_as(&rpc, Some(&cli_key), &start("by-cli-key", LEADER)).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 
     // Two Leaders use the same task id: two tasks, no collision.
     let answer = post_as(&rpc, Some(&first), &start("same", LEADER)).await;

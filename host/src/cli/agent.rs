@@ -1,5 +1,5 @@
-//! `aiphost agent new|build|list` (local) and `publish|versions|rollback|unpublish` (a running
-//! host's admin API).
+//! `aiphost agent new|build|list` (local) and `publish|versions|rollback|unpublish|values|
+//! set-config|set-secret|unset` (a running host's admin API).
 
 use super::admin::AdminArgs;
 use aiphost::agent::manifest::Manifest;
@@ -70,6 +70,48 @@ pub enum AgentCommand {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// Show a published partner's config values and secrets (where each secret goes, never its
+    /// value).
+    Values {
+        agent: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Set a config value the partner reads with `aiphost_sdk::config::get`.
+    SetConfig {
+        agent: String,
+        name: String,
+        value: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Set a secret: a header the host adds to the partner's outbound requests to one host. The
+    /// value is read from the environment variable named by --value-env (not the command line,
+    /// which shells keep in their history).
+    SetSecret {
+        agent: String,
+        name: String,
+        /// `host` or `host:port` the header is sent to, as granted in the manifest.
+        #[arg(long)]
+        host: String,
+        /// The header, e.g. `authorization`.
+        #[arg(long)]
+        header: String,
+        /// The environment variable holding the header's value.
+        #[arg(long, default_value = "AIPHOST_SECRET_VALUE")]
+        value_env: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Remove a config value (`--secret`: a secret).
+    Unset {
+        agent: String,
+        name: String,
+        #[arg(long)]
+        secret: bool,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
 }
 
 pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
@@ -113,6 +155,66 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
                 .request(Method::DELETE, &format!("/admin/agents/{agent}"), None)
                 .await?;
             println!("{agent}: unpublished");
+            Ok(())
+        }
+        AgentCommand::Values { agent, admin } => {
+            let values = admin
+                .request(Method::GET, &format!("/admin/agents/{agent}/values"), None)
+                .await?;
+            println!("{}", serde_json::to_string_pretty(&values)?);
+            Ok(())
+        }
+        AgentCommand::SetConfig {
+            agent,
+            name,
+            value,
+            admin,
+        } => {
+            admin
+                .request(
+                    Method::PUT,
+                    &format!("/admin/agents/{agent}/config/{name}"),
+                    Some(&serde_json::json!({ "value": value })),
+                )
+                .await?;
+            println!("{agent}: config {name} set");
+            Ok(())
+        }
+        AgentCommand::SetSecret {
+            agent,
+            name,
+            host,
+            header,
+            value_env,
+            admin,
+        } => {
+            let value = std::env::var(&value_env)
+                .with_context(|| format!("the secret's value is read from ${value_env}"))?;
+            admin
+                .request(
+                    Method::PUT,
+                    &format!("/admin/agents/{agent}/secrets/{name}"),
+                    Some(&serde_json::json!({ "host": host, "header": header, "value": value })),
+                )
+                .await?;
+            println!("{agent}: secret {name} set ({header} on requests to {host})");
+            Ok(())
+        }
+        AgentCommand::Unset {
+            agent,
+            name,
+            secret,
+            admin,
+        } => {
+            let kind = if secret { "secrets" } else { "config" };
+            admin
+                .request(
+                    Method::DELETE,
+                    &format!("/admin/agents/{agent}/{kind}/{name}"),
+                    None,
+                )
+                .await?;
+            println!("{agent}: {name} removed");
             Ok(())
         }
     }
