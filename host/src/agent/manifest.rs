@@ -167,6 +167,16 @@ pub struct Limits {
     pub invocation_ms: Option<u64>,
 }
 
+/// Whether `id` can name a partner or a tenant: 1-64 characters of a-z, 0-9, '-' or '_' (it is
+/// a URL segment and a store key).
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
 impl Manifest {
     /// Read and check `partner.toml` at `path`.
     pub fn load(path: &Path) -> Result<Self, ManifestError> {
@@ -194,13 +204,7 @@ impl Manifest {
             field: field.to_string(),
             reason: reason.to_string(),
         };
-        let id = &self.agent.id;
-        if id.is_empty()
-            || id.len() > 64
-            || !id
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        {
+        if !is_valid_id(&self.agent.id) {
             return Err(invalid(
                 "agent.id",
                 "must be 1-64 characters of a-z, 0-9, '-' or '_' (it is a URL segment)",

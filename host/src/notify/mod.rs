@@ -8,6 +8,7 @@
 
 pub mod policy;
 
+use crate::protocol::Timestamp;
 use crate::protocol::notification::NotificationConfig;
 use crate::store::{Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
@@ -204,7 +205,7 @@ impl Notifier {
                 }
                 continue;
             };
-            let wait = entry.next_attempt_ms - now_ms();
+            let wait = entry.next_attempt_ms - Timestamp::now_ms();
             if wait > 0 {
                 tokio::time::sleep(Duration::from_millis(wait as u64)).await;
             }
@@ -244,7 +245,7 @@ impl Notifier {
                     .map(|why| format!("{ip} is a {why} address, which webhooks may not target"))
             });
         if entry.first_attempt_ms == 0 {
-            entry.first_attempt_ms = now_ms();
+            entry.first_attempt_ms = Timestamp::now_ms();
         }
         entry.attempts += 1;
         let outcome = if let Some(reason) = literal_refused {
@@ -277,7 +278,8 @@ impl Notifier {
             Err(e) => e,
         };
         self.stats.failed_attempts.fetch_add(1, Ordering::Relaxed);
-        let elapsed = Duration::from_millis((now_ms() - entry.first_attempt_ms).max(0) as u64);
+        let elapsed =
+            Duration::from_millis((Timestamp::now_ms() - entry.first_attempt_ms).max(0) as u64);
         if elapsed >= self.config.horizon {
             self.stats.given_up.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, url = %config.url, %error,
@@ -300,7 +302,7 @@ impl Notifier {
         let random = f64::from(uuid::Uuid::new_v4().as_u128() as u32) / f64::from(u32::MAX);
         let delay = backoff(&self.config, entry.attempts, random);
         tracing::debug!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, %error, ?delay, "notification failed; will retry");
-        entry.next_attempt_ms = now_ms() + delay.as_millis() as i64;
+        entry.next_attempt_ms = Timestamp::now_ms() + delay.as_millis() as i64;
         entry.last_error = Some(error);
         let bytes = serde_json::to_vec(&*entry).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         self.store.outbox_update(task, seq, &bytes)?;
@@ -359,10 +361,6 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     text
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 #[cfg(test)]

@@ -70,6 +70,17 @@ fn split_host_port(authority: &str) -> (&str, Option<u16>) {
     }
 }
 
+/// Whether `entry` (`host`, or `host:port`) names `host`:`port`: an entry without a port names
+/// the scheme's default port only.
+fn names_authority(entry: &str, host: &str, port: u16, default_port: u16) -> bool {
+    let entry = entry.to_ascii_lowercase();
+    let host = host.to_ascii_lowercase();
+    match split_host_port(&entry) {
+        (h, Some(p)) => h == host && p == port,
+        (h, None) => h == host && port == default_port,
+    }
+}
+
 /// A header the host adds to requests to one host; the partner never sees its value.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -80,8 +91,10 @@ pub struct SecretHeader {
     pub value: String,
 }
 
-/// The values a tenant set for its partner.
-#[derive(Clone, Debug, Default)]
+/// The values a tenant set for its partner, as stored and as read at request time. Secrets are
+/// kept as given: the host must send them.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentValues {
     pub config: BTreeMap<String, String>,
     pub secrets: BTreeMap<String, SecretHeader>,
@@ -119,14 +132,9 @@ impl Capabilities {
     /// Whether a request to `host`:`port` (with the scheme's default port `default_port`) is
     /// granted: an entry without a port covers the scheme's default port only.
     pub fn grants(&self, host: &str, port: u16, default_port: u16) -> bool {
-        let host = host.to_ascii_lowercase();
-        self.http_hosts.iter().any(|grant| {
-            let grant = grant.to_ascii_lowercase();
-            match split_host_port(&grant) {
-                (h, Some(p)) => h == host && p == port,
-                (h, None) => h == host && port == default_port,
-            }
-        })
+        self.http_hosts
+            .iter()
+            .any(|grant| names_authority(grant, host, port, default_port))
     }
 
     /// The config value `name`, if granted and set.
@@ -144,13 +152,7 @@ impl Capabilities {
         values
             .secrets
             .values()
-            .filter(|s| {
-                let bound = s.host.to_ascii_lowercase();
-                match split_host_port(&bound) {
-                    (h, Some(p)) => h == host && p == port,
-                    (h, None) => h == host && port == default_port,
-                }
-            })
+            .filter(|s| names_authority(&s.host, host, port, default_port))
             .cloned()
             .collect()
     }

@@ -2,6 +2,7 @@
 //! memory in deadline order and says when one is due. A stale entry (the task moved on) is harmless:
 //! the engine checks the task's current deadline before acting.
 
+use crate::protocol::Timestamp;
 use crate::store::TaskKey;
 use std::collections::BTreeSet;
 use tokio::sync::mpsc;
@@ -26,7 +27,9 @@ impl Timers {
                     || Instant::now() + Duration::from_secs(3600),
                     |at| {
                         Instant::now()
-                            + Duration::from_millis(u64::try_from(at - now_ms()).unwrap_or(0))
+                            + Duration::from_millis(
+                                u64::try_from(at - Timestamp::now_ms()).unwrap_or(0),
+                            )
                     },
                 );
                 tokio::select! {
@@ -35,7 +38,7 @@ impl Timers {
                         None => break,
                     },
                     _ = tokio::time::sleep_until(sleep_until), if next.is_some() => {
-                        let now = now_ms();
+                        let now = Timestamp::now_ms();
                         while let Some(first) = pending.first() {
                             if first.0 > now {
                                 break;
@@ -59,10 +62,6 @@ impl Timers {
     }
 }
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,7 +70,7 @@ mod tests {
     async fn fires_in_deadline_order_and_past_deadlines_at_once() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let timers = Timers::start(tx);
-        let now = now_ms();
+        let now = Timestamp::now_ms();
         timers.arm(now + 120, TaskKey::new("a", "late"));
         timers.arm(now + 40, TaskKey::new("a", "early"));
         timers.arm(now - 1000, TaskKey::new("a", "overdue"));
@@ -80,6 +79,6 @@ mod tests {
             .map(|e| e.unwrap().1.task)
             .collect();
         assert_eq!(order, ["overdue", "early", "late"]);
-        assert!(now_ms() >= now + 120);
+        assert!(Timestamp::now_ms() >= now + 120);
     }
 }

@@ -11,7 +11,7 @@ pub mod quota;
 pub mod records;
 
 use crate::agent::imports::{self, ImportPolicy};
-use crate::agent::manifest::{LeaderAuth, Manifest};
+use crate::agent::manifest::{LeaderAuth, Manifest, is_valid_id};
 use crate::agent::{Agent, Registry, VersionLoader, grant};
 use crate::protocol::{ErrorCode, RpcError, Timestamp};
 use crate::runtime::outbound::{AgentValues, SecretHeader};
@@ -513,18 +513,7 @@ impl Tenancy {
             _ => {}
         }
         if existing.as_ref().is_none_or(|r| r.current.is_none()) {
-            let serving = self
-                .agent_records()?
-                .iter()
-                .filter(|a| a.tenant == tenant && !a.orphaned && a.current.is_some())
-                .count() as u64;
-            if serving + 1 > u64::from(quotas.max_agents) {
-                return Err(TenancyError::Quota {
-                    quota: "maxAgents",
-                    limit: u64::from(quotas.max_agents),
-                    needed: serving + 1,
-                });
-            }
+            self.check_room_for_one_more(tenant, quotas)?;
         }
         let stored = state.stored_bytes() + wasm.len() as u64;
         if stored > quotas.max_stored_bytes {
@@ -595,6 +584,24 @@ impl Tenancy {
         Ok(info)
     }
 
+    /// `maxAgents`: may `tenant` serve one more partner than it does now?
+    fn check_room_for_one_more(&self, tenant: &str, quotas: &Quotas) -> Result<(), TenancyError> {
+        let serving = self
+            .agent_records()?
+            .iter()
+            .filter(|a| a.tenant == tenant && !a.orphaned && a.current.is_some())
+            .count() as u64;
+        let limit = u64::from(quotas.max_agents);
+        if serving + 1 > limit {
+            return Err(TenancyError::Quota {
+                quota: "maxAgents",
+                limit,
+                needed: serving + 1,
+            });
+        }
+        Ok(())
+    }
+
     /// The versions of a partner and the one serving.
     pub fn versions(
         &self,
@@ -621,21 +628,14 @@ impl Tenancy {
                 id: version.to_string(),
             })?;
         if record.current.is_none() {
-            let serving = self
-                .agent_records()?
-                .iter()
-                .filter(|a| a.tenant == record.tenant && !a.orphaned && a.current.is_some())
-                .count() as u64;
-            let limit = self
+            let quotas = self
                 .tenant(&record.tenant)
-                .map_or(0, |t| u64::from(t.quotas.max_agents));
-            if serving + 1 > limit {
-                return Err(TenancyError::Quota {
-                    quota: "maxAgents",
-                    limit,
-                    needed: serving + 1,
-                });
-            }
+                .map(|t| t.quotas.clone())
+                .ok_or_else(|| TenancyError::NotFound {
+                    what: "tenant",
+                    id: record.tenant.clone(),
+                })?;
+            self.check_room_for_one_more(&record.tenant, &quotas)?;
         }
         let loaded = self.load_version(&record, version)?;
         record.current = Some(version);
@@ -690,14 +690,11 @@ impl Tenancy {
         if let Some(values) = map.get(agent) {
             return Ok(values.clone());
         }
-        let record: ValuesRecord = match self.store.tenancy_get(&values_key(agent))? {
+        let stored: AgentValues = match self.store.tenancy_get(&values_key(agent))? {
             Some(bytes) => serde_json::from_slice(&bytes).map_err(corrupt)?,
-            None => ValuesRecord::default(),
+            None => AgentValues::default(),
         };
-        let values = Arc::new(RwLock::new(AgentValues {
-            config: record.config,
-            secrets: record.secrets,
-        }));
+        let values = Arc::new(RwLock::new(stored));
         map.insert(agent.to_string(), values.clone());
         Ok(values)
     }
@@ -708,26 +705,18 @@ impl Tenancy {
         &self,
         principal: &Principal,
         agent: &str,
-        change: impl FnOnce(&mut ValuesRecord) -> Result<(), TenancyError>,
+        change: impl FnOnce(&mut AgentValues) -> Result<(), TenancyError>,
     ) -> Result<(), TenancyError> {
         self.owned_agent(principal, agent)?;
         let _guard = self.changes.lock().await;
         let values = self.values_of(agent)?;
-        let mut record = {
-            let now = values.read().unwrap_or_else(|p| p.into_inner());
-            ValuesRecord {
-                config: now.config.clone(),
-                secrets: now.secrets.clone(),
-            }
-        };
-        change(&mut record)?;
+        let mut changed = values.read().unwrap_or_else(|p| p.into_inner()).clone();
+        change(&mut changed)?;
         let ticket = self
             .store
-            .tenancy_apply(&[(values_key(agent), to_json(&record)?)], &[])?;
+            .tenancy_apply(&[(values_key(agent), to_json(&changed)?)], &[])?;
         self.store.durable(ticket).await?;
-        let mut now = values.write().unwrap_or_else(|p| p.into_inner());
-        now.config = record.config;
-        now.secrets = record.secrets;
+        *values.write().unwrap_or_else(|p| p.into_inner()) = changed;
         Ok(())
     }
 
@@ -1063,12 +1052,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, TenancyError> {
 
 /// Tenant and partner ids are URL segments and store keys.
 fn check_id(field: &str, id: &str) -> Result<(), TenancyError> {
-    let ok = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    if ok {
+    if is_valid_id(id) {
         Ok(())
     } else {
         Err(invalid(

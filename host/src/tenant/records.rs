@@ -6,7 +6,7 @@
 //! | `cred/{id}`        | [`AdminCredential`] (a tenant admin token's hash) |
 //! | `agent/{id}`       | [`AgentRecord`]: owner, versions, the one serving |
 //! | `key/{id}`         | [`LeaderKey`] (a Leader API key's hash) |
-//! | `values/{agent}`   | [`ValuesRecord`]: config values and secrets |
+//! | `values/{agent}`   | `runtime::outbound::AgentValues`: config values and secrets |
 
 use super::quota::Quotas;
 use serde::{Deserialize, Serialize};
@@ -29,15 +29,6 @@ pub fn leader_key_key(id: &str) -> String {
 
 pub fn values_key(agent: &str) -> String {
     format!("values/{agent}")
-}
-
-/// A partner's config values and secrets, as its tenant set them. Secrets are kept as given:
-/// the host must send them.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ValuesRecord {
-    pub config: std::collections::BTreeMap<String, String>,
-    pub secrets: std::collections::BTreeMap<String, crate::runtime::outbound::SecretHeader>,
 }
 
 /// A tenant.

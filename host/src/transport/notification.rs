@@ -3,7 +3,6 @@
 use super::AppState;
 use crate::agent::Agent;
 use crate::notify::policy;
-use crate::protocol::dialect;
 use crate::protocol::notification::{self, NotificationConfig};
 use crate::protocol::{CommandKind, RpcError};
 use crate::store::{StoreError, TaskKey};
@@ -143,8 +142,7 @@ pub async fn start(
     owner: Option<&str>,
     params: &Value,
 ) -> Result<Value, RpcError> {
-    let mut inbound = dialect::parse_command(params)?;
-    inbound.owner = owner.map(str::to_string);
+    let inbound = super::rpc::parse_command_of(owner, params)?;
     let field = if params.get("command").is_some_and(Value::is_object) {
         "params.command"
     } else {

@@ -145,9 +145,16 @@ async fn rpc(
     owner: Option<&str>,
     params: &Value,
 ) -> Result<Value, RpcError> {
+    let inbound = super::rpc::parse_command_of(owner, params)?;
+    command(app, agent, inbound, None).await
+}
+
+/// The Leader command in `params`, acting in `owner`'s task namespace (the authenticated Leader;
+/// `None` for an open partner).
+pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<Inbound, RpcError> {
     let mut inbound = dialect::parse_command(params)?;
     inbound.owner = owner.map(str::to_string);
-    command(app, agent, inbound, None).await
+    Ok(inbound)
 }
 
 /// -32009 when an authenticated Leader's command says it comes from another Leader: a key

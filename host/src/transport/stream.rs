@@ -7,7 +7,7 @@
 
 use super::AppState;
 use crate::agent::Agent;
-use crate::protocol::dialect::{self, Dialect, render_task};
+use crate::protocol::dialect::{Dialect, render_task};
 use crate::protocol::event::render_event;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, EventContext, RpcError};
@@ -30,8 +30,7 @@ pub async fn stream(
     id: Value,
     params: &Value,
 ) -> Result<Response, RpcError> {
-    let mut inbound = dialect::parse_command(params)?;
-    inbound.owner = owner.map(str::to_string);
+    let inbound = super::rpc::parse_command_of(owner, params)?;
     super::rpc::check_content_types(agent, &inbound)?;
     let dialect = inbound.dialect;
     let start = app
