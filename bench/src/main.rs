@@ -11,6 +11,7 @@
 //! `rpc --url URL [--pid PID]` measures another partner instead (the reference partner, say).
 //! Every reply and event is checked; a wrong one counts as an error and is reported.
 
+mod compare;
 mod group;
 mod rpc;
 mod stream;
@@ -44,6 +45,13 @@ enum Bench {
     Catchup(stream::CatchupArgs),
     /// Task round trips through a RabbitMQ group with 1..N hosted members.
     Group(group::GroupArgs),
+    /// The same wrk load against aiphost, the reference partner and a bare axum echo, one run.
+    Compare(compare::CompareArgs),
+    /// A bare axum JSON echo (the floor of `compare`), serving POST /rpc on 127.0.0.1:PORT.
+    EchoServer {
+        #[arg(long)]
+        port: u16,
+    },
 }
 
 /// A host process with a fresh data directory, killed on drop.
@@ -131,5 +139,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Stream(a) => stream::fan_out(&args.aiphost, &args.agents, a).await,
         Bench::Catchup(a) => stream::catch_up(&args.aiphost, &args.agents, a).await,
         Bench::Group(a) => group::run(&args.aiphost, &args.agents, a).await,
+        Bench::Compare(a) => compare::run(&args.aiphost, &args.agents, a).await,
+        Bench::EchoServer { port } => compare::echo_server(port).await,
     }
 }

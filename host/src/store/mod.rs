@@ -266,7 +266,22 @@ impl Store {
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);
         }
-        for chunk in write.chunks {
+        // One write may carry several chunks of a product (an invocation's chunks are written
+        // together): a replacing chunk drops the stored chunks and the earlier ones of this write.
+        let chunks = &write.chunks;
+        let kept: Vec<bool> = (0..chunks.len())
+            .map(|i| {
+                !chunks[i + 1..]
+                    .iter()
+                    .any(|later| later.replaces && later.product == chunks[i].product)
+            })
+            .collect();
+        // Of a product's chunks in this write, only the last replacing one is kept, so one scan
+        // per product at most.
+        for (chunk, kept) in write.chunks.into_iter().zip(kept) {
+            if !kept {
+                continue;
+            }
             let prefix = key.product_prefix(&chunk.product);
             if chunk.replaces {
                 for old in self.inner.tasks.scan_prefix(&prefix).keys() {
@@ -717,6 +732,51 @@ mod tests {
         write("p", 301, true);
         assert_eq!(store.product_chunks(&key, "p").unwrap(), [b"p301".to_vec()]);
         assert_eq!(store.product_chunks(&key, "q").unwrap(), [b"q2".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn chunks_of_one_write_replace_each_other_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let chunk = |product: &str, seq: u64, replaces: bool| ChunkWrite {
+            product: product.into(),
+            seq,
+            items: format!("{product}{seq}").into_bytes(),
+            replaces,
+        };
+        let write = |chunks: Vec<ChunkWrite>| {
+            store
+                .write_task(TaskWrite {
+                    key: &key,
+                    record: b"{}".to_vec(),
+                    deadline: (None, None),
+                    events: Vec::new(),
+                    trim: None,
+                    ended_at: None,
+                    chunks,
+                    outbox: Vec::new(),
+                    published: Vec::new(),
+                })
+                .unwrap()
+        };
+        write(vec![chunk("p", 1, true), chunk("p", 2, false)]);
+        // Stored p1 p2; this write appends, replaces (dropping p1, p2 and p3), appends again.
+        write(vec![
+            chunk("p", 3, false),
+            chunk("q", 4, true),
+            chunk("p", 5, true),
+            chunk("p", 6, false),
+            chunk("q", 7, false),
+        ]);
+        assert_eq!(
+            store.product_chunks(&key, "p").unwrap(),
+            [b"p5".to_vec(), b"p6".to_vec()]
+        );
+        assert_eq!(
+            store.product_chunks(&key, "q").unwrap(),
+            [b"q4".to_vec(), b"q7".to_vec()]
+        );
     }
 
     #[tokio::test]

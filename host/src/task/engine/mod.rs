@@ -163,7 +163,21 @@ struct SlotState {
     ticket: Ticket,
     /// The deadline the store's index holds for the task.
     stored_deadline: Option<i64>,
+    /// Changes made while an invocation runs that nobody can have seen yet; they go to the store
+    /// with the next change somebody can see (see [`TaskEngine::persist`]).
+    unwritten: Unwritten,
 }
+
+/// Events and product chunks of the slot's task not yet handed to the store.
+#[derive(Default)]
+struct Unwritten {
+    events: Vec<(u64, Vec<u8>)>,
+    chunks: Vec<ChunkWrite>,
+}
+
+/// The most events a running invocation may keep unwritten: bounds the memory they take and how
+/// much a partner that never rests can pile up before it is written out.
+const MAX_UNWRITTEN_EVENTS: usize = 64;
 
 struct PendingStart {
     command: LeaderCommand,
@@ -450,7 +464,7 @@ impl TaskEngine {
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
                     record.record_command(command);
                     self.persist(slot, &mut st, Vec::new())?;
-                    self.durable_reply(st, filter)
+                    self.durable_reply(slot, st, filter)
                         .await
                         .map(|r| applied(Some(r)))
                 }
@@ -494,7 +508,7 @@ impl TaskEngine {
                                 running.abort.cancel();
                             }
                             let hook = self.invocation_for(&st, event, Vec::new(), params);
-                            let reply = self.durable_reply(st, None).await?;
+                            let reply = self.durable_reply(slot, st, None).await?;
                             // The partner hears of the end only once it is durable.
                             self.spawn_hook(agent, slot, hook);
                             Ok(applied(Some(reply)))
@@ -591,6 +605,7 @@ impl TaskEngine {
             && let Ok(st) = slot.state.try_lock()
             && st.running.is_none()
             && st.pending.is_none()
+            && st.unwritten.events.is_empty()
         {
             slots.remove(&slot.key);
         }
@@ -627,12 +642,21 @@ impl TaskEngine {
 
     /// Write the slot's record with the events of this change, move its deadline index entry,
     /// arm a new deadline, and tell the task's followers once the write is durable.
+    ///
+    /// A change made by a running invocation that leaves the task moving (accepted, working, a
+    /// product chunk) and that nobody is told of — no notification, no group result, no stream
+    /// following the task — is kept in the slot instead and written with the next change that is
+    /// written: a `start` that passes through accepted, working and a product to
+    /// awaiting-completion costs one store write instead of four. Nothing is lost that anybody
+    /// was promised: every answer and every stream first writes out what the slot keeps
+    /// ([`TaskEngine::write_out`]), and an invocation's end always does.
     fn persist(
         &self,
         slot: &Slot,
         st: &mut SlotState,
         events: Vec<EventKind>,
     ) -> Result<(), StoreError> {
+        let running = st.running.is_some();
         let Some(record) = st.record.as_mut() else {
             return Ok(());
         };
@@ -683,6 +707,30 @@ impl TaskEngine {
             None => Vec::new(),
         };
         let last = record.last_event_seq;
+        let unseen = running
+            && !ends
+            && !record.state().is_resting()
+            && notified.is_empty()
+            && published_to.is_none()
+            && st.unwritten.events.len() + logged.len() <= MAX_UNWRITTEN_EVENTS
+            && !self.inner.watermarks.has_followers(&slot.key);
+        if unseen {
+            st.unwritten.events.extend(logged);
+            st.unwritten.chunks.extend(chunks);
+            self.inner
+                .stats
+                .events
+                .fetch_add(appended, Ordering::Relaxed);
+            slot.changed.send_modify(|n| *n += 1);
+            return Ok(());
+        }
+        let held_back = std::mem::take(&mut st.unwritten);
+        let newly = appended;
+        let appended = appended + held_back.events.len() as u64;
+        let mut events = held_back.events;
+        events.extend(logged);
+        let mut all_chunks = held_back.chunks;
+        all_chunks.extend(chunks);
         let keep = self.inner.defaults.event_retention_count.max(1);
         let trim = (appended > 0 && last > keep).then(|| {
             (
@@ -698,10 +746,10 @@ impl TaskEngine {
             key: &slot.key,
             record: stored,
             deadline: (old, new),
-            events: logged,
+            events,
             trim,
             ended_at: ends.then(|| at.unix_millis()),
-            chunks,
+            chunks: all_chunks,
             outbox,
             published,
         });
@@ -733,10 +781,7 @@ impl TaskEngine {
             self.inner.timers.arm(at, slot.key.clone());
         }
         if appended > 0 {
-            self.inner
-                .stats
-                .events
-                .fetch_add(appended, Ordering::Relaxed);
+            self.inner.stats.events.fetch_add(newly, Ordering::Relaxed);
             if self.inner.watermarks.has_followers(&slot.key) {
                 let (marks, key) = (self.inner.watermarks.clone(), slot.key.clone());
                 self.when_durable(st.ticket, "events", move || marks.advance(&key, last));
@@ -744,6 +789,18 @@ impl TaskEngine {
         }
         slot.changed.send_modify(|n| *n += 1);
         Ok(())
+    }
+
+    /// Hand the store what the slot has kept back (see [`TaskEngine::persist`]), before anybody
+    /// is shown the task or its events.
+    fn write_out(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
+        if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() {
+            return Ok(());
+        }
+        let running = st.running.take();
+        let written = self.persist(slot, st, Vec::new());
+        st.running = running;
+        written
     }
 
     /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
@@ -864,6 +921,7 @@ impl TaskEngine {
         let slot = self.hold(key);
         let mut st = slot.state.lock().await;
         self.ensure_loaded(key, &mut st)?;
+        self.write_out(&slot, &mut st)?;
         Ok(StreamPoint {
             last: st.record.as_ref().map_or(0, |r| r.last_event_seq),
             ended: st.record.as_ref().is_some_and(|r| r.state().is_terminal()),
@@ -878,9 +936,11 @@ impl TaskEngine {
     /// Answer with the slot's task once its last write is durable.
     async fn durable_reply(
         &self,
-        st: tokio::sync::MutexGuard<'_, SlotState>,
+        slot: &Slot,
+        mut st: tokio::sync::MutexGuard<'_, SlotState>,
         history: Option<HistoryFilter>,
     ) -> Result<Reply, EngineError> {
+        self.write_out(slot, &mut st)?;
         let ticket = st.ticket;
         let (task, seq) = st
             .record
@@ -906,7 +966,7 @@ impl TaskEngine {
             if let Some(record) = &st.record {
                 let done = record.state().is_resting() || st.running.is_none();
                 if done || tokio::time::Instant::now() >= deadline {
-                    return self.durable_reply(st, None).await;
+                    return self.durable_reply(slot, st, None).await;
                 }
             }
             let undecided = st.record.is_none();
@@ -1049,6 +1109,7 @@ impl TaskEngine {
             if !matches!(end, None | Some(InvocationEnd::Returned)) {
                 tracing::warn!(%reason, "partner failed after its task came to rest");
             }
+            self.write_out(slot, &mut st)?;
             slot.changed.send_modify(|n| *n += 1);
             return Ok(());
         }

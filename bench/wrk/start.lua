@@ -1,0 +1,49 @@
+-- wrk script: each request is an rpc `start` of a new task (v2 dialect), with an id unique per
+-- wrk thread and request; a reply that does not contain `expect` counts as an error.
+--   wrk -t2 -c16 -d10s --latency -s bench/wrk/start.lua URL -- EXPECT
+-- The request is the same for every target (aiphost, the reference partner, a bare JSON echo),
+-- so the three do the same parsing work on the server side.
+
+local counter = 0
+local threads = {}
+prefix = "w"
+
+function setup(thread)
+  thread:set("prefix", "w" .. #threads)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  expect = args[1] or "awaiting-completion"
+  wrong = 0
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+end
+
+function request()
+  counter = counter + 1
+  local task = prefix .. "-" .. counter
+  local body = '{"jsonrpc":"2.0","method":"rpc","id":"' .. task .. '","params":{"command":{'
+    .. '"type":"task-command","id":"m-' .. task .. '","sentAt":"2026-01-01T00:00:00+00:00",'
+    .. '"senderRole":"leader","senderId":"1.2.156.3088.1.1.BENCH.LEADER.1.0000",'
+    .. '"command":"start","dataItems":[{"type":"text","text":"hello"}],'
+    .. '"taskId":"' .. task .. '","sessionId":"bench"}}}'
+  return wrk.format(nil, nil, nil, body)
+end
+
+function response(status, headers, body)
+  if status ~= 200 or not string.find(body, expect, 1, true) then
+    wrong = wrong + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local wrong_total = 0
+  for _, thread in ipairs(threads) do
+    wrong_total = wrong_total + thread:get("wrong")
+  end
+  io.write(string.format("RESULT requests=%d seconds=%.3f wrong=%d errors=%d p50_us=%d p90_us=%d p99_us=%d max_us=%d\n",
+    summary.requests, summary.duration / 1e6, wrong_total,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
+end
