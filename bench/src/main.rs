@@ -13,6 +13,7 @@
 
 mod compare;
 mod group;
+mod memory;
 mod rpc;
 mod stream;
 
@@ -47,6 +48,8 @@ enum Bench {
     Group(group::GroupArgs),
     /// The same wrk load against aiphost, the reference partner and a bare axum echo, one run.
     Compare(compare::CompareArgs),
+    /// Memory under many tasks and idle streams; start-up with many published partners.
+    Memory(memory::MemoryArgs),
     /// A bare axum JSON echo (the floor of `compare`), serving POST /rpc on 127.0.0.1:PORT.
     EchoServer {
         #[arg(long)]
@@ -139,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Stream(a) => stream::fan_out(&args.aiphost, &args.agents, a).await,
         Bench::Catchup(a) => stream::catch_up(&args.aiphost, &args.agents, a).await,
         Bench::Group(a) => group::run(&args.aiphost, &args.agents, a).await,
+        Bench::Memory(a) => memory::run(&args.aiphost, &args.agents, a).await,
         Bench::Compare(a) => compare::run(&args.aiphost, &args.agents, a).await,
         Bench::EchoServer { port } => compare::echo_server(port).await,
     }
