@@ -36,3 +36,6 @@ step "partner unit tests (native)"
 
 step "host, SDK and end-to-end tests"
 cargo test --workspace
+
+step "benchmark smoke run (tiny workloads, debug build: checks that every benchmark runs, measures nothing)"
+bash scripts/bench.sh --smoke

@@ -120,21 +120,24 @@ where
         }));
     }
     let mut mark = every;
-    while done.load(Ordering::Relaxed) < n {
+    loop {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        if workers.iter().any(|w| w.is_finished()) && done.load(Ordering::Relaxed) < n {
-            for w in workers.iter_mut().filter(|w| w.is_finished()) {
-                w.await??;
-            }
-        }
         let d = done.load(Ordering::Relaxed);
         while d >= mark && mark <= n {
             sample(mark, started.elapsed());
             mark += every;
         }
+        // Workers stop when the tasks run out or one fails; either way, collect them below.
+        if workers.iter().all(|w| w.is_finished()) {
+            break;
+        }
     }
     for w in workers {
         w.await??;
+    }
+    let d = done.load(Ordering::Relaxed);
+    if d < n {
+        bail!("only {d} of {n} tasks were done");
     }
     Ok(())
 }

@@ -132,3 +132,40 @@ async fn sigkill_mid_workload_loses_no_acknowledged_transition() {
     }
     host.kill();
 }
+
+/// A running invocation's changes that nobody has seen are kept back and written with the next
+/// change somebody sees; an answer given while the partner still works (its response timeout
+/// passed) first writes them out. So the state that answer names survives a SIGKILL right after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_while_the_partner_works_is_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let host = ProcessHost::start(&data, &[]);
+    let client = reqwest::Client::new();
+    let start = v2(
+        "start",
+        "busy-1",
+        text("slow:3000"),
+        json!({"responseTimeout": 300}),
+    );
+    let answer = call(&client, &host.rpc("hostile"), &start)
+        .await
+        .expect("the start is answered when its response timeout passes");
+    assert_eq!(answer["status"]["state"], "working", "{answer}");
+    host.kill();
+
+    let host = ProcessHost::start(&data, &[]);
+    let got = call(
+        &client,
+        &host.rpc("hostile"),
+        &v2("get", "busy-1", json!([]), json!({})),
+    )
+    .await
+    .expect("the task survived the crash");
+    let state = got["status"]["state"].as_str().unwrap_or_default();
+    assert!(
+        ["working", "failed"].contains(&state),
+        "the task went back before the state it was answered in: {got}"
+    );
+    host.kill();
+}

@@ -775,10 +775,10 @@ impl TaskEngine {
             self.when_durable(st.ticket, "group results", move || links.wake(&membership));
         }
         st.stored_deadline = new;
-        if let Some(at) = new
-            && Some(at) != old
-        {
-            self.inner.timers.arm(at, slot.key.clone());
+        match (old, new) {
+            (_, Some(at)) if Some(at) != old => self.inner.timers.arm(at, slot.key.clone()),
+            (Some(_), None) => self.inner.timers.disarm(slot.key.clone()),
+            _ => {}
         }
         if appended > 0 {
             self.inner.stats.events.fetch_add(newly, Ordering::Relaxed);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The benchmark suite, one command (not part of CI except `--smoke`):
+#
+#   bash scripts/bench.sh            # everything, release build; results to bench-results/
+#   bash scripts/bench.sh --smoke    # a tiny run of each benchmark against the debug build (CI)
+#
+# Installs wrk (Debian package) and the reference partner's Python environment if missing,
+# builds the example partners and the binaries, then runs, one after the other on a quiet
+# machine: the side-by-side rpc comparison (aiphost vs the reference partner vs a bare axum echo,
+# wrk, 16 connections), the Criterion micro-benchmark of instantiate + invoke, streaming
+# fan-out, group round trips through RabbitMQ, start-up with 100 published partners, memory
+# with 100k tasks awaiting input, 10k idle SSE streams, and 1M completed tasks.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+step() { printf '==> %s\n' "$*" >&2; }
+
+smoke=false
+[[ "${1:-}" == "--smoke" ]] && smoke=true
+
+if ! command -v wrk >/dev/null; then
+    step "installing wrk"
+    apt-get install -y wrk >/dev/null
+fi
+bash scripts/build-plugins.sh >&2
+# 10k streams need 10k descriptors in the host and as many in the load generator.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+if $smoke; then
+    step "benchmark smoke run (debug build, tiny workloads; the figures mean nothing)"
+    cargo build -p aiphost -p aiphost-bench >&2
+    bench=(target/debug/aiphost-bench --aiphost target/debug/aiphost)
+    "${bench[@]}" compare --seconds 1 --no-reference
+    "${bench[@]}" memory completed --tasks 200 --sample-every 100
+    "${bench[@]}" memory awaiting-input --tasks 50
+    "${bench[@]}" memory sse --streams 20
+    "${bench[@]}" memory startup --partners 2
+    "${bench[@]}" stream --fanout 2 --events 100
+    exit 0
+fi
+
+bash scripts/python-env.sh >/dev/null
+bash scripts/rabbitmq.sh >&2
+step "building release binaries"
+cargo build --release -p aiphost -p aiphost-bench >&2
+mkdir -p bench-results
+out="bench-results/$(date -u +%Y-%m-%dT%H%M%SZ).md"
+bench=(target/release/aiphost-bench)
+{
+    echo "# aiphost benchmarks, $(date -u), $(nproc) cores"
+    echo
+    echo "## rpc start side by side"; "${bench[@]}" compare --seconds 10
+    echo; echo "## instantiate + invoke (Criterion)"
+    cargo bench -p aiphost --bench invoke 2>&1 | grep -E "time:|instantiate" || true
+    echo; echo "## stream fan-out"; "${bench[@]}" stream --fanout 1,100 --events 10000
+    echo; echo "## group round trips"; "${bench[@]}" group --partners 1,10 --seconds 8
+    echo; echo "## start-up with 100 published partners"; "${bench[@]}" memory startup --partners 100
+    echo; echo "## 100k tasks awaiting input"; "${bench[@]}" memory awaiting-input --tasks 100000
+    echo; echo "## 10k idle SSE streams"; "${bench[@]}" memory sse --streams 10000
+    echo; echo "## 1M completed tasks"; "${bench[@]}" memory completed --tasks 1000000
+} 2>&1 | grep -v "listening on" | tee "$out"
+step "results in $out"
