@@ -2,11 +2,11 @@
 //! (b) the reference partner (acps-sdk's own FastAPI server with an echo handler) and (c) a bare
 //! axum JSON echo — the floor no HTTP+JSON server on this machine can beat — reported as ratios.
 
-use crate::{Host, peak_rss};
+use crate::{Host, Killed, peak_rss};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -105,16 +105,6 @@ pub fn wrk(
     WrkResult::parse(&text)
 }
 
-/// A child process killed on drop.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -176,7 +166,7 @@ pub async fn run(bin: &Path, agents: &Path, args: CompareArgs) -> anyhow::Result
             .stdout(Stdio::null())
             .spawn()
             .context("starting the axum echo")?;
-        let server = Server(child);
+        let server = Killed(child);
         wait_for_port(port, "the axum echo")?;
         let result = measure(&format!("http://127.0.0.1:{port}/rpc"), "\"start\"")?;
         rows.push(Row {
@@ -200,7 +190,7 @@ pub async fn run(bin: &Path, agents: &Path, args: CompareArgs) -> anyhow::Result
             .stdout(Stdio::null())
             .spawn()
             .context("starting the reference partner")?;
-        let server = Server(child);
+        let server = Killed(child);
         wait_for_port(port, "the reference partner")?;
         let result = measure(
             &format!("http://127.0.0.1:{port}/rpc"),

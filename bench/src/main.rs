@@ -121,17 +121,33 @@ impl Drop for Host {
     }
 }
 
-/// Peak resident set size of a process, from /proc.
+/// A field of a process's /proc status in KiB (`VmHWM`, `VmRSS`, …).
+fn status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Peak resident set size of a process, formatted.
 pub fn peak_rss(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or("?".to_string(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+    status_kib(pid, "VmHWM").map_or("?".to_string(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+}
+
+/// Current resident set size of a process, in MiB.
+pub fn rss_mib(pid: u32) -> f64 {
+    status_kib(pid, "VmRSS").map_or(f64::NAN, |k| k as f64 / 1024.0)
+}
+
+/// A child process killed (and reaped) when dropped, also when a benchmark fails half-way.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[tokio::main]

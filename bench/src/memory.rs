@@ -7,7 +7,7 @@
 //! - `startup`: N partners published through the admin API; the host is restarted and timed
 //!   until it serves all of them (their compiled code comes from the precompiled cache).
 
-use crate::Host;
+use crate::{Host, Killed, rss_mib};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use futures::StreamExt;
@@ -63,18 +63,6 @@ fn command(method: &str, command: &str, task: &str, text: &str, params: Value) -
         "command": command, "commandParams": params,
         "dataItems": [{"type": "text", "text": text}], "taskId": task, "sessionId": "bench"
     }}})
-}
-
-/// Current resident set size of a process, in MiB.
-fn rss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 async fn rpc(client: &reqwest::Client, url: &str, body: &Value) -> anyhow::Result<String> {
@@ -322,16 +310,6 @@ async fn sse(bin: &Path, agents: &Path, streams: u64) -> anyhow::Result<()> {
     );
     drop(stop_tx);
     Ok(())
-}
-
-/// A host process killed (and reaped) when dropped, also when the benchmark fails half-way.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 async fn startup(bin: &Path, agents: &Path, partners: u64) -> anyhow::Result<()> {
