@@ -20,8 +20,9 @@ smoke=false
 [[ "${1:-}" == "--smoke" ]] && smoke=true
 
 if ! command -v wrk >/dev/null; then
-    step "installing wrk"
-    apt-get install -y wrk >/dev/null
+    step "installing wrk (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 fi
 bash scripts/build-plugins.sh >&2
 # 10k streams need 10k descriptors in the host and as many in the load generator.
