@@ -2,12 +2,11 @@
 //! (b) the reference partner (acps-sdk's own FastAPI server with an echo handler) and (c) a bare
 //! axum JSON echo — the floor no HTTP+JSON server on this machine can beat — reported as ratios.
 
-use crate::{Host, Killed, peak_rss};
+use crate::{Host, Killed, free_port, peak_rss, wait_for_port};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -103,23 +102,6 @@ pub fn wrk(
         );
     }
     WrkResult::parse(&text)
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-fn wait_for_port(port: u16, what: &str) -> anyhow::Result<()> {
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(60) {
-            bail!("{what} did not listen on port {port} within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
 }
 
 /// One target's figures.

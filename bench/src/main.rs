@@ -57,26 +57,36 @@ enum Bench {
     },
 }
 
-/// A host process with a fresh data directory, killed on drop.
+/// An `aiphost serve` process, killed on drop, with its data directory (a fresh temporary one,
+/// removed on drop, unless the caller keeps its own).
 pub struct Host {
-    child: Child,
+    child: Killed,
     pub url: String,
-    _data: tempfile::TempDir,
+    _data: Option<tempfile::TempDir>,
 }
 
 impl Host {
-    /// Start `aiphost serve` on a free port with `extra` arguments.
+    /// Start `aiphost serve` serving `agents` on a free port, in a fresh data directory, with
+    /// `extra` arguments.
     pub fn start(bin: &Path, agents: &Path, extra: &[&str]) -> anyhow::Result<Host> {
+        let data = tempfile::tempdir()?;
+        let agents = agents.to_string_lossy();
+        let mut args = vec!["--agents", agents.as_ref()];
+        args.extend_from_slice(extra);
+        let mut host = Host::start_in(bin, data.path(), free_port()?, &args)?;
+        host._data = Some(data);
+        Ok(host)
+    }
+
+    /// Start `aiphost serve` on `port` with the data directory `data` (kept by the caller, so a
+    /// host can be restarted on it) and `extra` arguments; return once it listens.
+    pub fn start_in(bin: &Path, data: &Path, port: u16, extra: &[&str]) -> anyhow::Result<Host> {
         if !bin.is_file() {
             bail!(
                 "{} not found: cargo build --release -p aiphost",
                 bin.display()
             );
         }
-        let data = tempfile::tempdir()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
         let child = Command::new(bin)
             .args([
                 "serve",
@@ -84,41 +94,46 @@ impl Host {
                 &format!("127.0.0.1:{port}"),
                 "--log",
                 "warn",
-                "--agents",
             ])
-            .arg(agents)
             .arg("--data")
-            .arg(data.path())
+            .arg(data)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
         let host = Host {
-            child,
+            child: Killed(child),
             url: format!("http://127.0.0.1:{port}"),
-            _data: data,
+            _data: None,
         };
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(60) {
-                bail!("aiphost did not start listening within 60 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_port(port, "aiphost")?;
         Ok(host)
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.child.0.id()
     }
 }
 
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// A port that was free a moment ago on 127.0.0.1.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Wait (up to 60 s) until something listens on 127.0.0.1:`port`.
+pub fn wait_for_port(port: u16, what: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("{what} did not listen on port {port} within 60 s");
+        }
+        // Fine-grained: start-up times are measured through this.
+        std::thread::sleep(Duration::from_millis(5));
     }
+    Ok(())
 }
 
 /// A field of a process's /proc status in KiB (`VmHWM`, `VmRSS`, …).

@@ -7,13 +7,12 @@
 //! - `startup`: N partners published through the admin API; the host is restarted and timed
 //!   until it serves all of them (their compiled code comes from the precompiled cache).
 
-use crate::{Host, Killed, rss_mib};
+use crate::{Host, free_port, rss_mib};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -315,27 +314,9 @@ async fn sse(bin: &Path, agents: &Path, streams: u64) -> anyhow::Result<()> {
 async fn startup(bin: &Path, agents: &Path, partners: u64) -> anyhow::Result<()> {
     let data = tempfile::tempdir()?;
     let token = "bench-operator-token-0123456789abcdef";
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = free_port()?;
     let base = format!("http://127.0.0.1:{port}");
-    let spawn = || {
-        Command::new(bin)
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--log",
-                "warn",
-            ])
-            .arg("--data")
-            .arg(data.path())
-            .args(["--operator-token", token])
-            .stdout(Stdio::null())
-            .spawn()
-            .map(Killed)
-            .context("starting aiphost")
-    };
+    let spawn = || Host::start_in(bin, data.path(), port, &["--operator-token", token]);
     let serving = |want: u64| {
         let base = base.clone();
         async move {

@@ -114,15 +114,8 @@ mod tests {
         for (i, membership) in ["m1", "m2", "m1"].iter().enumerate() {
             store
                 .write_task(TaskWrite {
-                    key: &key,
-                    record: b"{}".to_vec(),
-                    deadline: (None, None),
-                    events: Vec::new(),
-                    trim: None,
-                    ended_at: None,
-                    chunks: Vec::new(),
-                    outbox: Vec::new(),
                     published: vec![(membership.to_string(), format!("r{i}").into_bytes())],
+                    ..TaskWrite::record_only(&key, b"{}".to_vec())
                 })
                 .unwrap();
         }

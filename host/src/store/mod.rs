@@ -173,6 +173,24 @@ pub struct TaskWrite<'a> {
     pub published: Vec<(String, Vec<u8>)>,
 }
 
+#[cfg(test)]
+impl<'a> TaskWrite<'a> {
+    /// A write of `record` alone, for tests to fill in what they exercise.
+    pub(crate) fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
+        TaskWrite {
+            key,
+            record,
+            deadline: (None, None),
+            events: Vec::new(),
+            trim: None,
+            ended_at: None,
+            chunks: Vec::new(),
+            outbox: Vec::new(),
+            published: Vec::new(),
+        }
+    }
+}
+
 /// The stored part of one product chunk.
 pub struct ChunkWrite {
     pub product: String,
@@ -628,15 +646,8 @@ mod tests {
         new: Option<i64>,
     ) -> Result<Ticket, StoreError> {
         store.write_task(TaskWrite {
-            key,
-            record: serde_json::to_vec(record).unwrap(),
             deadline: (old, new),
-            events: Vec::new(),
-            trim: None,
-            ended_at: None,
-            chunks: Vec::new(),
-            outbox: Vec::new(),
-            published: Vec::new(),
+            ..TaskWrite::record_only(key, serde_json::to_vec(record).unwrap())
         })
     }
 
@@ -671,15 +682,10 @@ mod tests {
         let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim, ended_at| {
             store
                 .write_task(TaskWrite {
-                    key,
-                    record: b"{}".to_vec(),
-                    deadline: (None, None),
                     events: seqs.map(|s| (s, format!("e{s}").into_bytes())).collect(),
                     trim,
                     ended_at,
-                    chunks: Vec::new(),
-                    outbox: Vec::new(),
-                    published: Vec::new(),
+                    ..TaskWrite::record_only(key, b"{}".to_vec())
                 })
                 .unwrap()
         };
@@ -706,20 +712,13 @@ mod tests {
         let write = |product: &str, seq: u64, replaces: bool| {
             store
                 .write_task(TaskWrite {
-                    key: &key,
-                    record: b"{}".to_vec(),
-                    deadline: (None, None),
-                    events: Vec::new(),
-                    trim: None,
-                    ended_at: None,
                     chunks: vec![ChunkWrite {
                         product: product.into(),
                         seq,
                         items: format!("{product}{seq}").into_bytes(),
                         replaces,
                     }],
-                    outbox: Vec::new(),
-                    published: Vec::new(),
+                    ..TaskWrite::record_only(&key, b"{}".to_vec())
                 })
                 .unwrap()
         };
@@ -748,15 +747,8 @@ mod tests {
         let write = |chunks: Vec<ChunkWrite>| {
             store
                 .write_task(TaskWrite {
-                    key: &key,
-                    record: b"{}".to_vec(),
-                    deadline: (None, None),
-                    events: Vec::new(),
-                    trim: None,
-                    ended_at: None,
                     chunks,
-                    outbox: Vec::new(),
-                    published: Vec::new(),
+                    ..TaskWrite::record_only(&key, b"{}".to_vec())
                 })
                 .unwrap()
         };

@@ -656,7 +656,18 @@ impl TaskEngine {
         st: &mut SlotState,
         events: Vec<EventKind>,
     ) -> Result<(), StoreError> {
-        let running = st.running.is_some();
+        let may_keep_back = st.running.is_some();
+        self.store_change(slot, st, events, may_keep_back)
+    }
+
+    /// [`TaskEngine::persist`], told whether this change may be kept back in the slot.
+    fn store_change(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        events: Vec<EventKind>,
+        may_keep_back: bool,
+    ) -> Result<(), StoreError> {
         let Some(record) = st.record.as_mut() else {
             return Ok(());
         };
@@ -707,7 +718,7 @@ impl TaskEngine {
             None => Vec::new(),
         };
         let last = record.last_event_seq;
-        let unseen = running
+        let unseen = may_keep_back
             && !ends
             && !record.state().is_resting()
             && notified.is_empty()
@@ -797,10 +808,7 @@ impl TaskEngine {
         if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() {
             return Ok(());
         }
-        let running = st.running.take();
-        let written = self.persist(slot, st, Vec::new());
-        st.running = running;
-        written
+        self.store_change(slot, st, Vec::new(), false)
     }
 
     /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
