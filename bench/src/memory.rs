@@ -33,6 +33,9 @@ enum What {
         sample_every: u64,
         #[arg(long, default_value_t = 16)]
         connections: usize,
+        /// An argument for `aiphost serve` (repeatable), e.g. `--host-arg=--store-cache-mib=8`.
+        #[arg(long = "host-arg", allow_hyphen_values = true)]
+        host_args: Vec<String>,
     },
     /// Leave `--tasks` tasks waiting in awaiting-input; RSS at the end.
     AwaitingInput {
@@ -135,8 +138,10 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
             tasks,
             sample_every,
             connections,
+            host_args,
         } => {
-            let host = Host::start(bin, agents, &[])?;
+            let host_args: Vec<&str> = host_args.iter().map(String::as_str).collect();
+            let host = Host::start(bin, agents, &host_args)?;
             let (pid, url) = (host.pid(), format!("{}/agents/echo/rpc", host.url));
             println!("| tasks completed | host RSS | elapsed | tasks/s so far |");
             println!("| ---: | ---: | ---: | ---: |");
