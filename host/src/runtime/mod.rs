@@ -34,6 +34,9 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// What [`RuntimeConfig::keep_resident_bytes`] is unless the operator says: a small partner's
 /// whole memory (a Rust component starts with about 1.1 MiB).
 pub const DEFAULT_KEEP_RESIDENT_BYTES: usize = 2 << 20;
+/// Slots the pool keeps warm beyond the most ever used at once. Slots are reused most recently
+/// used first, so under steady load the resident set is the peak concurrency plus at most this.
+const MAX_UNUSED_WARM_SLOTS: u32 = 16;
 /// A partner's tables are small (function references); this covers them.
 const TABLE_KEEP_RESIDENT_BYTES: usize = 64 << 10;
 /// Guest output kept for error reports (a panic message lands on stderr).
@@ -220,6 +223,7 @@ impl Runtime {
             .total_tables(slots.saturating_mul(8))
             .total_stacks(slots)
             .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX))
+            .max_unused_warm_slots(MAX_UNUSED_WARM_SLOTS)
             .linear_memory_keep_resident(config.keep_resident_bytes)
             .table_keep_resident(config.keep_resident_bytes.min(TABLE_KEEP_RESIDENT_BYTES))
             .pagemap_scan(Enabled::Auto);
