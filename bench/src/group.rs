@@ -73,15 +73,46 @@ pub async fn run(bin: &Path, agents: &Path, args: GroupArgs) -> anyhow::Result<(
         let copies = tempfile::tempdir()?;
         echo_copies(agents, n, copies.path())?;
         let host = Host::start(bin, copies.path(), &[])?;
-        let row = one_run(&host, n, &args).await?;
+        let group = format!("bench-{}-{n}", std::process::id());
+        let row = one_run(&host, &group, n, &args).await?;
         println!("{row} | {} |", crate::peak_rss(host.pid()));
+        // The host goes first: deleting its group's exchange under it would only make it log
+        // reconnect attempts.
+        drop(host);
+        remove_group(&args.amqp, &group, n).await;
     }
     Ok(())
 }
 
-async fn one_run(host: &Host, n: usize, args: &GroupArgs) -> anyhow::Result<String> {
-    let group = format!("bench-{}", std::process::id());
-    let exchange = format!("group_{LEADER}_{group}");
+fn exchange_of(group: &str) -> String {
+    format!("group_{LEADER}_{group}")
+}
+
+/// Delete what a run left on the broker: the members' queues and the group's exchange.
+async fn remove_group(amqp: &str, group: &str, n: usize) {
+    let Ok(conn) = Connection::connect(amqp, ConnectionProperties::default()).await else {
+        return;
+    };
+    let Ok(ch) = conn.create_channel().await else {
+        return;
+    };
+    let exchange = exchange_of(group);
+    for m in (0..n).map(aic) {
+        let _ = ch
+            .queue_delete(
+                format!("{exchange}_{m}").into(),
+                QueueDeleteOptions::default(),
+            )
+            .await;
+    }
+    let _ = ch
+        .exchange_delete(exchange.into(), ExchangeDeleteOptions::default())
+        .await;
+    let _ = conn.close(200, "bench over".into()).await;
+}
+
+async fn one_run(host: &Host, group: &str, n: usize, args: &GroupArgs) -> anyhow::Result<String> {
+    let exchange = exchange_of(group);
     let conn = Connection::connect(&args.amqp, ConnectionProperties::default()).await?;
     let ch = conn.create_channel().await?;
     ch.exchange_declare(
@@ -147,7 +178,7 @@ async fn one_run(host: &Host, n: usize, args: &GroupArgs) -> anyhow::Result<Stri
     let publish = |task: String| {
         let ch = ch.clone();
         let exchange = exchange.clone();
-        let group = group.clone();
+        let group = group.to_owned();
         async move {
             let command = json!({
                 "type": "task-command", "id": format!("cmd-{task}"), "sentAt": chrono_now(),
@@ -228,17 +259,6 @@ async fn one_run(host: &Host, n: usize, args: &GroupArgs) -> anyhow::Result<Stri
             )
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
-    for m in &members {
-        let _ = ch
-            .queue_delete(
-                format!("{exchange}_{m}").into(),
-                QueueDeleteOptions::default(),
-            )
-            .await;
-    }
-    let _ = ch
-        .exchange_delete(exchange.into(), ExchangeDeleteOptions::default())
-        .await;
     let _ = conn.close(200, "bench over".into()).await;
     Ok(format!(
         "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {errors}",

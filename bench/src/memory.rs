@@ -4,6 +4,9 @@
 //!   every `--sample-every` tasks, to show it stays flat (terminal tasks live in sled only).
 //! - `awaiting-input`: tasks left waiting for input (trip-planner); RSS once they all wait.
 //! - `sse`: idle SSE streams (re-streams of tasks waiting for input) held open at once; RSS.
+//! - `store`: the store alone, in this process, without the host: the writes of a real completed
+//!   echo task, repeated for N tasks; this process's RSS is sampled as in `completed`, to tell
+//!   the store's share of that growth from the engine's.
 //! - `startup`: N partners published through the admin API; the host is restarted and timed
 //!   until it serves all of them (their compiled code comes from the precompiled cache).
 
@@ -19,6 +22,9 @@ use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct MemoryArgs {
+    /// An argument for `aiphost serve` (repeatable), e.g. `--host-arg=--store-cache-mib=8`.
+    #[arg(long = "host-arg", allow_hyphen_values = true, global = true)]
+    host_args: Vec<String>,
     #[command(subcommand)]
     what: What,
 }
@@ -33,9 +39,6 @@ enum What {
         sample_every: u64,
         #[arg(long, default_value_t = 16)]
         connections: usize,
-        /// An argument for `aiphost serve` (repeatable), e.g. `--host-arg=--store-cache-mib=8`.
-        #[arg(long = "host-arg", allow_hyphen_values = true)]
-        host_args: Vec<String>,
     },
     /// Leave `--tasks` tasks waiting in awaiting-input; RSS at the end.
     AwaitingInput {
@@ -48,6 +51,17 @@ enum What {
     Sse {
         #[arg(long, default_value_t = 10_000)]
         streams: u64,
+    },
+    /// The store alone: the two writes of a real completed echo task (copied from one run through
+    /// a host), repeated `--tasks` times by 16 writers; RSS of this process as they accumulate.
+    Store {
+        #[arg(long, default_value_t = 1_000_000)]
+        tasks: u64,
+        #[arg(long, default_value_t = 100_000)]
+        sample_every: u64,
+        /// sled's page cache, in MiB (the host's `--store-cache-mib`).
+        #[arg(long, default_value_t = 64)]
+        cache_mib: u64,
     },
     /// Publish `--partners` partners, restart the host, time until it serves them all.
     Startup {
@@ -133,14 +147,13 @@ where
 }
 
 pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<()> {
+    let host_args: Vec<&str> = args.host_args.iter().map(String::as_str).collect();
     match args.what {
         What::Completed {
             tasks,
             sample_every,
             connections,
-            host_args,
         } => {
-            let host_args: Vec<&str> = host_args.iter().map(String::as_str).collect();
             let host = Host::start(bin, agents, &host_args)?;
             let (pid, url) = (host.pid(), format!("{}/agents/echo/rpc", host.url));
             println!("| tasks completed | host RSS | elapsed | tasks/s so far |");
@@ -184,7 +197,7 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
             .await
         }
         What::AwaitingInput { tasks, connections } => {
-            let host = Host::start(bin, agents, &[])?;
+            let host = Host::start(bin, agents, &host_args)?;
             let pid = host.pid();
             let before = rss_mib(pid);
             start_waiting(&host.url, tasks, connections, "w").await?;
@@ -195,9 +208,166 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
             );
             Ok(())
         }
-        What::Sse { streams } => sse(bin, agents, streams).await,
+        What::Sse { streams } => sse(bin, agents, &host_args, streams).await,
+        What::Store {
+            tasks,
+            sample_every,
+            cache_mib,
+        } => store_alone(bin, agents, tasks, sample_every, cache_mib).await,
         What::Startup { partners } => startup(bin, agents, partners).await,
     }
+}
+
+/// What a completed echo task wrote: its record, its events in order, its product chunks, and how
+/// many of the events its `start` wrote (the rest came with `complete`).
+struct TaskWrites {
+    record: Vec<u8>,
+    events: Vec<Vec<u8>>,
+    at_rest: usize,
+    chunks: Vec<(String, Vec<u8>)>,
+}
+
+/// Run one echo task to completion through a real host and read back what it stored.
+async fn one_completed_task(bin: &Path, agents: &Path) -> anyhow::Result<TaskWrites> {
+    let data = tempfile::tempdir()?;
+    let agents_arg = agents.to_string_lossy();
+    {
+        let host = Host::start_in(bin, data.path(), free_port()?, &["--agents", &agents_arg])?;
+        let (client, url) = (
+            reqwest::Client::new(),
+            format!("{}/agents/echo/rpc", host.url),
+        );
+        let start = rpc(
+            &client,
+            &url,
+            &command("rpc", "start", "c0", "hi", json!({})),
+        )
+        .await?;
+        let done = rpc(
+            &client,
+            &url,
+            &command("rpc", "complete", "c0", "", json!({})),
+        )
+        .await?;
+        if start != "awaiting-completion" || done != "completed" {
+            bail!("the sample task went {start}, then {done}");
+        }
+    } // the host is killed here; every answer above was durable
+    let store = aiphost::store::Store::open(&data.path().join("store"))?;
+    let key = aiphost::store::TaskKey::new("echo", "c0");
+    let record: Value = store
+        .load_task(&key)?
+        .context("the sample task is not in the store")?;
+    let events: Vec<Vec<u8>> = store
+        .events_after(&key, 0, usize::MAX)?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let at_rest = events
+        .iter()
+        .position(|e| String::from_utf8_lossy(e).contains("awaiting-completion"))
+        .map_or(events.len() / 2, |i| i + 1);
+    let mut chunks = Vec::new();
+    for product in record["task"]["products"].as_array().into_iter().flatten() {
+        if let Some(id) = product["id"].as_str() {
+            for items in store.product_chunks(&key, id)? {
+                chunks.push((id.to_string(), items));
+            }
+        }
+    }
+    Ok(TaskWrites {
+        record: serde_json::to_vec(&record)?,
+        events,
+        at_rest,
+        chunks,
+    })
+}
+
+/// `memory store`: the writes of `sample` for `tasks` tasks, straight into a store in this
+/// process (16 writers, each waiting for its writes to be durable, as the engine does).
+async fn store_alone(
+    bin: &Path,
+    agents: &Path,
+    tasks: u64,
+    every: u64,
+    cache_mib: u64,
+) -> anyhow::Result<()> {
+    use aiphost::store::{ChunkWrite, Store, TaskKey, TaskWrite};
+    let sample = Arc::new(one_completed_task(bin, agents).await?);
+    println!(
+        "one completed echo task stores a {} B record, {} events ({} B), {} product chunks ({} B)",
+        sample.record.len(),
+        sample.events.len(),
+        sample.events.iter().map(Vec::len).sum::<usize>(),
+        sample.chunks.len(),
+        sample.chunks.iter().map(|(_, c)| c.len()).sum::<usize>(),
+    );
+    let dir = tempfile::tempdir()?;
+    let store = Store::open_with_cache(&dir.path().join("store"), cache_mib << 20)?;
+    let pid = std::process::id();
+    println!("| tasks written | this process's RSS | elapsed | tasks/s so far |");
+    println!("| ---: | ---: | ---: | ---: |");
+    println!("| 0 | {:.1} MiB | 0 s | |", rss_mib(pid));
+    drive(
+        tasks,
+        16,
+        every,
+        move |_client, i| {
+            let (store, sample) = (store.clone(), sample.clone());
+            async move {
+                let key = TaskKey::new("echo", format!("c{i}"));
+                let now = i64::try_from(i).unwrap_or(i64::MAX);
+                let deadline = now + 3_600_000;
+                let started = store.write_task(TaskWrite {
+                    key: &key,
+                    record: sample.record.clone(),
+                    deadline: (None, Some(deadline)),
+                    events: (1..)
+                        .zip(sample.events[..sample.at_rest].iter().cloned())
+                        .collect(),
+                    trim: None,
+                    ended_at: None,
+                    chunks: (0..)
+                        .zip(&sample.chunks)
+                        .map(|(seq, (product, items))| ChunkWrite {
+                            product: product.clone(),
+                            seq,
+                            items: items.clone(),
+                            replaces: false,
+                        })
+                        .collect(),
+                    outbox: Vec::new(),
+                    published: Vec::new(),
+                })?;
+                store.durable(started).await?;
+                let first_later = u64::try_from(sample.at_rest)? + 1;
+                let completed = store.write_task(TaskWrite {
+                    key: &key,
+                    record: sample.record.clone(),
+                    deadline: (Some(deadline), None),
+                    events: (first_later..)
+                        .zip(sample.events[sample.at_rest..].iter().cloned())
+                        .collect(),
+                    trim: None,
+                    ended_at: Some(now),
+                    chunks: Vec::new(),
+                    outbox: Vec::new(),
+                    published: Vec::new(),
+                })?;
+                store.durable(completed).await?;
+                Ok(())
+            }
+        },
+        |n, t| {
+            println!(
+                "| {n} | {:.1} MiB | {:.0} s | {:.0} |",
+                rss_mib(pid),
+                t.as_secs_f64(),
+                n as f64 / t.as_secs_f64()
+            )
+        },
+    )
+    .await
 }
 
 /// Start `tasks` trip-planner tasks that rest in awaiting-input.
@@ -234,8 +404,8 @@ async fn start_waiting(
     .await
 }
 
-async fn sse(bin: &Path, agents: &Path, streams: u64) -> anyhow::Result<()> {
-    let host = Host::start(bin, agents, &[])?;
+async fn sse(bin: &Path, agents: &Path, host_args: &[&str], streams: u64) -> anyhow::Result<()> {
+    let host = Host::start(bin, agents, host_args)?;
     let pid = host.pid();
     start_waiting(&host.url, streams, 16, "s").await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
