@@ -9,7 +9,8 @@
 # machine: the side-by-side rpc comparison (aiphost vs the reference partner vs a bare axum echo,
 # wrk, 16 connections), the Criterion micro-benchmark of instantiate + invoke, streaming
 # fan-out, group round trips through RabbitMQ, start-up with 100 published partners, memory
-# with 100k tasks awaiting input, 10k idle SSE streams, and 1M completed tasks.
+# with 100k tasks awaiting input, 10k idle SSE streams, 1M completed tasks, and the store alone
+# under the same 1M tasks' writes.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +35,7 @@ if $smoke; then
     bench=(target/debug/aiphost-bench --aiphost target/debug/aiphost)
     "${bench[@]}" compare --seconds 1 --no-reference
     "${bench[@]}" memory completed --tasks 200 --sample-every 100
+    "${bench[@]}" memory store --tasks 200 --sample-every 100
     "${bench[@]}" memory awaiting-input --tasks 50
     "${bench[@]}" memory sse --streams 20
     "${bench[@]}" memory startup --partners 2
@@ -60,5 +62,6 @@ bench=(target/release/aiphost-bench)
     echo; echo "## 100k tasks awaiting input"; "${bench[@]}" memory awaiting-input --tasks 100000
     echo; echo "## 10k idle SSE streams"; "${bench[@]}" memory sse --streams 10000
     echo; echo "## 1M completed tasks"; "${bench[@]}" memory completed --tasks 1000000
+    echo; echo "## the store alone, 1M completed tasks' writes"; "${bench[@]}" memory store --tasks 1000000
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"
