@@ -325,7 +325,7 @@ async fn store_alone(
                     events: (1..)
                         .zip(sample.events[..sample.at_rest].iter().cloned())
                         .collect(),
-                    trim: None,
+                    trim_below: None,
                     ended_at: None,
                     chunks: (0..)
                         .zip(&sample.chunks)
@@ -348,7 +348,7 @@ async fn store_alone(
                     events: (first_later..)
                         .zip(sample.events[sample.at_rest..].iter().cloned())
                         .collect(),
-                    trim: None,
+                    trim_below: None,
                     ended_at: Some(now),
                     chunks: Vec::new(),
                     outbox: Vec::new(),

@@ -8,7 +8,8 @@
 //! change in one atomic batch):
 //! - tree `tasks`: `t\0{agent}\0{task}` → task record (JSON);
 //!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
-//!   `e\0{agent}\0{task}\0{seq, big-endian}` → task event (JSON);
+//!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
+//!   (one event: its JSON; several: a batch, see `event_batch`);
 //!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
 //!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
 //!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
@@ -19,6 +20,7 @@
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
 
+mod event_batch;
 mod group_commit;
 mod groups;
 mod tenancy;
@@ -161,8 +163,8 @@ pub struct TaskWrite<'a> {
     pub deadline: (Option<i64>, Option<i64>),
     /// New events: `(seq, event)`.
     pub events: Vec<(u64, Vec<u8>)>,
-    /// Drop stored events with seq below this (count retention), from `trim_from` on.
-    pub trim: Option<(u64, u64)>,
+    /// Drop stored events with seq below this (count retention).
+    pub trim_below: Option<u64>,
     /// The task ended at this instant (Unix ms): index it for age retention.
     pub ended_at: Option<i64>,
     /// Product chunks to store: `(product id, seq, DataItems as JSON, replaces the product)`.
@@ -182,7 +184,7 @@ impl<'a> TaskWrite<'a> {
             record,
             deadline: (None, None),
             events: Vec::new(),
-            trim: None,
+            trim_below: None,
             ended_at: None,
             chunks: Vec::new(),
             outbox: Vec::new(),
@@ -273,13 +275,28 @@ impl Store {
                 batch.insert(key.deadline_key(at), &[][..]);
             }
         }
-        for (seq, event) in write.events {
-            batch.insert(key.event_key(seq), event);
-        }
-        if let Some((from, below)) = write.trim {
-            for seq in from..below {
-                batch.remove(key.event_key(seq));
+        let mut events = write.events;
+        if let Some(below) = write.trim_below {
+            // Every stored entry that starts below `below` goes; the newest of them may also hold
+            // events at or after it, which stay, under a key of their own.
+            let prefix = key.events_prefix();
+            for entry in self.inner.tasks.range(prefix.clone()..key.event_key(below)) {
+                let (k, v) = entry?;
+                let kept: Vec<(u64, &[u8])> = event_batch::decode(event_seq(&prefix, &k)?, &v)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?
+                    .into_iter()
+                    .filter(|(seq, _)| *seq >= below)
+                    .collect();
+                if let Some((first, _)) = kept.first() {
+                    batch.insert(key.event_key(*first), event_batch::encode(&kept));
+                }
+                batch.remove(k);
             }
+            events.retain(|(seq, _)| *seq >= below);
+        }
+        if let Some((first, _)) = events.first() {
+            let events: Vec<(u64, &[u8])> = events.iter().map(|(s, e)| (*s, &e[..])).collect();
+            batch.insert(key.event_key(*first), event_batch::encode(&events));
         }
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);
@@ -469,19 +486,30 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let prefix = key.events_prefix();
-        let start = key.event_key(after.saturating_add(1));
+        let wanted = after.saturating_add(1);
+        // The entry holding `wanted` is the last one that starts at or before it.
+        let start = match self
+            .inner
+            .tasks
+            .range(prefix.clone()..=key.event_key(wanted))
+            .next_back()
+        {
+            Some(entry) => entry?.0,
+            None => key.event_key(wanted).into(),
+        };
         let mut out = Vec::new();
         for entry in self.inner.tasks.range(start..) {
             let (k, v) = entry?;
             if !k.starts_with(&prefix) || out.len() >= limit {
                 break;
             }
-            let seq = k
-                .get(prefix.len()..)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_be_bytes)
-                .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))?;
-            out.push((seq, v.to_vec()));
+            let events = event_batch::decode(event_seq(&prefix, &k)?, &v)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            for (seq, event) in events {
+                if seq >= wanted && out.len() < limit {
+                    out.push((seq, event.to_vec()));
+                }
+            }
         }
         Ok(out)
     }
@@ -612,6 +640,14 @@ fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
     }
 }
 
+/// The seq in an event key under `prefix`.
+fn event_seq(prefix: &[u8], key: &[u8]) -> Result<u64, StoreError> {
+    key.get(prefix.len()..)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))
+}
+
 fn is_lock_error(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
 }
@@ -679,11 +715,11 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let key = TaskKey::new("a", "t");
         let other = TaskKey::new("a", "t2");
-        let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim, ended_at| {
+        let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim_below, ended_at| {
             store
                 .write_task(TaskWrite {
                     events: seqs.map(|s| (s, format!("e{s}").into_bytes())).collect(),
-                    trim,
+                    trim_below,
                     ended_at,
                     ..TaskWrite::record_only(key, b"{}".to_vec())
                 })
@@ -696,12 +732,51 @@ mod tests {
         assert_eq!(first[0], (1, b"e1".to_vec()));
         assert_eq!(store.events_after(&key, 298, 10).unwrap().len(), 2);
         assert_eq!(store.events_after(&key, 10, 5).unwrap()[0].0, 11);
-        write(&key, 301..=301, Some((1, 101)), Some(1_000));
+        write(&key, 301..=301, Some(101), Some(1_000));
         assert_eq!(store.first_event_seq(&key).unwrap(), Some(101));
         assert_eq!(store.sweep_ended(999).unwrap(), 0);
         assert_eq!(store.sweep_ended(1_001).unwrap(), 1);
         assert_eq!(store.first_event_seq(&key).unwrap(), None);
         assert_eq!(store.first_event_seq(&other).unwrap(), Some(1));
+    }
+
+    /// Events written several to a key read back from any seq, with any limit; trimming below any
+    /// seq (inside an earlier entry, on its edge, or inside the trimming write itself) leaves
+    /// exactly the events from that seq on.
+    #[tokio::test]
+    async fn batched_events_read_from_any_seq_and_trim_below_any_seq() {
+        let event = |s: u64| format!("{{\"seq\":{s}}}").into_bytes();
+        for below in 1..=14 {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path()).unwrap();
+            let key = TaskKey::new("a", "t");
+            let write = |seqs: std::ops::RangeInclusive<u64>, trim_below| {
+                store
+                    .write_task(TaskWrite {
+                        events: seqs.map(|s| (s, event(s))).collect(),
+                        trim_below,
+                        ..TaskWrite::record_only(&key, b"{}".to_vec())
+                    })
+                    .unwrap()
+            };
+            // Entries: 1 | 2..=4 | 5 | 6..=9 | 10..=11, then 12..=14 trimming.
+            for seqs in [1..=1, 2..=4, 5..=5, 6..=9, 10..=11] {
+                write(seqs, None);
+            }
+            write(12..=14, Some(below));
+            let stored: Vec<(u64, Vec<u8>)> = (below..=14).map(|s| (s, event(s))).collect();
+            assert_eq!(store.first_event_seq(&key).unwrap(), Some(below));
+            for after in 0..=14 {
+                let expected: Vec<_> = stored.iter().filter(|(s, _)| *s > after).cloned().collect();
+                assert_eq!(
+                    store.events_after(&key, after, 100).unwrap(),
+                    expected,
+                    "below {below}, after {after}"
+                );
+                let limited = store.events_after(&key, after, 2).unwrap();
+                assert_eq!(limited, expected[..expected.len().min(2)], "below {below}");
+            }
+        }
     }
 
     #[tokio::test]

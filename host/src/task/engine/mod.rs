@@ -743,12 +743,7 @@ impl TaskEngine {
         let mut all_chunks = held_back.chunks;
         all_chunks.extend(chunks);
         let keep = self.inner.defaults.event_retention_count.max(1);
-        let trim = (appended > 0 && last > keep).then(|| {
-            (
-                (last - appended + 1).saturating_sub(keep).max(1),
-                last - keep + 1,
-            )
-        });
+        let trim_below = (appended > 0 && last > keep).then(|| last - keep + 1);
         let (old, new) = (st.stored_deadline, record.deadline_ms);
         let stored = record
             .stored_bytes()
@@ -758,7 +753,7 @@ impl TaskEngine {
             record: stored,
             deadline: (old, new),
             events,
-            trim,
+            trim_below,
             ended_at: ends.then(|| at.unix_millis()),
             chunks: all_chunks,
             outbox,
