@@ -78,7 +78,8 @@ pub struct ServeArgs {
     pub max_memory_mib: u64,
     /// Of each pool slot's memory, how much stays resident between invocations, in KiB: fewer
     /// page faults and system calls per invocation, for an RSS that stays at its high-water
-    /// mark. 0 gives every slot's memory back after each invocation.
+    /// mark. Needs Linux 6.7+ (PAGEMAP_SCAN); elsewhere, and with 0, every slot's memory is
+    /// given back after each invocation.
     #[arg(long, default_value_t = (aiphost::runtime::DEFAULT_KEEP_RESIDENT_BYTES >> 10) as u64)]
     pub keep_resident_kib: u64,
     /// Time per invocation when the manifest does not say, in ms.

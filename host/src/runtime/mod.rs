@@ -57,10 +57,10 @@ pub struct RuntimeConfig {
     pub max_invocation_ms: u64,
     /// WebAssembly stack per invocation.
     pub max_stack_bytes: usize,
-    /// Of each pool slot's linear memory, how much stays resident between invocations. Where the
-    /// kernel has `PAGEMAP_SCAN` (Linux 6.7+), only the pages an invocation dirtied are reset, so
-    /// the next instance takes no page faults there and dropping one needs no `madvise`; without
-    /// it, this much is zeroed with `memset` on every drop. 0: every slot is decommitted.
+    /// Of each pool slot's linear memory, how much stays resident between invocations: only the
+    /// pages an invocation dirtied are reset (Linux's `PAGEMAP_SCAN`), so the next instance takes
+    /// no page faults there and dropping one needs no `madvise`. Where the kernel lacks
+    /// `PAGEMAP_SCAN` (before Linux 6.7, or not Linux), and with 0, every slot is decommitted.
     pub keep_resident_bytes: usize,
     /// What outbound HTTP partners may be granted.
     pub outbound: Arc<OutboundPolicy>,
@@ -216,6 +216,13 @@ impl Runtime {
     /// Build the engine and start its epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent.max(1);
+        // Without PAGEMAP_SCAN the pool would zero the whole kept range on every drop, which
+        // costs more than the page faults it saves.
+        let keep_resident = if PoolingAllocationConfig::is_pagemap_scan_available() {
+            config.keep_resident_bytes
+        } else {
+            0
+        };
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
             .total_core_instances(slots.saturating_mul(8))
@@ -224,8 +231,8 @@ impl Runtime {
             .total_stacks(slots)
             .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX))
             .max_unused_warm_slots(MAX_UNUSED_WARM_SLOTS)
-            .linear_memory_keep_resident(config.keep_resident_bytes)
-            .table_keep_resident(config.keep_resident_bytes.min(TABLE_KEEP_RESIDENT_BYTES))
+            .linear_memory_keep_resident(keep_resident)
+            .table_keep_resident(keep_resident.min(TABLE_KEEP_RESIDENT_BYTES))
             .pagemap_scan(Enabled::Auto);
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
