@@ -1,5 +1,6 @@
 //! Hostile partners (infinite loop, memory bomb, deep recursion, panic, product flood, nonsense
-//! reports) each end in `failed` with a clear reason, while the host keeps serving other tasks.
+//! reports) each end in `failed` with a clear reason, while the host keeps serving other tasks;
+//! they have no ambient authority, and none can read what an earlier invocation left in memory.
 
 use aiphost_tests::*;
 use serde_json::{Value, json};
@@ -157,4 +158,41 @@ async fn partners_have_no_ambient_authority() {
         "the partner reached a socket on the host"
     );
     assert!(!std::path::Path::new("/tmp/aiphost-probe").exists());
+}
+
+/// One invocation's memory never reaches the next. Pool slots keep their pages resident between
+/// invocations and reset only what was dirtied, so this is checked the hostile way: one
+/// invocation marks a static and a 1 MiB heap block; the next, in the same slot, reads the static
+/// and a fresh block at the same address without initialising it, and must find no mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invocation_cannot_read_what_the_previous_one_left_in_memory() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let rpc = host.rpc("hostile");
+    let data = |answer: &Value| result(answer)["products"][0]["dataItems"][0]["data"].clone();
+    let mut same_address = 0;
+    for round in 0..5 {
+        let planted = post(
+            &rpc,
+            &v2("start", &format!("plant-{round}"), text("plant"), json!({})),
+        )
+        .await;
+        assert_eq!(state(&planted), "awaiting-completion", "{planted}");
+        let sought = post(
+            &rpc,
+            &v2("start", &format!("seek-{round}"), text("seek"), json!({})),
+        )
+        .await;
+        assert_eq!(state(&sought), "awaiting-completion", "{sought}");
+        let (planted, sought) = (data(&planted), data(&sought));
+        assert_eq!(sought["markedStatic"], false, "round {round}: {sought}");
+        assert_eq!(sought["markedBytes"], 0, "round {round}: {sought}");
+        if planted["heapAt"].as_u64().is_some() && planted["heapAt"] == sought["heapAt"] {
+            same_address += 1;
+        }
+    }
+    // Only a block at the address the marks were written to makes the check mean something.
+    assert!(
+        same_address > 0,
+        "the reading invocations never got the marked block's address"
+    );
 }

@@ -12,9 +12,15 @@
 //!   the invocation's error;
 //! - `probe:PORT`: reaches for ambient authority (environment, arguments, the filesystem, a TCP
 //!   connection to 127.0.0.1:PORT) and reports what it got as a `data` product;
+//! - `plant`: marks a static and a fresh 1 MiB heap block (every byte 0xA5) and leaks the block;
+//! - `seek`: reads the same static and a fresh, never-initialised 1 MiB heap block, and reports
+//!   as a `data` product what it found: a host that let one invocation's memory reach the next
+//!   (a pool slot reused without a reset) would show the marks;
 //! - anything else: echoes its input like the echo partner.
 
+use std::alloc::Layout;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use aiphost_sdk::{DataItem, Outcome, Partner, Product, State, Task, log};
@@ -42,6 +48,8 @@ impl Partner for Hostile {
             "panic" => panic!("hostile partner panicked on purpose"),
             "flood" => flood(task),
             "err" => nonsense(task),
+            "plant" => plant(),
+            "seek" => seek(),
             other => {
                 if let Some(ms) = other.strip_prefix("slow:") {
                     slow(ms)
@@ -120,6 +128,55 @@ fn slow(ms: &str) -> Outcome {
             .named("slow")
             .with_item(DataItem::text(format!("slept {ms} ms"))),
     ])
+}
+
+/// What `plant` leaves behind, and `seek` looks for.
+static MARKED: AtomicU64 = AtomicU64::new(0);
+const MARK: u8 = 0xA5;
+const BLOCK: usize = 1 << 20;
+
+fn block_layout() -> Layout {
+    Layout::from_size_align(BLOCK, 16).unwrap_or_else(|_| Layout::new::<u8>())
+}
+
+fn plant() -> Outcome {
+    MARKED.store(u64::from_ne_bytes([MARK; 8]), Ordering::SeqCst);
+    // SAFETY: the layout has a non-zero size; the block is written in full and then leaked.
+    let at = unsafe {
+        let block = std::alloc::alloc(block_layout());
+        if block.is_null() {
+            return Outcome::Fail("no memory for the block".into());
+        }
+        block.write_bytes(MARK, BLOCK);
+        block as usize
+    };
+    Outcome::Done(vec![Product::new("plant").named("plant").with_item(
+        DataItem::data(aiphost_sdk::serde_json::json!({"heapAt": at})),
+    )])
+}
+
+fn seek() -> Outcome {
+    let marked_static = MARKED.load(Ordering::SeqCst) != 0;
+    // SAFETY: the layout has a non-zero size. Reading the block before writing it is the point:
+    // a hostile partner looking for what an earlier invocation left in memory. Volatile reads
+    // keep the compiler from assuming anything about the uninitialised bytes.
+    let (at, marked_bytes) = unsafe {
+        let block = std::alloc::alloc(block_layout());
+        if block.is_null() {
+            return Outcome::Fail("no memory for the block".into());
+        }
+        let marked = (0..BLOCK)
+            .filter(|i| block.add(*i).read_volatile() == MARK)
+            .count();
+        (block as usize, marked)
+    };
+    Outcome::Done(vec![Product::new("seek").named("seek").with_item(
+        DataItem::data(aiphost_sdk::serde_json::json!({
+            "heapAt": at,
+            "markedBytes": marked_bytes,
+            "markedStatic": marked_static,
+        })),
+    )])
 }
 
 /// Tries everything a sandbox must deny and reports each outcome.
