@@ -49,19 +49,6 @@ fn echo_component() -> PathBuf {
 }
 
 fn invoke(c: &mut Criterion) {
-    // The default pool keeps a small partner's memory resident between invocations; "decommit"
-    // is the pool without that (every slot's memory is given back with madvise), for comparison.
-    let mut group = c.benchmark_group("instantiate + invoke echo (start)");
-    for (name, keep_resident_bytes) in [
-        ("default", aiphost::runtime::DEFAULT_KEEP_RESIDENT_BYTES),
-        ("decommit", 0),
-    ] {
-        group.bench_function(name, |b| invoke_with(b, keep_resident_bytes));
-    }
-    group.finish();
-}
-
-fn invoke_with(b: &mut criterion::Bencher<'_>, keep_resident_bytes: usize) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -70,7 +57,6 @@ fn invoke_with(b: &mut criterion::Bencher<'_>, keep_resident_bytes: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = RuntimeConfig::with_data_dir(dir.path());
     config.max_concurrent = 4;
-    config.keep_resident_bytes = keep_resident_bytes;
     let runtime = Runtime::new(config).expect("runtime");
     let code = runtime
         .load(&echo_component(), None, None)
@@ -94,15 +80,17 @@ fn invoke_with(b: &mut criterion::Bencher<'_>, keep_resident_bytes: usize) {
         agent: "echo",
         task: "bench",
     };
-    b.iter(|| {
-        let end = rt.block_on(runtime.invoke(
-            &code,
-            reporter.clone(),
-            store.clone(),
-            owner,
-            invocation.clone(),
-        ));
-        assert_eq!(end, InvocationEnd::Returned);
+    c.bench_function("instantiate + invoke echo (start)", |b| {
+        b.iter(|| {
+            let end = rt.block_on(runtime.invoke(
+                &code,
+                reporter.clone(),
+                store.clone(),
+                owner,
+                invocation.clone(),
+            ));
+            assert_eq!(end, InvocationEnd::Returned);
+        })
     });
 }
 

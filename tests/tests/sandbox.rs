@@ -160,13 +160,17 @@ async fn partners_have_no_ambient_authority() {
     assert!(!std::path::Path::new("/tmp/aiphost-probe").exists());
 }
 
-/// One invocation's memory never reaches the next. Pool slots keep their pages resident between
-/// invocations and reset only what was dirtied, so this is checked the hostile way: one
-/// invocation marks a static and a 1 MiB heap block; the next, in the same slot, reads the static
-/// and a fresh block at the same address without initialising it, and must find no mark.
+/// One invocation's memory never reaches the next, checked the hostile way: one invocation marks
+/// a static and a 1 MiB heap block; the next reads the static and a fresh block at the same
+/// address without initialising it, and must find no mark. With one invocation at a time the
+/// pool has a single slot, so both run in the same memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invocation_cannot_read_what_the_previous_one_left_in_memory() {
-    let host = TestHost::start(HostOptions::default()).await;
+    let host = TestHost::start(HostOptions {
+        max_concurrent: 1,
+        ..HostOptions::default()
+    })
+    .await;
     let rpc = host.rpc("hostile");
     let data = |answer: &Value| result(answer)["products"][0]["dataItems"][0]["data"].clone();
     let mut same_address = 0;
@@ -190,7 +194,7 @@ async fn an_invocation_cannot_read_what_the_previous_one_left_in_memory() {
             same_address += 1;
         }
     }
-    // Only a block at the address the marks were written to makes the check mean something.
+    // Only a block at the guest address the marks were written to makes the check mean something.
     assert!(
         same_address > 0,
         "the reading invocations never got the marked block's address"

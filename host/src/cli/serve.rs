@@ -76,12 +76,6 @@ pub struct ServeArgs {
     /// The most memory a manifest may ask for, in MiB.
     #[arg(long, default_value_t = 512)]
     pub max_memory_mib: u64,
-    /// Of each pool slot's memory, how much stays resident between invocations, in KiB: fewer
-    /// page faults and system calls per invocation, for an RSS that stays at its high-water
-    /// mark. Needs Linux 6.7+ (PAGEMAP_SCAN); elsewhere, and with 0, every slot's memory is
-    /// given back after each invocation.
-    #[arg(long, default_value_t = (aiphost::runtime::DEFAULT_KEEP_RESIDENT_BYTES >> 10) as u64)]
-    pub keep_resident_kib: u64,
     /// Time per invocation when the manifest does not say, in ms.
     #[arg(long, default_value_t = 30_000)]
     pub default_invocation_ms: u64,
@@ -149,8 +143,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.runtime.max_concurrent = args.max_concurrent_invocations;
     config.runtime.default_memory_mib = args.default_memory_mib;
     config.runtime.max_memory_mib = args.max_memory_mib;
-    config.runtime.keep_resident_bytes =
-        usize::try_from(args.keep_resident_kib.saturating_mul(1024)).unwrap_or(usize::MAX);
     config.runtime.default_invocation_ms = args.default_invocation_ms;
     config.runtime.max_invocation_ms = args.max_invocation_ms;
     config.groups.unaddressed = args.group_unaddressed;

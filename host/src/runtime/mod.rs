@@ -23,22 +23,13 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
-    StoreLimitsBuilder,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, StoreLimitsBuilder,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi_http::WasiHttpCtx;
 
 /// How often the epoch advances: the granularity of deadlines and of cooperative yields.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
-/// What [`RuntimeConfig::keep_resident_bytes`] is unless the operator says: a small partner's
-/// whole memory (a Rust component starts with about 1.1 MiB).
-pub const DEFAULT_KEEP_RESIDENT_BYTES: usize = 2 << 20;
-/// Slots the pool keeps warm beyond the most ever used at once. Slots are reused most recently
-/// used first, so under steady load the resident set is the peak concurrency plus at most this.
-const MAX_UNUSED_WARM_SLOTS: u32 = 16;
-/// A partner's tables are small (function references); this covers them.
-const TABLE_KEEP_RESIDENT_BYTES: usize = 64 << 10;
 /// Guest output kept for error reports (a panic message lands on stderr).
 const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
 
@@ -57,11 +48,6 @@ pub struct RuntimeConfig {
     pub max_invocation_ms: u64,
     /// WebAssembly stack per invocation.
     pub max_stack_bytes: usize,
-    /// Of each pool slot's linear memory, how much stays resident between invocations: only the
-    /// pages an invocation dirtied are reset (Linux's `PAGEMAP_SCAN`), so the next instance takes
-    /// no page faults there and dropping one needs no `madvise`. Where the kernel lacks
-    /// `PAGEMAP_SCAN` (before Linux 6.7, or not Linux), and with 0, every slot is decommitted.
-    pub keep_resident_bytes: usize,
     /// What outbound HTTP partners may be granted.
     pub outbound: Arc<OutboundPolicy>,
 }
@@ -77,7 +63,6 @@ impl RuntimeConfig {
             default_invocation_ms: 30_000,
             max_invocation_ms: 300_000,
             max_stack_bytes: 512 * 1024,
-            keep_resident_bytes: DEFAULT_KEEP_RESIDENT_BYTES,
             outbound: Arc::default(),
         }
     }
@@ -216,24 +201,18 @@ impl Runtime {
     /// Build the engine and start its epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent.max(1);
-        // Without PAGEMAP_SCAN the pool would zero the whole kept range on every drop, which
-        // costs more than the page faults it saves.
-        let keep_resident = if PoolingAllocationConfig::is_pagemap_scan_available() {
-            config.keep_resident_bytes
-        } else {
-            0
-        };
+        // Slots' memory is decommitted after each invocation (the default). Keeping it resident
+        // and resetting only dirtied pages with PAGEMAP_SCAN halved an invocation's cost, but
+        // wasmtime 48's scan skips a dirty page that is swapped out (or in migration), and the
+        // next instance in that slot would read it (wasmtime PR #14357). Zeroing the kept range
+        // without the scan costs more than it saves.
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
             .total_core_instances(slots.saturating_mul(8))
             .total_memories(slots.saturating_mul(2))
             .total_tables(slots.saturating_mul(8))
             .total_stacks(slots)
-            .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX))
-            .max_unused_warm_slots(MAX_UNUSED_WARM_SLOTS)
-            .linear_memory_keep_resident(keep_resident)
-            .table_keep_resident(keep_resident.min(TABLE_KEEP_RESIDENT_BYTES))
-            .pagemap_scan(Enabled::Auto);
+            .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX));
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .epoch_interruption(true)

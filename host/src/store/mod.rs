@@ -486,7 +486,7 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let prefix = key.events_prefix();
-        let wanted = after.saturating_add(1);
+        let mut wanted = after.saturating_add(1);
         // The entry holding `wanted` is the last one that starts at or before it.
         let start = match self
             .inner
@@ -506,8 +506,11 @@ impl Store {
             let events = event_batch::decode(event_seq(&prefix, &k)?, &v)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             for (seq, event) in events {
+                // A trim that runs while this reads moves the tail of the entry it cuts to a
+                // higher key, where sled's iterator (no snapshot) may meet it again.
                 if seq >= wanted && out.len() < limit {
                     out.push((seq, event.to_vec()));
+                    wanted = seq + 1;
                 }
             }
         }
