@@ -89,6 +89,22 @@ async fn rpc(client: &reqwest::Client, url: &str, body: &Value) -> anyhow::Resul
         .with_context(|| format!("not a task: {answer}"))
 }
 
+/// Print the head of a table of RSS against tasks done (and its first row, at 0) for process
+/// `pid`; the returned closure prints a row, for [`drive`]'s samples.
+fn rss_table(pid: u32, counted: &str, rss: &str) -> impl FnMut(u64, Duration) {
+    println!("| {counted} | {rss} | elapsed | tasks/s so far |");
+    println!("| ---: | ---: | ---: | ---: |");
+    println!("| 0 | {:.1} MiB | 0 s | |", rss_mib(pid));
+    move |n, t| {
+        println!(
+            "| {n} | {:.1} MiB | {:.0} s | {:.0} |",
+            rss_mib(pid),
+            t.as_secs_f64(),
+            n as f64 / t.as_secs_f64()
+        )
+    }
+}
+
 /// Run `per_task` for tasks 0..n over `connections` connections, calling `sample` after every
 /// `every` tasks (in completion order).
 async fn drive<F, Fut>(
@@ -156,9 +172,7 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
         } => {
             let host = Host::start(bin, agents, &host_args)?;
             let (pid, url) = (host.pid(), format!("{}/agents/echo/rpc", host.url));
-            println!("| tasks completed | host RSS | elapsed | tasks/s so far |");
-            println!("| ---: | ---: | ---: | ---: |");
-            println!("| 0 | {:.1} MiB | 0 s | |", rss_mib(pid));
+            let row = rss_table(pid, "tasks completed", "host RSS");
             drive(
                 tasks,
                 connections,
@@ -185,14 +199,7 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
                         Ok(())
                     }
                 },
-                |n, t| {
-                    println!(
-                        "| {n} | {:.1} MiB | {:.0} s | {:.0} |",
-                        rss_mib(pid),
-                        t.as_secs_f64(),
-                        n as f64 / t.as_secs_f64()
-                    )
-                },
+                row,
             )
             .await
         }
@@ -304,10 +311,7 @@ async fn store_alone(
     );
     let dir = tempfile::tempdir()?;
     let store = Store::open_with_cache(&dir.path().join("store"), cache_mib << 20)?;
-    let pid = std::process::id();
-    println!("| tasks written | this process's RSS | elapsed | tasks/s so far |");
-    println!("| ---: | ---: | ---: | ---: |");
-    println!("| 0 | {:.1} MiB | 0 s | |", rss_mib(pid));
+    let row = rss_table(std::process::id(), "tasks written", "this process's RSS");
     drive(
         tasks,
         16,
@@ -319,14 +323,10 @@ async fn store_alone(
                 let now = i64::try_from(i).unwrap_or(i64::MAX);
                 let deadline = now + 3_600_000;
                 let started = store.write_task(TaskWrite {
-                    key: &key,
-                    record: sample.record.clone(),
                     deadline: (None, Some(deadline)),
                     events: (1..)
                         .zip(sample.events[..sample.at_rest].iter().cloned())
                         .collect(),
-                    trim_below: None,
-                    ended_at: None,
                     chunks: (0..)
                         .zip(&sample.chunks)
                         .map(|(seq, (product, items))| ChunkWrite {
@@ -336,36 +336,23 @@ async fn store_alone(
                             replaces: false,
                         })
                         .collect(),
-                    outbox: Vec::new(),
-                    published: Vec::new(),
+                    ..TaskWrite::record_only(&key, sample.record.clone())
                 })?;
                 store.durable(started).await?;
                 let first_later = u64::try_from(sample.at_rest)? + 1;
                 let completed = store.write_task(TaskWrite {
-                    key: &key,
-                    record: sample.record.clone(),
                     deadline: (Some(deadline), None),
                     events: (first_later..)
                         .zip(sample.events[sample.at_rest..].iter().cloned())
                         .collect(),
-                    trim_below: None,
                     ended_at: Some(now),
-                    chunks: Vec::new(),
-                    outbox: Vec::new(),
-                    published: Vec::new(),
+                    ..TaskWrite::record_only(&key, sample.record.clone())
                 })?;
                 store.durable(completed).await?;
                 Ok(())
             }
         },
-        |n, t| {
-            println!(
-                "| {n} | {:.1} MiB | {:.0} s | {:.0} |",
-                rss_mib(pid),
-                t.as_secs_f64(),
-                n as f64 / t.as_secs_f64()
-            )
-        },
+        row,
     )
     .await
 }

@@ -175,10 +175,19 @@ pub struct TaskWrite<'a> {
     pub published: Vec<(String, Vec<u8>)>,
 }
 
-#[cfg(test)]
 impl<'a> TaskWrite<'a> {
-    /// A write of `record` alone, for tests to fill in what they exercise.
-    pub(crate) fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
+    /// A write of `record` alone; struct-update syntax fills in the rest.
+    ///
+    /// ```
+    /// # use aiphost::store::{TaskKey, TaskWrite};
+    /// let key = TaskKey::new("echo", "t1");
+    /// let write = TaskWrite {
+    ///     ended_at: Some(1_000),
+    ///     ..TaskWrite::record_only(&key, b"{}".to_vec())
+    /// };
+    /// assert!(write.events.is_empty());
+    /// ```
+    pub fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
         TaskWrite {
             key,
             record,
@@ -282,8 +291,7 @@ impl Store {
             let prefix = key.events_prefix();
             for entry in self.inner.tasks.range(prefix.clone()..key.event_key(below)) {
                 let (k, v) = entry?;
-                let kept: Vec<(u64, &[u8])> = event_batch::decode(event_seq(&prefix, &k)?, &v)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?
+                let kept: Vec<(u64, &[u8])> = stored_events(&prefix, &k, &v)?
                     .into_iter()
                     .filter(|(seq, _)| *seq >= below)
                     .collect();
@@ -503,9 +511,7 @@ impl Store {
             if !k.starts_with(&prefix) || out.len() >= limit {
                 break;
             }
-            let events = event_batch::decode(event_seq(&prefix, &k)?, &v)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            for (seq, event) in events {
+            for (seq, event) in stored_events(&prefix, &k, &v)? {
                 // A trim that runs while this reads moves the tail of the entry it cuts to a
                 // higher key, where sled's iterator (no snapshot) may meet it again.
                 if seq >= wanted && out.len() < limit {
@@ -643,12 +649,18 @@ fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
     }
 }
 
-/// The seq in an event key under `prefix`.
-fn event_seq(prefix: &[u8], key: &[u8]) -> Result<u64, StoreError> {
-    key.get(prefix.len()..)
+/// The events of one stored entry: `key` (under the task's events `prefix`) and its `value`.
+fn stored_events<'v>(
+    prefix: &[u8],
+    key: &[u8],
+    value: &'v [u8],
+) -> Result<Vec<(u64, &'v [u8])>, StoreError> {
+    let first = key
+        .get(prefix.len()..)
         .and_then(|b| b.try_into().ok())
         .map(u64::from_be_bytes)
-        .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))
+        .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))?;
+    event_batch::decode(first, value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 fn is_lock_error(e: &std::io::Error) -> bool {

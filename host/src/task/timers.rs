@@ -67,6 +67,7 @@ pub struct Timers {
 }
 
 impl Timers {
+    /// Start the timer task on the current runtime.
     pub fn start(due: mpsc::UnboundedSender<(i64, TaskKey)>) -> Self {
         let (changes, mut rx) = mpsc::unbounded_channel::<Change>();
         tokio::spawn(async move {
