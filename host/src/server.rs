@@ -91,6 +91,8 @@ pub enum ServerError {
     },
     #[error("cannot open the store: {0}")]
     Store(#[from] StoreError),
+    #[error("cannot recover the tasks interrupted by the last stop: {0}")]
+    Recover(#[from] crate::task::EngineError),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
@@ -160,6 +162,14 @@ impl Server {
         let resumed = groups.resume()?;
         if resumed > 0 {
             tracing::info!(memberships = resumed, "resuming group memberships");
+        }
+        // After the memberships are live, so a failed task's group hears of it too.
+        let failed = engine.recover_interrupted().await?;
+        if failed > 0 {
+            tracing::warn!(
+                tasks = failed,
+                "failed the tasks whose invocation was running when the host stopped"
+            );
         }
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

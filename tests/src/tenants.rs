@@ -5,16 +5,35 @@ use base64::Engine as _;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-/// The manifest of example bundle `bundle`, served as `id`, with `extra` TOML appended.
+/// The manifest of example bundle `bundle`, served as `id` with an AIC of its own (a host
+/// refuses two partners with one AIC), with `extra` TOML appended.
 pub fn example_manifest(bundle: &str, id: &str, extra: &str) -> String {
     let text = std::fs::read_to_string(plugins_dist().join(bundle).join("partner.toml"))
         .expect("bundle manifest");
     let original = format!("id = \"{bundle}\"\n");
     assert!(text.contains(&original), "{text}");
+    let aic_line = text
+        .lines()
+        .find(|l| l.starts_with("aic = "))
+        .expect("the bundle's AIC")
+        .to_string();
     format!(
         "{}\n{extra}",
         text.replacen(&original, &format!("id = \"{id}\"\n"), 1)
+            .replacen(&aic_line, &format!("aic = \"{}\"", aic_of(id)), 1)
     )
+}
+
+/// The AIC [`example_manifest`] gives partner `id`: in the form acps-sdk accepts (level 8 is
+/// 1-9 Base36 characters).
+pub fn aic_of(id: &str) -> String {
+    let level: String = id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_uppercase())
+        .take(9)
+        .collect();
+    format!("1.2.156.3088.1.1.TENANT.{level}.1.0000")
 }
 
 /// The component of example bundle `bundle`.

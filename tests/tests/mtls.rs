@@ -219,12 +219,11 @@ async fn leaders_authenticate_with_client_certificates() {
     .unwrap();
     assert_eq!(status, 201, "{created}");
     let token = created["adminToken"].as_str().unwrap().to_string();
-    let manifest = std::fs::read_to_string(plugins_dist().join("echo/partner.toml"))
-        .unwrap()
-        .replacen("id = \"echo\"\n", "id = \"guarded\"\n", 1)
-        + &format!(
-            "\n[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n"
-        );
+    let manifest = aiphost_tests::tenants::example_manifest(
+        "echo",
+        "guarded",
+        &format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n"),
+    );
     let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
     let (status, published) = https(
         &host.url,

@@ -58,9 +58,8 @@ async fn upstream() -> Upstream {
 }
 
 fn fetcher_manifest(id: &str, http: &[String], config: &[&str]) -> String {
-    let text = std::fs::read_to_string(plugins_dist().join("fetcher/partner.toml")).unwrap();
+    let text = aiphost_tests::tenants::example_manifest("fetcher", id, "");
     let base = text.split("[capabilities]").next().unwrap();
-    let base = base.replacen("id = \"fetcher\"\n", &format!("id = \"{id}\"\n"), 1);
     format!("{base}[capabilities]\nhttp = {http:?}\nconfig = {config:?}\n")
 }
 

@@ -40,6 +40,14 @@ pub enum AgentError {
         first: String,
         second: String,
     },
+    /// Group queues, mentions and `senderId`s name partners by AIC: two hosted partners with
+    /// one AIC would read each other's group commands.
+    #[error("agent {second:?} declares AIC {aic:?}, which hosted agent {first:?} already has")]
+    DuplicateAic {
+        aic: String,
+        first: String,
+        second: String,
+    },
 }
 
 /// A hosted partner: one version of it.
@@ -97,6 +105,21 @@ impl Agent {
             version: 0,
             tenant: None,
         })
+    }
+}
+
+/// Refuse `agent` if another hosted partner (another id) has its AIC.
+fn check_aic(current: &BTreeMap<String, Arc<Agent>>, agent: &Agent) -> Result<(), AgentError> {
+    match current
+        .values()
+        .find(|a| a.aic() == agent.aic() && a.id() != agent.id())
+    {
+        Some(holder) => Err(AgentError::DuplicateAic {
+            aic: agent.aic().to_string(),
+            first: holder.id().to_string(),
+            second: agent.id().to_string(),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -169,7 +192,7 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Host `agent`; an id can be hosted once.
+    /// Host `agent`; an id and an AIC can be hosted once.
     pub fn insert(&self, agent: Agent) -> Result<(), AgentError> {
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         if let Some(existing) = current.get(agent.id()) {
@@ -179,8 +202,18 @@ impl Registry {
                 second: agent.bundle.display().to_string(),
             });
         }
+        check_aic(&current, &agent)?;
         current.insert(agent.id().to_string(), Arc::new(agent));
         Ok(())
+    }
+
+    /// The id of the hosted partner whose AIC is `aic`, if any.
+    pub fn holder_of_aic(&self, aic: &str) -> Option<String> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current
+            .values()
+            .find(|a| a.aic() == aic)
+            .map(|a| a.id().to_string())
     }
 
     /// Serve `agent` for new tasks in place of the version serving now (a tenant's partner only:
@@ -198,6 +231,7 @@ impl Registry {
             }
             self.remember(existing.clone());
         }
+        check_aic(&current, &agent)?;
         self.remember(agent.clone());
         current.insert(agent.id().to_string(), agent);
         Ok(())

@@ -24,6 +24,11 @@ pub struct Membership {
     pub agent: String,
     /// Its AIC: the `senderId` of everything it publishes.
     pub aic: String,
+    /// The Leader that authenticated the invitation (a partner whose Leaders authenticate): the
+    /// membership acts in that Leader's task namespace and takes commands from it alone.
+    /// `None`: an open partner, whose tasks share one namespace.
+    #[serde(default)]
+    pub leader: Option<String>,
     pub invitation: Invitation,
     /// The dialect the group speaks, as far as the host knows: guessed from the invitation,
     /// then taken from the Leader's messages.
@@ -37,6 +42,12 @@ impl Membership {
     /// The membership's id: its queue's name, unique per (leader, group, partner).
     pub fn id(&self) -> String {
         self.invitation.queue_name(&self.aic)
+    }
+
+    /// Whether a message from `sender` may command this member: anyone in the group of an open
+    /// partner, only the authenticating Leader otherwise.
+    pub fn takes_commands_from(&self, sender: &str) -> bool {
+        self.leader.as_deref().is_none_or(|leader| leader == sender)
     }
 }
 

@@ -14,7 +14,7 @@ mod session;
 
 use crate::agent::{Agent, Registry};
 use crate::protocol::group;
-use crate::protocol::{Dialect, RpcError, Timestamp};
+use crate::protocol::{Dialect, ErrorCode, RpcError, Timestamp};
 use crate::store::Store;
 use crate::task::TaskEngine;
 use broker::Link;
@@ -256,14 +256,36 @@ impl Groups {
         tokio::spawn(session.run(link));
     }
 
-    /// Answer a `group` invitation for `agent`: join (or confirm an existing membership) and
-    /// reply with the fields both dialects expect.
-    pub async fn join(&self, agent: &Arc<Agent>, params: &Value) -> Result<Value, RpcError> {
+    /// Answer a `group` invitation for `agent` from `leader` (the authenticated Leader, `None` for
+    /// an open partner): join (or confirm an existing membership) and reply with the fields both
+    /// dialects expect.
+    pub async fn join(
+        &self,
+        agent: &Arc<Agent>,
+        leader: Option<&str>,
+        params: &Value,
+    ) -> Result<Value, RpcError> {
         let invitation = group::parse_invitation(params)?;
+        if let Some(leader) = leader
+            && invitation.leader_aic != leader
+        {
+            // The group's commands will act in the authenticated Leader's namespace: the
+            // invitation cannot name another Leader as the group's.
+            return Err(RpcError::new(
+                ErrorCode::AuthorizationFailed,
+                json!({
+                    "reason": "the invitation's group.leader.aic is not the authenticated Leader",
+                    "field": "params.group.leader.aic",
+                    "leader": invitation.leader_aic,
+                    "authenticated": leader,
+                }),
+            ));
+        }
         let aic = agent.aic().to_string();
         let membership = Membership {
             agent: agent.id().to_string(),
             aic: aic.clone(),
+            leader: leader.map(str::to_string),
             dialect: invitation.dialect_hint(),
             invitation,
             muted: false,

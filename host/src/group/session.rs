@@ -9,6 +9,7 @@ use super::{MemberState, Shared};
 use crate::agent::Agent;
 use crate::protocol::group::{self, GroupInbound, Mgmt, MgmtCommand};
 use crate::protocol::{CommandKind, Inbound};
+use crate::store::TaskKey;
 use crate::task::EngineError;
 use lapin::Acker;
 use std::collections::HashMap;
@@ -209,6 +210,12 @@ impl Session {
         match inbound {
             GroupInbound::Own | GroupInbound::Other => broker::ack(&delivery.acker).await,
             GroupInbound::Mgmt(mgmt) => {
+                if !self.membership.takes_commands_from(&mgmt.sender_id) {
+                    tracing::warn!(sender = %mgmt.sender_id, leader = ?self.membership.leader,
+                        "refused a management command from someone else than the member's Leader");
+                    broker::ack(&delivery.acker).await;
+                    return Ok(None);
+                }
                 if !self.for_this_group(mgmt.group_id.as_deref())
                     || !handles(
                         group::addressed(mgmt.mentions.as_ref(), me),
@@ -225,7 +232,18 @@ impl Session {
                     return Ok(Some(Ended::Left));
                 }
             }
-            GroupInbound::Command(inbound) => {
+            GroupInbound::Command(mut inbound) => {
+                if !self
+                    .membership
+                    .takes_commands_from(&inbound.command.sender_id)
+                {
+                    tracing::warn!(sender = %inbound.command.sender_id, leader = ?self.membership.leader,
+                        "refused a task command from someone else than the member's Leader");
+                    broker::ack(&delivery.acker).await;
+                    return Ok(None);
+                }
+                // The member acts in the namespace of the Leader that invited it.
+                inbound.owner = self.membership.leader.clone();
                 let command = &inbound.command;
                 if !self.for_this_group(command.group_id.as_deref())
                     || !handles(
@@ -365,12 +383,8 @@ impl Worker {
             // Every command is checked, not only those the broker marks redelivered: a
             // redelivery after a reconnect need not carry the flag, and a Leader may resend.
             if let Some(task) = &task_id {
-                match self
-                    .shared
-                    .engine
-                    .knows_command(&self.agent, task, &message_id)
-                    .await
-                {
+                let key = TaskKey::owned(self.agent.id(), inbound.owner.as_deref(), task);
+                match self.shared.engine.knows_command(&key, &message_id).await {
                     Ok(true) => {
                         tracing::info!(redelivered, "a command already applied; acknowledged");
                         self.shared

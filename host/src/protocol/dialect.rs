@@ -48,6 +48,26 @@ pub struct Inbound {
     pub owner: Option<String>,
 }
 
+impl Inbound {
+    /// -32009 when the command says it comes from another Leader than the one authenticated:
+    /// a credential authenticates one AIC, and a Leader cannot act under another's name (an
+    /// empty `senderId` is taken as the authenticated Leader's).
+    pub fn check_sender(&self) -> Result<(), RpcError> {
+        let sender = &self.command.sender_id;
+        match &self.owner {
+            Some(leader) if !sender.is_empty() && sender != leader => Err(RpcError::new(
+                super::jsonrpc::ErrorCode::AuthorizationFailed,
+                json!({
+                    "reason": "the command's senderId is not the authenticated Leader",
+                    "senderId": sender,
+                    "authenticated": leader,
+                }),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Read the Leader command in `params` (`params.message` in v1 and in v2's stream method,
 /// `params.command` in v2's rpc method).
 pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {

@@ -203,12 +203,13 @@ pub enum MgmtCommand {
 }
 
 impl MgmtCommand {
+    /// The management command named exactly `text` (no trimming or folding, like task commands).
     fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "get-status" | "status" => Some(MgmtCommand::GetStatus),
+        match text {
+            "get-status" => Some(MgmtCommand::GetStatus),
             "mute" => Some(MgmtCommand::Mute),
             "unmute" => Some(MgmtCommand::Unmute),
-            "leave-group" | "leave" => Some(MgmtCommand::LeaveGroup),
+            "leave-group" => Some(MgmtCommand::LeaveGroup),
             "disband" => Some(MgmtCommand::Disband),
             _ => None,
         }
@@ -220,6 +221,8 @@ impl MgmtCommand {
 pub struct Mgmt {
     pub dialect: Dialect,
     pub command: MgmtCommand,
+    /// Who says it comes from it (`senderId`; empty when absent).
+    pub sender_id: String,
     pub mentions: Option<Mentions>,
     pub group_id: Option<String>,
     pub session_id: Option<String>,
@@ -273,6 +276,7 @@ pub fn classify(bytes: &[u8], my_aic: &str) -> Result<GroupInbound, String> {
         }
         Some("group-mgmt-command") => Ok(GroupInbound::Mgmt(Mgmt {
             dialect: Dialect::V2,
+            sender_id: sender.to_string(),
             command: string("command")
                 .and_then(|c| MgmtCommand::parse(&c))
                 .ok_or("unknown management command")?,
@@ -282,6 +286,7 @@ pub fn classify(bytes: &[u8], my_aic: &str) -> Result<GroupInbound, String> {
         })),
         Some("group-mgmt-message") => Ok(GroupInbound::Mgmt(Mgmt {
             dialect: Dialect::V1,
+            sender_id: sender.to_string(),
             command: string("groupMgmtCommand")
                 .and_then(|c| MgmtCommand::parse(&c))
                 .ok_or("unknown groupMgmtCommand")?,

@@ -229,17 +229,20 @@ impl CommandKind {
         }
     }
 
+    /// The command named exactly `text` (the spec's names: `start`, `continue`, `complete`,
+    /// `cancel`, `get`, `re-stream`). Nothing is trimmed or folded: a name that differs in any
+    /// character is not a command, so no two spellings can mean the same thing.
     pub fn parse(text: &str) -> Option<Self> {
-        let folded = text.trim().to_ascii_lowercase().replace(['_', ' '], "-");
-        match folded.as_str() {
-            "start" => Some(CommandKind::Start),
-            "continue" => Some(CommandKind::Continue),
-            "complete" => Some(CommandKind::Complete),
-            "cancel" => Some(CommandKind::Cancel),
-            "get" => Some(CommandKind::Get),
-            "re-stream" | "restream" => Some(CommandKind::ReStream),
-            _ => None,
-        }
+        [
+            CommandKind::Start,
+            CommandKind::Continue,
+            CommandKind::Complete,
+            CommandKind::Cancel,
+            CommandKind::Get,
+            CommandKind::ReStream,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == text)
     }
 }
 

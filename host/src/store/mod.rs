@@ -5,7 +5,8 @@
 //! every ticket issued before it started (group commit). A reply reports only durable state.
 //!
 //! Layout (all keys namespaced by agent; one tree, so a task's record, events and index entries
-//! change in one atomic batch):
+//! change in one atomic batch; `{task}` is the task's id scoped to its Leader,
+//! [`TaskKey::scoped_task`]):
 //! - tree `tasks`: `t\0{agent}\0{task}` → task record (JSON);
 //!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
 //!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
@@ -16,6 +17,13 @@
 //!   `n\0{agent}\0{task}\0{config id}` → notification config;
 //!   `o\0{agent}\0{task}\0{seq, big-endian}` → outbox entry (a notification to deliver, in order);
 //!   `g\0{agent}\0{task}\0{seq, big-endian}` → a notification given up on, kept for inspection.
+//!   `h\0{agent}\0{task}\0{index, big-endian}` → one command of the task's history (so a
+//!   command costs its own bytes, not a rewrite of the record);
+//!   `l\0{agent}\0{task}` → `r` or `w`: the task has not ended and is running (accepted,
+//!   working) or waiting (awaiting input or completion): counts live tasks and finds, after a
+//!   crash, the tasks whose invocation died with the host;
+//!   `m\0live-index` → marks that the live index is complete (stores written before it existed
+//!   get it built once, at start-up).
 //!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
@@ -47,46 +55,96 @@ pub enum StoreError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Ticket(u64);
 
-/// The key of a task: the agent that hosts it and its id.
+/// The key of a task: the agent that hosts it, the Leader whose namespace it lives in, and the id
+/// that Leader gave it.
+///
+/// Two authenticated Leaders may use the same task id: their tasks are two tasks, and neither can
+/// name the other's. Everything a Leader is shown carries [`TaskKey::task`], the id it sent; the
+/// store keeps the namespace in its keys (`{leader}\u{1f}{task}`, see [`TaskKey::scoped_task`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
     pub agent: String,
+    /// The authenticated Leader (its AIC) that owns the task; `None`: the shared namespace of a
+    /// partner whose Leaders do not authenticate.
+    pub leader: Option<String>,
+    /// The task id as its Leader knows it.
     pub task: String,
 }
 
+/// Separates a Leader from its task id in stored keys. Task ids never contain it: they may not
+/// hold control characters (`protocol::dialect::check_task_id`).
+const LEADER_SEPARATOR: char = '\u{1f}';
+
 impl TaskKey {
+    /// The key of task `task` of `agent` in the shared namespace (an open partner).
     pub fn new(agent: impl Into<String>, task: impl Into<String>) -> Self {
         TaskKey {
             agent: agent.into(),
+            leader: None,
             task: task.into(),
         }
     }
 
-    /// The key of task `task` of `agent` in the namespace of `owner` (an authenticated Leader):
-    /// two Leaders' tasks never collide, and neither can name the other's.
-    pub fn owned(agent: &str, owner: Option<&str>, task: &str) -> Self {
-        match owner {
-            Some(owner) => TaskKey::new(agent, format!("{owner}\u{1f}{task}")),
-            None => TaskKey::new(agent, task),
+    /// The key of task `task` of `agent` in the namespace of `leader` (an authenticated Leader),
+    /// or in the shared one for `None`.
+    pub fn owned(agent: &str, leader: Option<&str>, task: &str) -> Self {
+        TaskKey {
+            agent: agent.to_string(),
+            leader: leader.map(str::to_string),
+            task: task.to_string(),
         }
     }
 
-    fn record_key(&self) -> Vec<u8> {
-        let mut k = Vec::with_capacity(4 + self.agent.len() + self.task.len());
-        k.extend_from_slice(b"t\0");
+    /// The task id as the store keys it: the Leader's namespace and the task id.
+    ///
+    /// ```
+    /// # use aiphost::store::TaskKey;
+    /// assert_eq!(TaskKey::new("echo", "t1").scoped_task(), "t1");
+    /// assert_eq!(TaskKey::owned("echo", Some("L"), "t1").scoped_task(), "L\u{1f}t1");
+    /// ```
+    pub fn scoped_task(&self) -> std::borrow::Cow<'_, str> {
+        match &self.leader {
+            Some(leader) => format!("{leader}{LEADER_SEPARATOR}{}", self.task).into(),
+            None => self.task.as_str().into(),
+        }
+    }
+
+    /// The key whose [`TaskKey::scoped_task`] is `scoped`.
+    fn from_scoped(agent: &str, scoped: &str) -> Self {
+        match scoped.split_once(LEADER_SEPARATOR) {
+            Some((leader, task)) => TaskKey::owned(agent, Some(leader), task),
+            None => TaskKey::new(agent, scoped),
+        }
+    }
+
+    /// `{agent}\0{scoped task}`.
+    fn push_names(&self, k: &mut Vec<u8>) {
         k.extend_from_slice(self.agent.as_bytes());
         k.push(0);
+        if let Some(leader) = &self.leader {
+            k.extend_from_slice(leader.as_bytes());
+            let mut sep = [0u8; 4];
+            k.extend_from_slice(LEADER_SEPARATOR.encode_utf8(&mut sep).as_bytes());
+        }
         k.extend_from_slice(self.task.as_bytes());
+    }
+
+    fn names_len(&self) -> usize {
+        self.agent.len() + 2 + self.leader.as_ref().map_or(0, |l| l.len() + 1) + self.task.len()
+    }
+
+    fn record_key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(2 + self.names_len());
+        k.extend_from_slice(b"t\0");
+        self.push_names(&mut k);
         k
     }
 
     fn timed_key(&self, tag: u8, at_ms: i64) -> Vec<u8> {
-        let mut k = Vec::with_capacity(11 + self.agent.len() + self.task.len());
+        let mut k = Vec::with_capacity(10 + self.names_len());
         k.extend_from_slice(&[tag, 0]);
         k.extend_from_slice(&(at_ms.max(0) as u64).to_be_bytes());
-        k.extend_from_slice(self.agent.as_bytes());
-        k.push(0);
-        k.extend_from_slice(self.task.as_bytes());
+        self.push_names(&mut k);
         k
     }
 
@@ -95,34 +153,21 @@ impl TaskKey {
     }
 
     fn events_prefix(&self) -> Vec<u8> {
-        let mut k = Vec::with_capacity(4 + self.agent.len() + self.task.len() + 8);
-        k.extend_from_slice(b"e\0");
-        k.extend_from_slice(self.agent.as_bytes());
-        k.push(0);
-        k.extend_from_slice(self.task.as_bytes());
-        k.push(0);
-        k
+        self.tagged_prefix(b'e')
     }
 
     fn product_prefix(&self, product: &str) -> Vec<u8> {
-        let mut k = Vec::with_capacity(5 + self.agent.len() + self.task.len() + product.len() + 8);
-        k.extend_from_slice(b"c\0");
-        k.extend_from_slice(self.agent.as_bytes());
-        k.push(0);
-        k.extend_from_slice(self.task.as_bytes());
-        k.push(0);
+        let mut k = self.tagged_prefix(b'c');
         k.extend_from_slice(product.as_bytes());
         k.push(0);
         k
     }
 
-    /// `{tag}\0{agent}\0{task}\0`: the prefix of this task's entries of a kind.
+    /// `{tag}\0{agent}\0{scoped task}\0`: the prefix of this task's entries of a kind.
     fn tagged_prefix(&self, tag: u8) -> Vec<u8> {
-        let mut k = Vec::with_capacity(5 + self.agent.len() + self.task.len() + 8);
+        let mut k = Vec::with_capacity(3 + self.names_len() + 8);
         k.extend_from_slice(&[tag, 0]);
-        k.extend_from_slice(self.agent.as_bytes());
-        k.push(0);
-        k.extend_from_slice(self.task.as_bytes());
+        self.push_names(&mut k);
         k.push(0);
         k
     }
@@ -130,6 +175,13 @@ impl TaskKey {
     fn seq_key(&self, tag: u8, seq: u64) -> Vec<u8> {
         let mut k = self.tagged_prefix(tag);
         k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    fn live_key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(2 + self.names_len());
+        k.extend_from_slice(b"l\0");
+        self.push_names(&mut k);
         k
     }
 
@@ -149,18 +201,54 @@ impl TaskKey {
     fn from_tail(tail: &[u8]) -> Option<TaskKey> {
         let rest = std::str::from_utf8(tail).ok()?;
         let (agent, task) = rest.split_once('\0')?;
-        Some(TaskKey::new(agent, task))
+        Some(TaskKey::from_scoped(agent, task))
     }
 }
+
+/// Whether a task that has not ended is running or waiting (its entry in the live index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Accepted or working: an invocation drives it.
+    Running,
+    /// Awaiting input or completion: it waits for its Leader or its timer.
+    Waiting,
+}
+
+impl Liveness {
+    fn byte(self) -> u8 {
+        match self {
+            Liveness::Running => b'r',
+            Liveness::Waiting => b'w',
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            b'r' => Some(Liveness::Running),
+            b'w' => Some(Liveness::Waiting),
+            _ => None,
+        }
+    }
+}
+
+/// Marks a store whose live index is complete.
+const LIVE_INDEX_MARK: &[u8] = b"m\0live-index";
 
 /// One change of a task, written atomically: the record, its deadline index entry, new events,
 /// events dropped by retention, and the ended-task index entry.
 pub struct TaskWrite<'a> {
     pub key: &'a TaskKey,
-    /// The record, serialised.
-    pub record: Vec<u8>,
+    /// The record, serialised (`None`: it did not change, as when a command that changes nothing
+    /// only adds to the history).
+    pub record: Option<Vec<u8>>,
     /// The deadline the index holds now, and the one it should hold.
     pub deadline: (Option<i64>, Option<i64>),
+    /// The live index entry now, and the one it should hold (`None`: the task has ended).
+    pub live: (Option<Liveness>, Option<Liveness>),
+    /// History entries to store: `(index, entry)`.
+    pub history: Vec<(u64, Vec<u8>)>,
+    /// History entries to delete, by index.
+    pub history_dropped: Vec<u64>,
     /// New events: `(seq, event)`.
     pub events: Vec<(u64, Vec<u8>)>,
     /// Drop stored events with seq below this (count retention).
@@ -190,8 +278,11 @@ impl<'a> TaskWrite<'a> {
     pub fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
         TaskWrite {
             key,
-            record,
+            record: Some(record),
             deadline: (None, None),
+            live: (None, None),
+            history: Vec::new(),
+            history_dropped: Vec::new(),
             events: Vec::new(),
             trim_below: None,
             ended_at: None,
@@ -274,7 +365,9 @@ impl Store {
     pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
         let key = write.key;
         let mut batch = sled::Batch::default();
-        batch.insert(key.record_key(), write.record);
+        if let Some(record) = write.record {
+            batch.insert(key.record_key(), record);
+        }
         let (old_deadline, new_deadline) = write.deadline;
         if old_deadline != new_deadline {
             if let Some(at) = old_deadline {
@@ -283,6 +376,19 @@ impl Store {
             if let Some(at) = new_deadline {
                 batch.insert(key.deadline_key(at), &[][..]);
             }
+        }
+        let (old_live, new_live) = write.live;
+        if old_live != new_live {
+            match new_live {
+                Some(live) => batch.insert(key.live_key(), &[live.byte()][..]),
+                None => batch.remove(key.live_key()),
+            }
+        }
+        for index in write.history_dropped {
+            batch.remove(key.seq_key(b'h', index));
+        }
+        for (index, entry) in write.history {
+            batch.insert(key.seq_key(b'h', index), entry);
         }
         let mut events = write.events;
         if let Some(below) = write.trim_below {
@@ -474,6 +580,68 @@ impl Store {
             .take(limit)
             .map(|v| Ok(v?.to_vec()))
             .collect()
+    }
+
+    /// The stored history entries of a task: `(index, entry)`, in order.
+    pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.tagged_prefix(b'h');
+        self.inner
+            .tasks
+            .scan_prefix(&prefix)
+            .map(|entry| {
+                let (k, v) = entry?;
+                let index = k
+                    .get(prefix.len()..)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
+                Ok((index, v.to_vec()))
+            })
+            .collect()
+    }
+
+    /// Every task that has not ended, and whether it is running or waiting.
+    ///
+    /// A store written before the live index existed gets it built first, once: `liveness`
+    /// tells it from a stored record (`Err`: the record is unreadable).
+    pub fn live_tasks(
+        &self,
+        liveness: impl Fn(&[u8]) -> Result<Option<Liveness>, String>,
+    ) -> Result<Vec<(TaskKey, Liveness)>, StoreError> {
+        if self.inner.tasks.get(LIVE_INDEX_MARK)?.is_none() {
+            let mut batch = sled::Batch::default();
+            let mut built = 0usize;
+            for entry in self.inner.tasks.scan_prefix(b"t\0") {
+                let (k, v) = entry?;
+                let key = k
+                    .get(2..)
+                    .and_then(TaskKey::from_tail)
+                    .ok_or_else(|| StoreError::Corrupt("malformed task key".into()))?;
+                let live = liveness(&v).map_err(|e| {
+                    StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
+                })?;
+                if let Some(live) = live {
+                    batch.insert(key.live_key(), &[live.byte()][..]);
+                    built += 1;
+                }
+            }
+            batch.insert(LIVE_INDEX_MARK, &[][..]);
+            self.inner.tasks.apply_batch(batch)?;
+            self.inner.tasks.flush()?;
+            tracing::info!(tasks = built, "built the live-task index of an older store");
+        }
+        let mut out = Vec::new();
+        for entry in self.inner.tasks.scan_prefix(b"l\0") {
+            let (k, v) = entry?;
+            let parsed = k
+                .get(2..)
+                .and_then(TaskKey::from_tail)
+                .zip(v.first().copied().and_then(Liveness::from_byte));
+            out.push(
+                parsed.ok_or_else(|| StoreError::Corrupt("malformed live index entry".into()))?,
+            );
+        }
+        Ok(out)
     }
 
     /// The stored chunks of one product of a task, in order: each its DataItems as JSON.

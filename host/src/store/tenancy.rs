@@ -44,7 +44,7 @@ impl Store {
     /// that counts keys and values as sled holds them).
     pub fn agent_bytes(&self, agent: &str) -> Result<u64, StoreError> {
         let mut total = 0u64;
-        for tag in [b't', b'e', b'c', b'n', b'o', b'g'] {
+        for tag in [b't', b'e', b'c', b'h', b'l', b'n', b'o', b'g'] {
             let mut prefix = vec![tag, 0];
             prefix.extend_from_slice(agent.as_bytes());
             prefix.push(0);

@@ -2,11 +2,14 @@
 
 pub mod engine;
 pub mod feed;
+pub mod history;
 pub mod live;
+pub mod live_tasks;
 pub mod record;
 pub mod state;
 pub mod timers;
 
 pub use engine::{EngineError, Reply, StreamStart, TaskEngine};
 pub use feed::{EventFeed, FeedError};
+pub use history::HistoryLimits;
 pub use record::{TaskDefaults, TaskLimits, TaskRecord};

@@ -1,9 +1,10 @@
 //! The durable record of one task: the task itself plus what the host needs to run it (dialect,
 //! limits, the pending deadline, the bytes its products hold).
 
+use super::history::{self, CommandLog, HistoryLimits, HistoryWrites, UnreadableEntry};
 use crate::protocol::{
-    CommandKind, DataItem, Dialect, JsonObject, LeaderCommand, ProductChunk, RpcError, Task,
-    TaskState, TaskStatus,
+    DataItem, Dialect, JsonObject, LeaderCommand, ProductChunk, RpcError, Task, TaskState,
+    TaskStatus,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,6 +24,11 @@ pub struct TaskDefaults {
     pub event_retention_count: u64,
     /// How long the events of an ended task are kept, in ms.
     pub event_retention_ms: u64,
+    /// What a task keeps of its commands and statuses.
+    pub history: HistoryLimits,
+    /// Tasks that have not ended that one Leader may have with one partner (all Leaders of an
+    /// open partner share one count): bounds what a client can make a host store.
+    pub max_live_tasks: u64,
 }
 
 impl Default for TaskDefaults {
@@ -34,6 +40,8 @@ impl Default for TaskDefaults {
             max_products_bytes: 16 * 1024 * 1024,
             event_retention_count: 10_000,
             event_retention_ms: 24 * 3_600_000,
+            history: HistoryLimits::default(),
+            max_live_tasks: 10_000,
         }
     }
 }
@@ -101,9 +109,6 @@ impl TaskLimits {
     }
 }
 
-/// How many `get` commands a task's history keeps (the newest).
-pub const MAX_GETS_KEPT: usize = 32;
-
 /// What is stored for each task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
@@ -128,6 +133,13 @@ pub struct TaskRecord {
     /// The published version of the partner it runs on (0: an operator's bundle).
     #[serde(default)]
     pub agent_version: u64,
+    /// The index the next command's history entry gets. 0 with commands in `task.commands`: a
+    /// record stored before commands had entries of their own.
+    #[serde(default)]
+    pub next_command: u64,
+    /// The bookkeeping of `task.commands` (rebuilt from the entries on load).
+    #[serde(skip)]
+    log: CommandLog,
 }
 
 impl TaskRecord {
@@ -138,6 +150,7 @@ impl TaskRecord {
         dialect: Dialect,
         limits: TaskLimits,
         status: TaskStatus,
+        history: &HistoryLimits,
     ) -> Self {
         let task = Task {
             id: task_id,
@@ -146,10 +159,10 @@ impl TaskRecord {
             group_id: start.group_id.clone(),
             status: status.clone(),
             products: Vec::new(),
-            commands: vec![start],
+            commands: Vec::new(),
             status_history: vec![status],
         };
-        TaskRecord {
+        let mut record = TaskRecord {
             task,
             dialect,
             limits,
@@ -159,15 +172,20 @@ impl TaskRecord {
             notify: None,
             group: None,
             agent_version: 0,
-        }
+            next_command: 0,
+            log: CommandLog::default(),
+        };
+        record.record_command(start, false, history);
+        record
     }
 
     pub fn state(&self) -> TaskState {
         self.task.status.state
     }
 
-    /// Enter `state` now, recording it in the history and setting or clearing the deadline.
-    pub fn enter(&mut self, state: TaskState, data_items: Vec<DataItem>) {
+    /// Enter `state` now, recording it in the history (which keeps at most `max_statuses`) and
+    /// setting or clearing the deadline.
+    pub fn enter(&mut self, state: TaskState, data_items: Vec<DataItem>, max_statuses: usize) {
         let status = TaskStatus::now(state, data_items);
         let now = status.state_changed_at;
         self.deadline_ms = match state {
@@ -181,36 +199,58 @@ impl TaskRecord {
             ),
             _ => None,
         };
-        self.task.status_history.push(status.clone());
+        history::record_status(&mut self.task.status_history, status.clone(), max_statuses);
         self.task.status = status;
     }
 
-    /// Add a Leader command to the history. Of the `get`s, which change nothing, only the newest
-    /// [`MAX_GETS_KEPT`] are kept, so a Leader that polls cannot grow a task without bound.
-    pub fn record_command(&mut self, command: LeaderCommand) {
-        let is_get = command.command == CommandKind::Get;
-        self.task.commands.push(command);
-        if is_get {
-            let gets = self
-                .task
-                .commands
-                .iter()
-                .filter(|c| c.command == CommandKind::Get)
-                .count();
-            if gets > MAX_GETS_KEPT
-                && let Some(oldest) = self
-                    .task
-                    .commands
-                    .iter()
-                    .position(|c| c.command == CommandKind::Get)
-            {
-                self.task.commands.remove(oldest);
-            }
+    /// Add a Leader command to the history; `unchanging`: it changed nothing (a get, or a
+    /// command ignored in the task's state). The history stays within `limits`, the oldest
+    /// entries dropped first (see [`super::history`]).
+    pub fn record_command(
+        &mut self,
+        command: LeaderCommand,
+        unchanging: bool,
+        limits: &HistoryLimits,
+    ) {
+        self.log.record(
+            &mut self.task.commands,
+            &mut self.next_command,
+            command,
+            unchanging,
+            limits,
+        );
+    }
+
+    /// Whether history entries wait to be written.
+    pub fn has_history_writes(&self) -> bool {
+        self.log.has_writes()
+    }
+
+    /// The history entries the next write must store and delete.
+    pub fn take_history_writes(&mut self) -> HistoryWrites {
+        self.log.take_writes()
+    }
+
+    /// Refill the commands of a loaded record from its stored history entries (`(index,
+    /// entry)` in order). A record stored with its commands inline keeps them, and they move to
+    /// entries of their own with its next write.
+    pub fn restore_history(&mut self, entries: Vec<(u64, Vec<u8>)>) -> Result<(), UnreadableEntry> {
+        if self.next_command == 0 && !self.task.commands.is_empty() {
+            let (log, next) = CommandLog::adopt_inline(&self.task.commands);
+            self.log = log;
+            self.next_command = next;
+            return Ok(());
         }
+        let (log, commands) = CommandLog::restore(entries)?;
+        self.log = log;
+        self.task.commands = commands;
+        Ok(())
     }
 
     /// The record as stored: products keep their id, name and description; their DataItems are
-    /// stored chunk by chunk beside it (so appending a chunk does not rewrite the product).
+    /// stored chunk by chunk beside it (so appending a chunk does not rewrite the product), and
+    /// the commands are history entries of their own (so a command does not rewrite the ones
+    /// before it).
     pub fn stored_bytes(&mut self) -> Result<Vec<u8>, serde_json::Error> {
         let items: Vec<Vec<DataItem>> = self
             .task
@@ -218,7 +258,9 @@ impl TaskRecord {
             .iter_mut()
             .map(|p| std::mem::take(&mut p.data_items))
             .collect();
+        let commands = std::mem::take(&mut self.task.commands);
         let bytes = serde_json::to_vec(self);
+        self.task.commands = commands;
         for (product, items) in self.task.products.iter_mut().zip(items) {
             product.data_items = items;
         }
@@ -274,7 +316,7 @@ impl TaskRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Product, Timestamp};
+    use crate::protocol::{CommandKind, Product, Timestamp};
     use serde_json::json;
 
     fn start() -> LeaderCommand {
@@ -304,6 +346,7 @@ mod tests {
             Dialect::V1,
             limits,
             TaskStatus::now(TaskState::Accepted, vec![]),
+            &HistoryLimits::default(),
         )
     }
 
@@ -358,12 +401,12 @@ mod tests {
     #[test]
     fn deadlines_follow_awaiting_states() {
         let mut r = record(100);
-        r.enter(TaskState::Working, vec![]);
+        r.enter(TaskState::Working, vec![], 10);
         assert_eq!(r.deadline_ms, None);
-        r.enter(TaskState::AwaitingInput, vec![]);
+        r.enter(TaskState::AwaitingInput, vec![], 10);
         let at = r.deadline_ms.unwrap();
         assert!(at >= Timestamp::now().unix_millis() + 3_500_000);
-        r.enter(TaskState::Working, vec![]);
+        r.enter(TaskState::Working, vec![], 10);
         assert_eq!(r.deadline_ms, None);
         assert_eq!(r.task.status_history.len(), 4);
     }
@@ -395,23 +438,50 @@ mod tests {
     #[test]
     fn polling_gets_do_not_grow_the_history_without_bound() {
         let mut r = record(10);
+        let limits = HistoryLimits::default();
         for i in 0..100 {
             let mut get = start();
             get.command = CommandKind::Get;
             get.id = format!("get-{i}");
-            r.record_command(get);
+            r.record_command(get, true, &limits);
         }
         let mut cont = start();
         cont.command = CommandKind::Continue;
-        r.record_command(cont);
+        r.record_command(cont, false, &limits);
         let kinds: Vec<_> = r.task.commands.iter().map(|c| c.command).collect();
-        assert_eq!(kinds.len(), 1 + MAX_GETS_KEPT + 1);
+        assert_eq!(kinds.len(), 1 + limits.max_unchanging + 1);
         assert_eq!(kinds[0], CommandKind::Start, "the start is never dropped");
         assert_eq!(
             r.task.commands[1].id,
-            format!("get-{}", 100 - MAX_GETS_KEPT)
+            format!("get-{}", 100 - limits.max_unchanging)
         );
         assert_eq!(kinds.last(), Some(&CommandKind::Continue));
+    }
+
+    /// Commands are stored as entries of their own: the record holds none, and a loaded record
+    /// gets them back from the entries (or, stored inline by an older host, keeps them and moves
+    /// them out with its next write).
+    #[test]
+    fn commands_are_stored_beside_the_record() {
+        let mut r = record(10);
+        let stored: serde_json::Value = serde_json::from_slice(&r.stored_bytes().unwrap()).unwrap();
+        assert_eq!(stored["task"]["commands"], json!([]));
+        assert_eq!(stored["next_command"], 1);
+        assert_eq!(r.task.commands.len(), 1, "the record in memory keeps them");
+        let writes = r.take_history_writes();
+        assert_eq!(writes.put.len(), 1);
+        let mut loaded: TaskRecord = serde_json::from_value(stored.clone()).unwrap();
+        loaded.restore_history(writes.put).unwrap();
+        assert_eq!(loaded.task.commands, r.task.commands);
+        assert!(!loaded.has_history_writes());
+
+        let mut inline = stored;
+        inline["task"]["commands"] = serde_json::to_value(&r.task.commands).unwrap();
+        inline.as_object_mut().unwrap().remove("next_command");
+        let mut old: TaskRecord = serde_json::from_value(inline).unwrap();
+        old.restore_history(Vec::new()).unwrap();
+        assert_eq!(old.task.commands, r.task.commands);
+        assert_eq!(old.take_history_writes().put.len(), 1);
     }
 
     #[test]

@@ -512,6 +512,7 @@ impl Tenancy {
             }
             _ => {}
         }
+        self.check_aic_free(&manifest.agent.aic, &id)?;
         if existing.as_ref().is_none_or(|r| r.current.is_none()) {
             self.check_room_for_one_more(tenant, quotas)?;
         }
@@ -584,6 +585,19 @@ impl Tenancy {
         Ok(info)
     }
 
+    /// Refuse to serve partner `id` under `aic` when another hosted partner has that AIC (group
+    /// queues and mentions name partners by AIC). The holder is not named: it may be another
+    /// tenant's.
+    fn check_aic_free(&self, aic: &str, id: &str) -> Result<(), TenancyError> {
+        match self.agents.holder_of_aic(aic) {
+            Some(holder) if holder != id => Err(TenancyError::Exists {
+                what: "hosted partner with AIC",
+                id: aic.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// `maxAgents`: may `tenant` serve one more partner than it does now?
     fn check_room_for_one_more(&self, tenant: &str, quotas: &Quotas) -> Result<(), TenancyError> {
         let serving = self
@@ -638,6 +652,7 @@ impl Tenancy {
             self.check_room_for_one_more(&record.tenant, &quotas)?;
         }
         let loaded = self.load_version(&record, version)?;
+        self.check_aic_free(loaded.aic(), agent)?;
         record.current = Some(version);
         let ticket = self
             .store

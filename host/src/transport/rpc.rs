@@ -45,6 +45,12 @@ pub async fn handle(
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let span = tracing::info_span!("request", agent = %agent_id, request = %&request_id[..12]);
     async move {
+        if let Err(error) = json_content_type(&headers) {
+            tracing::debug!(data = %error.data, "request refused");
+            let reply = jsonrpc::failure(&Value::Null, &error);
+            return ([(header::CONTENT_TYPE, "application/json")], reply.to_string())
+                .into_response();
+        }
         let reply = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
             Err(e) => {
                 let limit = app.config.max_body_bytes;
@@ -74,6 +80,34 @@ pub async fn handle(
     }
     .instrument(span)
     .await
+}
+
+/// -32600 unless the request says its body is JSON (`application/json`, any parameters).
+///
+/// A web page can make a browser POST `text/plain` (or a body with no type at all) to any URL
+/// without asking first; only a JSON content type needs the target's consent (CORS). So a request
+/// that does not say it is JSON is refused before its body is read, whatever it holds.
+fn json_content_type(headers: &HeaderMap) -> Result<(), RpcError> {
+    let given = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let is_json = given.as_deref().is_some_and(|value| {
+        value
+            .split(';')
+            .next()
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if is_json {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        ErrorCode::InvalidRequest,
+        json!({
+            "reason": "an AIP request must be sent with `Content-Type: application/json`",
+            "contentType": given,
+            "expected": "application/json",
+        }),
+    ))
 }
 
 fn is_length_limit(e: &axum::Error) -> bool {
@@ -106,9 +140,6 @@ async fn dispatch(
         .tenancy
         .authenticate_leader(&agent, super::admin::bearer(headers), peer)?;
     let owner = owner.as_deref();
-    if let Some(leader) = owner {
-        check_sender(leader, &request.params)?;
-    }
     let params = &request.params;
     match request.method.as_str() {
         "rpc" => rpc(app, &agent, owner, params).await.map(Answer::Result),
@@ -129,7 +160,7 @@ async fn dispatch(
             .map(Answer::Result),
         "group" | "group/rpc" => app
             .groups
-            .join(&agent, &request.params)
+            .join(&agent, owner, &request.params)
             .await
             .map(Answer::Result),
         other => Err(RpcError::new(
@@ -155,25 +186,6 @@ pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<In
     let mut inbound = dialect::parse_command(params)?;
     inbound.owner = owner.map(str::to_string);
     Ok(inbound)
-}
-
-/// -32009 when an authenticated Leader's command says it comes from another Leader: a key
-/// authenticates one AIC, and a Leader cannot act under another's name.
-fn check_sender(leader: &str, params: &Value) -> Result<(), RpcError> {
-    let sender = ["command", "message"]
-        .iter()
-        .find_map(|f| params.get(f)?.get("senderId")?.as_str());
-    match sender {
-        Some(sender) if !sender.is_empty() && sender != leader => Err(RpcError::new(
-            ErrorCode::AuthorizationFailed,
-            json!({
-                "reason": "the command's senderId is not the Leader the API key was issued to",
-                "senderId": sender,
-                "authenticated": leader,
-            }),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// Carry out a command (checking its content types) and answer with the task in the caller's

@@ -8,6 +8,7 @@
 
 use super::feed::EventFeed;
 use super::live::Watermarks;
+use super::live_tasks::{LiveTasks, Starting, liveness};
 use super::record::{TaskDefaults, TaskLimits, TaskRecord};
 use super::state::{self, CommandEffect};
 use super::timers::Timers;
@@ -21,7 +22,7 @@ use crate::protocol::{
     RpcError, Task, TaskEvent, TaskState, TaskStatus, Timestamp,
 };
 use crate::runtime::{EndReason, Invocation, InvocationEnd, KvOwner, PartnerEvent, Runtime};
-use crate::store::{ChunkWrite, Store, StoreError, TaskKey, TaskWrite, Ticket};
+use crate::store::{ChunkWrite, Liveness, Store, StoreError, TaskKey, TaskWrite, Ticket};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -143,6 +144,11 @@ struct Inner {
     notifier: Arc<Notifier>,
     groups: Arc<GroupLinks>,
     stats: EngineStats,
+    /// Tasks not ended per Leader and partner, against the cap.
+    live: Arc<LiveTasks>,
+    /// Tasks found running at start-up (their invocation died with the previous process), to
+    /// be failed by [`TaskEngine::recover_interrupted`].
+    interrupted: Mutex<Vec<TaskKey>>,
 }
 
 struct Slot {
@@ -163,6 +169,8 @@ struct SlotState {
     ticket: Ticket,
     /// The deadline the store's index holds for the task.
     stored_deadline: Option<i64>,
+    /// The entry the store's live index holds for the task.
+    stored_live: Option<Liveness>,
     /// Changes made while an invocation runs that nobody can have seen yet; they go to the store
     /// with the next change somebody can see (see [`TaskEngine::persist`]).
     unwritten: Unwritten,
@@ -188,6 +196,8 @@ struct PendingStart {
     group: Option<String>,
     /// The partner version deciding it: the task runs on that version to its end.
     agent_version: u64,
+    /// Its place under the Leader's cap of live tasks, until the partner decides.
+    _starting: Starting,
 }
 
 struct Running {
@@ -212,6 +222,14 @@ impl TaskEngine {
         for (at, key) in store.deadlines()? {
             timers.arm(at, key);
         }
+        let live = LiveTasks::new(defaults.max_live_tasks);
+        let mut interrupted = Vec::new();
+        for (key, state) in store.live_tasks(stored_liveness)? {
+            live.moved(&key, None, Some(state));
+            if state == Liveness::Running {
+                interrupted.push(key);
+            }
+        }
         let engine = TaskEngine {
             inner: Arc::new(Inner {
                 store,
@@ -224,6 +242,8 @@ impl TaskEngine {
                 notifier: notifier.clone(),
                 groups,
                 stats: EngineStats::default(),
+                live,
+                interrupted: Mutex::new(interrupted),
             }),
         };
         let pending = notifier.resume()?;
@@ -301,18 +321,12 @@ impl TaskEngine {
             .await
     }
 
-    /// Whether the task `task_id` of `agent` has already taken the command with message id `id`
-    /// (a broker's redelivery of a command applied before a reconnect or crash).
-    pub async fn knows_command(
-        &self,
-        agent: &Arc<Agent>,
-        task_id: &str,
-        id: &str,
-    ) -> Result<bool, EngineError> {
-        let key = TaskKey::new(agent.id(), task_id);
-        let slot = self.hold(&key);
+    /// Whether the task `key` has already taken the command with message id `id` (a broker's
+    /// redelivery of a command applied before a reconnect or crash).
+    pub async fn knows_command(&self, key: &TaskKey, id: &str) -> Result<bool, EngineError> {
+        let slot = self.hold(key);
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(&key, &mut st)?;
+        self.ensure_loaded(key, &mut st)?;
         Ok(st
             .record
             .as_ref()
@@ -327,6 +341,7 @@ impl TaskEngine {
         group: Option<String>,
     ) -> Result<Reply, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        inbound.check_sender()?;
         let Inbound {
             dialect,
             command,
@@ -423,6 +438,11 @@ impl TaskEngine {
                         tenant.admit_new_task()?;
                     }
                     let limits = TaskLimits::from_params(&command.params, &self.inner.defaults)?;
+                    let starting = self
+                        .inner
+                        .live
+                        .admit(&slot.key)
+                        .map_err(|live| self.too_many_live_tasks(&slot.key, live))?;
                     let response_timeout = Duration::from_millis(limits.response_timeout_ms);
                     let invocation = Invocation {
                         event: PartnerEvent::Start,
@@ -444,6 +464,7 @@ impl TaskEngine {
                         notify: notify.take(),
                         group: group.take(),
                         agent_version: agent.version,
+                        _starting: starting,
                     });
                     self.invoke_and_answer(agent, slot, st, invocation, response_timeout, wait)
                         .await
@@ -462,8 +483,8 @@ impl TaskEngine {
                         .record
                         .as_mut()
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
-                    record.record_command(command);
-                    self.persist(slot, &mut st, Vec::new())?;
+                    record.record_command(command, true, &self.inner.defaults.history);
+                    self.persist_history(slot, &mut st)?;
                     self.durable_reply(slot, st, filter)
                         .await
                         .map(|r| applied(Some(r)))
@@ -476,7 +497,7 @@ impl TaskEngine {
                         .record
                         .as_mut()
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
-                    record.record_command(command);
+                    record.record_command(command, false, &self.inner.defaults.history);
                     self.transition(slot, &mut st, to, Vec::new(), row)?;
                     match kind {
                         CommandKind::Continue => {
@@ -634,7 +655,14 @@ impl TaskEngine {
                         .collect()
                 })?;
             }
+            if let Some(record) = st.record.as_mut() {
+                let entries = self.inner.store.command_history(key)?;
+                record.restore_history(entries).map_err(|e| {
+                    StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
+                })?;
+            }
             st.stored_deadline = st.record.as_ref().and_then(|r| r.deadline_ms);
+            st.stored_live = st.record.as_ref().and_then(|r| liveness(r.state()));
             st.loaded = true;
         }
         Ok(())
@@ -745,13 +773,18 @@ impl TaskEngine {
         let keep = self.inner.defaults.event_retention_count.max(1);
         let trim_below = (appended > 0 && last > keep).then(|| last - keep + 1);
         let (old, new) = (st.stored_deadline, record.deadline_ms);
+        let live = liveness(record.state());
         let stored = record
             .stored_bytes()
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let history = record.take_history_writes();
         let written = self.inner.store.write_task(TaskWrite {
             key: &slot.key,
-            record: stored,
+            record: Some(stored),
             deadline: (old, new),
+            live: (st.stored_live, live),
+            history: history.put,
+            history_dropped: history.dropped,
             events,
             trim_below,
             ended_at: ends.then(|| at.unix_millis()),
@@ -764,9 +797,7 @@ impl TaskEngine {
             Err(e) => {
                 // The cached record is ahead of the store now: forget it, so the next command
                 // reads what is really stored, and wake whoever waits on the task.
-                st.record = None;
-                st.loaded = false;
-                slot.changed.send_modify(|n| *n += 1);
+                self.forget_cached(slot, st);
                 return Err(e);
             }
         };
@@ -781,6 +812,7 @@ impl TaskEngine {
             self.when_durable(st.ticket, "group results", move || links.wake(&membership));
         }
         st.stored_deadline = new;
+        st.stored_live = live;
         match (old, new) {
             (_, Some(at)) if Some(at) != old => self.inner.timers.arm(at, slot.key.clone()),
             (Some(_), None) => self.inner.timers.disarm(slot.key.clone()),
@@ -800,10 +832,68 @@ impl TaskEngine {
     /// Hand the store what the slot has kept back (see [`TaskEngine::persist`]), before anybody
     /// is shown the task or its events.
     fn write_out(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
-        if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() {
+        let history = st
+            .record
+            .as_ref()
+            .is_some_and(TaskRecord::has_history_writes);
+        if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() && !history {
             return Ok(());
         }
         self.store_change(slot, st, Vec::new(), false)
+    }
+
+    /// Store what a command that changed nothing added to the task's history: its entry (and
+    /// the entries it pushed out), not the record. With changes kept back in the slot, those go
+    /// too, in one write.
+    fn persist_history(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
+        if !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
+            return self.write_out(slot, st);
+        }
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        let history = record.take_history_writes();
+        let written = self.inner.store.write_task(TaskWrite {
+            record: None,
+            history: history.put,
+            history_dropped: history.dropped,
+            ..TaskWrite::record_only(&slot.key, Vec::new())
+        });
+        st.ticket = match written {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                self.forget_cached(slot, st);
+                return Err(e);
+            }
+        };
+        slot.changed.send_modify(|n| *n += 1);
+        Ok(())
+    }
+
+    /// After a failed write: the cached record is ahead of the store, so it is dropped (the next
+    /// command reads what is stored), the live count follows the stored state again, and
+    /// whoever waits on the task is woken.
+    fn forget_cached(&self, slot: &Slot, st: &mut SlotState) {
+        let cached = st.record.as_ref().and_then(|r| liveness(r.state()));
+        self.inner.live.moved(&slot.key, cached, st.stored_live);
+        st.record = None;
+        st.loaded = false;
+        st.unwritten = Unwritten::default();
+        slot.changed.send_modify(|n| *n += 1);
+    }
+
+    /// The -32009 of a start over the Leader's cap of tasks that have not ended.
+    fn too_many_live_tasks(&self, key: &TaskKey, live: u64) -> RpcError {
+        RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": "the Leader has as many tasks with this partner that have not ended as it may; complete or cancel some first",
+                "quota": "maxLiveTasks",
+                "limit": self.inner.live.max(),
+                "liveTasks": live,
+                "taskId": key.task,
+            }),
+        )
     }
 
     /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
@@ -883,18 +973,22 @@ impl TaskEngine {
         let Some(p) = st.pending.take() else {
             return Ok(());
         };
-        st.record = Some(TaskRecord::new(
+        let mut record = TaskRecord::new(
             p.command,
             p.task_id,
             p.dialect,
             p.limits,
             status.clone(),
-        ));
-        if let Some(record) = st.record.as_mut() {
-            record.agent_version = p.agent_version;
-            record.notify = p.notify;
-            record.group = p.group;
-        }
+            &self.inner.defaults.history,
+        );
+        record.agent_version = p.agent_version;
+        record.notify = p.notify;
+        record.group = p.group;
+        // Counted before the start's reservation (in `p`) is given back.
+        self.inner
+            .live
+            .moved(&slot.key, None, liveness(status.state));
+        st.record = Some(record);
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
         self.persist(slot, st, vec![EventKind::Created { status }])
     }
@@ -912,7 +1006,9 @@ impl TaskEngine {
             return Ok(());
         };
         tracing::debug!(from = %record.state(), to = %to, row, "transition");
-        record.enter(to, data_items);
+        let before = liveness(record.state());
+        record.enter(to, data_items, self.inner.defaults.history.max_statuses);
+        self.inner.live.moved(&slot.key, before, liveness(to));
         let status = record.task.status.clone();
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
         self.persist(slot, st, vec![EventKind::Status { status }])
@@ -1065,9 +1161,11 @@ impl TaskEngine {
                 Some(tenant) => tenant.invocations.clone().acquire_owned().await.ok(),
                 None => None,
             };
+            // Task-scoped entries live in the task's Leader namespace, like the task.
+            let task = slot.key.scoped_task();
             let owner = KvOwner {
                 agent: agent.id(),
-                task: &slot.key.task,
+                task: &task,
             };
             self.inner
                 .runtime
@@ -1121,6 +1219,18 @@ impl TaskEngine {
             .invocation_failures
             .fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%reason, "partner failed; the task fails");
+        self.fail_through(slot, &mut st, path, reason)
+    }
+
+    /// Walk the slot's task along `path` (rows of the table) to its end, the last status
+    /// carrying `reason`.
+    fn fail_through(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        path: &[TaskState],
+        reason: String,
+    ) -> Result<(), StoreError> {
         for (i, &step) in path.iter().enumerate() {
             let items = if i + 1 == path.len() {
                 vec![DataItem::text(reason.clone())]
@@ -1128,13 +1238,53 @@ impl TaskEngine {
                 Vec::new()
             };
             if st.record.is_none() {
-                self.create(slot, &mut st, TaskStatus::now(step, items))?;
+                self.create(slot, st, TaskStatus::now(step, items))?;
             } else {
-                let row = state::on_partner_report(current_after(&st), step).unwrap_or(0);
-                self.transition(slot, &mut st, step, items, row)?;
+                let row = state::on_partner_report(current_after(st), step).unwrap_or(0);
+                self.transition(slot, st, step, items, row)?;
             }
         }
         Ok(())
+    }
+
+    /// Fail every task that was accepted or working when the previous process stopped: its
+    /// invocation died with that process, and nothing else would ever move it again.
+    ///
+    /// They are failed rather than invoked again: a partner may have acted on the world (an
+    /// outbound request, a key-value write) before the host died, and a second invocation would
+    /// do it twice. The Leader hears of it as of any failure (its reply, stream, webhook or
+    /// group), with the reason. Run once at start-up, before Leaders are served.
+    pub async fn recover_interrupted(&self) -> Result<usize, EngineError> {
+        const REASON: &str =
+            "the host restarted during the invocation; the partner's work on this task was lost";
+        let keys = std::mem::take(
+            &mut *self
+                .inner
+                .interrupted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        let mut failed = 0;
+        for key in keys {
+            let slot = self.hold(&key);
+            let mut st = slot.state.lock().await;
+            self.ensure_loaded(&key, &mut st)?;
+            if st.running.is_some() || st.pending.is_some() {
+                continue;
+            }
+            let path = state::host_failure_path(st.record.as_ref().map(TaskRecord::state));
+            // A task that rests or ended (its index entry was stale) or does not exist stays.
+            if st.record.is_none() || path.is_empty() {
+                continue;
+            }
+            tracing::warn!(agent = %key.agent, task = %key.task, "failing a task whose invocation the previous process did not finish");
+            self.fail_through(&slot, &mut st, path, REASON.to_string())?;
+            let ticket = st.ticket;
+            drop(st);
+            self.inner.store.durable(ticket).await?;
+            failed += 1;
+        }
+        Ok(failed)
     }
 
     /// An awaiting timer ran out for `key` at `at`: cancel (awaiting input) or complete (awaiting
@@ -1200,4 +1350,11 @@ fn is_resting(st: &SlotState) -> bool {
 
 fn current_after(st: &SlotState) -> Option<TaskState> {
     st.record.as_ref().map(TaskRecord::state)
+}
+
+/// Whether a stored record's task has not ended (building the live index of an older store).
+fn stored_liveness(bytes: &[u8]) -> Result<Option<Liveness>, String> {
+    serde_json::from_slice::<TaskRecord>(bytes)
+        .map(|r| liveness(r.state()))
+        .map_err(|e| e.to_string())
 }

@@ -21,6 +21,7 @@ impl TaskEngine {
         inbound: Inbound,
     ) -> Result<StreamStart, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        inbound.check_sender()?;
         let Inbound {
             dialect,
             command,
