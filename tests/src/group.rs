@@ -20,6 +20,8 @@ pub const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
 
 /// A group and its Leader's view of the exchange.
 pub struct Leader {
+    /// The Leader's AIC ([`LEADER`] unless made with [`Leader::v2_as`]).
+    pub aic: String,
     pub group_id: String,
     pub exchange: String,
     connection: Connection,
@@ -33,19 +35,24 @@ pub struct Leader {
 impl Leader {
     /// A new group named as acps-sdk names it (`group_{leader}_{group}`: a v02.01 group).
     pub async fn v2() -> Leader {
+        Self::v2_as(LEADER).await
+    }
+
+    /// A new v02.01 group of the Leader `aic`.
+    pub async fn v2_as(aic: &str) -> Leader {
         let group_id = format!("g-{}", &crate::uuid()[..8]);
-        let exchange = format!("group_{LEADER}_{group_id}");
-        Self::create(group_id, exchange).await
+        let exchange = format!("group_{aic}_{group_id}");
+        Self::create(aic, group_id, exchange).await
     }
 
     /// A new group with a freely named exchange, as in the v01.00 spec's example.
     pub async fn v1() -> Leader {
         let group_id = format!("g-{}", &crate::uuid()[..8]);
         let exchange = format!("group-exchange-{group_id}");
-        Self::create(group_id, exchange).await
+        Self::create(LEADER, group_id, exchange).await
     }
 
-    async fn create(group_id: String, exchange: String) -> Leader {
+    async fn create(aic: &str, group_id: String, exchange: String) -> Leader {
         let connection = Connection::connect(
             AMQP_URL,
             ConnectionProperties::default().with_connection_name("aiphost-test-leader".into()),
@@ -111,6 +118,7 @@ impl Leader {
             }
         });
         Leader {
+            aic: aic.to_string(),
             group_id,
             exchange,
             connection,
@@ -127,7 +135,7 @@ impl Leader {
             "protocol": "rabbitmq:4.0",
             "group": {
                 "groupId": self.group_id,
-                "leader": {"aic": LEADER},
+                "leader": {"aic": self.aic},
                 "partners": partners.iter().map(|p| json!({"aic": p})).collect::<Vec<_>>(),
             },
             "server": {"host": "127.0.0.1", "port": 5672, "vhost": "/", "accessToken": "guest:guest"},
@@ -137,7 +145,7 @@ impl Leader {
 
     /// The queue a partner joins with.
     pub fn queue_of(&self, partner: &str) -> String {
-        format!("group_{LEADER}_{}_{partner}", self.group_id)
+        format!("group_{}_{}_{partner}", self.aic, self.group_id)
     }
 
     /// Publish one message on the group exchange.
@@ -168,7 +176,7 @@ impl Leader {
     ) -> Value {
         let mut m = json!({
             "type": "task-command", "id": format!("cmd-{}", crate::uuid()), "sentAt": crate::now(),
-            "senderRole": "leader", "senderId": LEADER, "dataItems": items,
+            "senderRole": "leader", "senderId": self.aic, "dataItems": items,
             "groupId": self.group_id, "sessionId": "sess-1", "command": command, "taskId": task,
         });
         if let Some(mentions) = mentions {
@@ -181,7 +189,7 @@ impl Leader {
     pub fn mgmt(&self, command: &str, mentions: Value) -> Value {
         json!({
             "type": "group-mgmt-command", "id": format!("mgmt-cmd-{}", crate::uuid()),
-            "sentAt": crate::now(), "senderRole": "leader", "senderId": LEADER, "dataItems": [],
+            "sentAt": crate::now(), "senderRole": "leader", "senderId": self.aic, "dataItems": [],
             "mentions": mentions, "groupId": self.group_id, "sessionId": "sess-1", "command": command,
         })
     }

@@ -150,6 +150,10 @@ pub struct HostOptions {
     pub storage_meter: Duration,
     /// Serve HTTPS with these files.
     pub tls: Option<aiphost::transport::tls::TlsFiles>,
+    /// What tasks keep of their commands and statuses.
+    pub history: aiphost::task::HistoryLimits,
+    /// Tasks not ended per Leader and partner.
+    pub max_live_tasks: u64,
 }
 
 impl Default for HostOptions {
@@ -172,6 +176,8 @@ impl Default for HostOptions {
             allow_socket_imports: false,
             storage_meter: Duration::from_secs(10),
             tls: None,
+            history: aiphost::task::HistoryLimits::default(),
+            max_live_tasks: 10_000,
         }
     }
 }
@@ -222,6 +228,8 @@ impl TestHost {
         config.imports.allow_socket_imports = options.allow_socket_imports;
         config.storage_meter = options.storage_meter;
         config.tls = options.tls.clone();
+        config.tasks.history = options.history.clone();
+        config.tasks.max_live_tasks = options.max_live_tasks;
         Server::start(config).await.expect("starting the host")
     }
 
@@ -468,12 +476,16 @@ impl Drop for SseStream {
 impl SseStream {
     /// POST `body` to `url` and start reading the stream in the background.
     pub async fn open(url: &str, body: &Value) -> SseStream {
-        let response = reqwest::Client::new()
-            .post(url)
-            .json(body)
-            .send()
-            .await
-            .expect("stream request");
+        Self::open_as(url, None, body).await
+    }
+
+    /// [`SseStream::open`] with `Authorization: Bearer {token}` (an API key), if any.
+    pub async fn open_as(url: &str, token: Option<&str>, body: &Value) -> SseStream {
+        let mut request = reqwest::Client::new().post(url).json(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("stream request");
         let status = response.status().as_u16();
         let header = |name: &str| {
             response

@@ -325,3 +325,129 @@ async fn leaders_authenticate_with_client_certificates() {
         "B's task is untouched: {answer}"
     );
 }
+
+/// The `data` of every event in an SSE body.
+fn sse_events(body: &Value) -> Vec<Value> {
+    body.as_str()
+        .unwrap_or_default()
+        .split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// A Leader authenticated by its certificate streams its task (live and replayed, both
+/// dialects): every event carries the task id it sent, never its namespace in the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_keep_a_certified_leaders_own_task_ids() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let (server_cert, server_key, _) =
+        ca.leaf(vec![SanType::IpAddress("127.0.0.1".parse().unwrap())]);
+    let host = TestHost::start(HostOptions {
+        tls: Some(TlsFiles {
+            cert: write(pki.path(), "server.pem", &server_cert),
+            key: write(pki.path(), "server-key.pem", &server_key),
+            client_ca: Some(write(pki.path(), "ca.pem", &ca.pem())),
+        }),
+        ..HostOptions::default()
+    })
+    .await;
+    let trust = ca.der();
+    let (_, created) = https(
+        &host.url,
+        "POST",
+        "/admin/tenants",
+        &trust,
+        None,
+        Some(OPERATOR_TOKEN),
+        Some(&json!({"id": "acme"})),
+    )
+    .await
+    .unwrap();
+    let token = created["adminToken"].as_str().unwrap().to_string();
+    let manifest = aiphost_tests::tenants::example_manifest(
+        "echo",
+        "guarded",
+        "[access]\nleaders = \"mtls\"\n",
+    );
+    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
+    let (status, published) = https(
+        &host.url,
+        "POST",
+        "/admin/agents",
+        &trust,
+        None,
+        Some(&token),
+        Some(&json!({
+            "manifest": manifest,
+            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
+        })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 201, "{published}");
+    let a = ca.leader(Some(LEADER_A));
+    let rpc = "/agents/guarded/rpc";
+    for dialect in ["v1", "v2"] {
+        let task = format!("own-{dialect}");
+        let mut body = stream_request(dialect, "start", &task, text("hi"), json!({}));
+        body["params"]["message"]["senderId"] = json!(LEADER_A);
+        let live = {
+            let (url, trust, a) = (host.url.clone(), trust.clone(), a.clone());
+            tokio::spawn(async move {
+                https(&url, "POST", rpc, &trust, Some(&a), None, Some(&body)).await
+            })
+        };
+        // The stream ends when the task does: complete it once it waits.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let (_, answer) = https(
+                &host.url,
+                "POST",
+                rpc,
+                &trust,
+                Some(&a),
+                None,
+                Some(&command("get", &task, LEADER_A)),
+            )
+            .await
+            .unwrap();
+            if answer.get("result").is_some() && state(&answer) == "awaiting-completion" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{answer}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let (_, answer) = https(
+            &host.url,
+            "POST",
+            rpc,
+            &trust,
+            Some(&a),
+            None,
+            Some(&command("complete", &task, LEADER_A)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(state(&answer), "completed", "{answer}");
+        let (status, streamed) = live.await.unwrap().unwrap();
+        assert_eq!(status, 200);
+        let mut events = sse_events(&streamed);
+        for replay_dialect in ["v1", "v2"] {
+            let mut body = stream_request(replay_dialect, "re-stream", &task, json!([]), json!({}));
+            body["params"]["message"]["senderId"] = json!(LEADER_A);
+            let (_, replayed) = https(&host.url, "POST", rpc, &trust, Some(&a), None, Some(&body))
+                .await
+                .unwrap();
+            events.extend(sse_events(&replayed));
+        }
+        assert!(events.len() >= 8, "{events:?}");
+        for event in &events {
+            let data = &event["result"]["eventData"];
+            assert!(!event.to_string().contains("\\u001f"), "{event}");
+            let id = data.get("taskId").or_else(|| data.get("id")).unwrap();
+            assert_eq!(id, &json!(task), "{event}");
+        }
+    }
+}

@@ -163,6 +163,11 @@ impl CommandLog {
         }
     }
 
+    /// The index after the newest entry kept (0 for none).
+    pub fn next_index(&self) -> u64 {
+        self.entries.last().map_or(0, |e| e.index + 1)
+    }
+
     /// Bytes of the commands kept.
     pub fn bytes(&self) -> usize {
         self.entries.iter().map(|e| e.bytes).sum()

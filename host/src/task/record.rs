@@ -242,6 +242,8 @@ impl TaskRecord {
             return Ok(());
         }
         let (log, commands) = CommandLog::restore(entries)?;
+        // A command that changed nothing is stored without the record, whose count it passed.
+        self.next_command = self.next_command.max(log.next_index());
         self.log = log;
         self.task.commands = commands;
         Ok(())

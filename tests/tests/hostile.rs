@@ -1,0 +1,534 @@
+//! What hostile testing found (issue 12), each through a real host: a Leader's namespace holds in
+//! group mode and on streams, what a task keeps is bounded, a task whose invocation died with the
+//! host does not stay `working`, and requests a browser could forge or that name a command almost
+//! right are refused.
+
+use aiphost::server::{Server, ServerConfig};
+use aiphost_tests::group::{Leader, is_result, is_status};
+use aiphost_tests::tenants::{
+    aic_of, create_tenant, example_component as component, example_manifest as manifest, publish,
+};
+use aiphost_tests::*;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
+
+/// Publish echo as `id` for a new tenant, taking Leaders by API key; a key for each of `leaders`.
+async fn keyed_echo(host: &TestHost, id: &str, leaders: &[&str]) -> Vec<String> {
+    let tenant = create_tenant(&host.url, &format!("{id}-owner"), json!({})).await;
+    let (status, body) = publish(
+        &host.url,
+        &tenant,
+        &manifest("echo", id, "[access]\nleaders = \"api-key\"\n"),
+        &component("echo"),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let mut keys = Vec::new();
+    for leader in leaders {
+        let (status, body) = admin(
+            &host.url,
+            Method::POST,
+            &format!("/admin/agents/{id}/keys"),
+            &tenant,
+            Some(json!({ "leader": leader })),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        keys.push(body["key"].as_str().unwrap().to_string());
+    }
+    keys
+}
+
+/// `command` of `task` from `sender` in the v2 dialect.
+fn from(sender: &str, command: &str, task: &str, items: Value) -> Value {
+    let mut body = v2(command, task, items, json!({}));
+    body["params"]["command"]["senderId"] = json!(sender);
+    body
+}
+
+/// Point 1: a membership acts in the namespace of the Leader that invited it. Two Leaders each
+/// invite the same API-key partner into their own group; the second cannot read or cancel the
+/// first's task from its group, nor by forging the first's group messages under its own name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commands_act_in_the_inviting_leaders_namespace() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let keys = keyed_echo(&host, "vault", &[LEADER, OTHER_LEADER]).await;
+    let vault = aic_of("vault");
+    let group_url = format!("{}/agents/vault/group", host.url);
+    let invite = |leader: &Leader| json!({"jsonrpc": "2.0", "method": "group", "id": uuid(), "params": leader.invitation(&[&vault])});
+    let mut first = Leader::v2_as(LEADER).await;
+    let mut second = Leader::v2_as(OTHER_LEADER).await;
+
+    // A Leader cannot invite on another Leader's behalf.
+    let answer = post_as(&group_url, Some(&keys[1]), &invite(&first)).await;
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    assert_eq!(answer["error"]["data"]["field"], "params.group.leader.aic");
+
+    for (leader, key) in [(&mut first, &keys[0]), (&mut second, &keys[1])] {
+        let answer = post_as(&group_url, Some(key), &invite(leader)).await;
+        assert_eq!(result(&answer)["status"], "joining", "{answer}");
+        leader
+            .expect("the member's arrival", Duration::from_secs(10), |m| {
+                is_status(m, &vault, true, false)
+            })
+            .await;
+    }
+
+    first
+        .publish(&first.command("start", "gtask-1", None, text("first's secret")))
+        .await;
+    first
+        .expect("the first Leader's result", Duration::from_secs(10), |m| {
+            is_result(m, &vault, "gtask-1", "awaiting-completion")
+        })
+        .await;
+
+    // The second Leader, in its own group, names the first's task.
+    second
+        .publish(&second.command("get", "gtask-1", None, json!([])))
+        .await;
+    second
+        .publish(&second.command("cancel", "gtask-1", None, json!([])))
+        .await;
+    // And in the first's group, under its own name.
+    let mut forged = first.command("cancel", "gtask-1", None, json!([]));
+    forged["senderId"] = json!(OTHER_LEADER);
+    first.publish(&forged).await;
+
+    let leaked = second
+        .all_within(Duration::from_millis(1500), |m| m["senderId"] == vault)
+        .await;
+    assert!(
+        leaked.iter().all(|m| m["type"] == "group-mgmt-result"),
+        "the second Leader heard: {leaked:?}"
+    );
+
+    // The first Leader's task is untouched, in its group and over rpc with its key alike.
+    let ended = first
+        .all_within(Duration::from_millis(200), |m| {
+            m["senderId"] == vault && m["taskId"] == "gtask-1" && m["status"]["state"] == "canceled"
+        })
+        .await;
+    assert!(ended.is_empty(), "{ended:?}");
+    let answer = post_as(
+        &host.rpc("vault"),
+        Some(&keys[0]),
+        &from(LEADER, "get", "gtask-1", json!([])),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let answer = post_as(
+        &host.rpc("vault"),
+        Some(&keys[1]),
+        &from(OTHER_LEADER, "get", "gtask-1", json!([])),
+    )
+    .await;
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+
+    for leader in [&first, &second] {
+        leader
+            .publish(&leader.mgmt("leave-group", json!([vault])))
+            .await;
+    }
+    first.close(&[&vault]).await;
+    second.close(&[&vault]).await;
+}
+
+/// Every event of a stream, as its events' JSON.
+fn assert_own_ids(events: &[Value], task: &str, leader: &str) {
+    assert!(!events.is_empty());
+    for event in events {
+        let data = &event["result"]["eventData"];
+        let text = event.to_string();
+        assert!(
+            !text.contains("\\u001f") && !text.contains(&format!("{leader}\u{1f}")),
+            "a namespaced id leaked: {event}"
+        );
+        let task_id = data.get("taskId").or_else(|| data.get("id")).unwrap();
+        assert_eq!(task_id, task, "{event}");
+        if let Some(id) = data["id"].as_str().filter(|_| data.get("taskId").is_some()) {
+            assert!(
+                !id.contains(leader),
+                "the event id names the Leader: {event}"
+            );
+        }
+    }
+}
+
+/// Point 2: on the streaming style, an authenticated Leader's events carry the task id it sent,
+/// in both dialects, live and replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_show_an_authenticated_leader_its_own_task_ids() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let keys = keyed_echo(&host, "keyed", &[LEADER]).await;
+    let url = format!("{}/agents/keyed/rpc", host.url);
+    for dialect in ["v1", "v2"] {
+        let task = format!("own-{dialect}");
+        let mut body = stream_request(dialect, "start", &task, text("hi"), json!({}));
+        body["params"]["message"]["senderId"] = json!(LEADER);
+        let mut stream = SseStream::open_as(&url, Some(&keys[0]), &body).await;
+        assert!(stream.json.is_none(), "{:?}", stream.json);
+        let mut live = Vec::new();
+        while let Some((event, _)) = stream.next_event(Duration::from_secs(10)).await {
+            let done = event_state(&event).as_deref() == Some("awaiting-completion");
+            live.push(event);
+            if done {
+                break;
+            }
+        }
+        assert_own_ids(&live, &task, LEADER);
+        let answer = post_as(
+            &url,
+            Some(&keys[0]),
+            &from(LEADER, "complete", &task, json!([])),
+        )
+        .await;
+        assert_eq!(state(&answer), "completed", "{answer}");
+        let rest = stream.until_closed(Duration::from_secs(10)).await;
+        assert_own_ids(&rest, &task, LEADER);
+
+        for replay_dialect in ["v1", "v2"] {
+            let mut body = stream_request(replay_dialect, "re-stream", &task, json!([]), json!({}));
+            body["params"]["message"]["senderId"] = json!(LEADER);
+            let mut replay = SseStream::open_as(&url, Some(&keys[0]), &body).await;
+            let events = replay.until_closed(Duration::from_secs(10)).await;
+            assert!(events.len() >= 4, "{events:?}");
+            assert_own_ids(&events, &task, LEADER);
+        }
+    }
+}
+
+/// Point 3: commands that change nothing cost their own bytes, and only the newest are kept;
+/// histories stay within their limits; nothing rewrites the whole task per command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignored_commands_and_histories_stay_bounded() {
+    let history = aiphost::task::HistoryLimits {
+        max_commands: 40,
+        max_command_bytes: 256 * 1024,
+        max_unchanging: 8,
+        max_statuses: 12,
+    };
+    let host = TestHost::start(HostOptions {
+        history: history.clone(),
+        ..HostOptions::default()
+    })
+    .await;
+    let rpc = host.rpc("echo");
+    let answer = post(&rpc, &v2("start", "busy", text("first"), json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let answer = post(&rpc, &v2("complete", "busy", json!([]), json!({}))).await;
+    assert_eq!(state(&answer), "completed", "{answer}");
+
+    let store = host.data.path().join("store");
+    let before = dir_bytes(&store);
+    let big = "x".repeat(10 * 1024);
+    for i in 0..200 {
+        let mut again = v2("start", "busy", text(&big), json!({}));
+        again["params"]["command"]["id"] = json!(format!("again-{i}"));
+        let answer = post(&rpc, &again).await;
+        assert_eq!(state(&answer), "completed", "{answer}");
+    }
+    let grown = dir_bytes(&store).saturating_sub(before);
+    // 200 × 10 KB of commands is 2 MB; rewriting the task each time wrote ~200 MB.
+    assert!(
+        grown < 24 << 20,
+        "200 ignored starts grew the store by {grown} bytes"
+    );
+    let answer = post(&rpc, &v2("get", "busy", json!([]), json!({}))).await;
+    let commands = result(&answer)["commandHistory"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let ids: Vec<&str> = commands.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(commands.len(), 2 + history.max_unchanging, "{ids:?}");
+    assert_eq!(commands[0]["command"], "start");
+    assert_eq!(commands[0]["dataItems"][0]["text"], "first");
+    assert_eq!(commands[1]["command"], "complete");
+    assert_eq!(ids[ids.len() - 2], "again-199", "the newest are kept");
+    assert!(
+        answer.to_string().len() < 200 * 1024,
+        "the get answer stays small"
+    );
+
+    // A task moved back and forth: commands within their count and bytes, statuses within theirs.
+    let answer = post(&rpc, &v2("start", "chatty", text("first"), json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let chunk = "y".repeat(40 * 1024);
+    for i in 0..30 {
+        let mut more = v2("continue", "chatty", text(&chunk), json!({}));
+        more["params"]["command"]["id"] = json!(format!("more-{i}"));
+        let answer = post(&rpc, &more).await;
+        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    }
+    let answer = post(&rpc, &v2("get", "chatty", json!([]), json!({}))).await;
+    let task = result(&answer);
+    let commands = task["commandHistory"].as_array().unwrap();
+    let bytes: usize = commands.iter().map(|c| c.to_string().len()).sum();
+    assert!(bytes <= history.max_command_bytes + 64 * 1024, "{bytes}");
+    assert_eq!(
+        commands[0]["dataItems"][0]["text"], "first",
+        "the start stays"
+    );
+    assert_eq!(commands.last().unwrap()["command"], "get");
+    let statuses = task["statusHistory"].as_array().unwrap();
+    assert_eq!(statuses.len(), history.max_statuses);
+    assert_eq!(statuses[0]["state"], "accepted", "the first status stays");
+    assert_eq!(statuses.last().unwrap()["state"], "awaiting-completion");
+
+    // What a restart reads back is what was kept.
+    let mut host = host;
+    host.restart(HostOptions {
+        history,
+        ..HostOptions::default()
+    })
+    .await;
+    let again = post(
+        &host.rpc("echo"),
+        &v2("get", "chatty", json!([]), json!({})),
+    )
+    .await;
+    let reloaded = result(&again)["commandHistory"].as_array().unwrap();
+    assert_eq!(
+        reloaded[..reloaded.len() - 1],
+        commands[..],
+        "the history read back after a restart"
+    );
+}
+
+/// The bytes of every file under `dir`.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            total += if path.is_dir() {
+                dir_bytes(&path)
+            } else {
+                entry.metadata().map_or(0, |m| m.len())
+            };
+        }
+    }
+    total
+}
+
+/// Point 3: a Leader has at most `max_live_tasks` tasks that have not ended with a partner; the
+/// count survives a restart, and ended tasks make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_tasks_are_capped_per_leader() {
+    let options = HostOptions {
+        max_live_tasks: 3,
+        ..HostOptions::default()
+    };
+    let mut host = TestHost::start(options.clone()).await;
+    let keys = keyed_echo(&host, "capped", &[LEADER, OTHER_LEADER]).await;
+    let rpc = host.rpc("capped");
+    for i in 0..3 {
+        let answer = post_as(
+            &rpc,
+            Some(&keys[0]),
+            &from(LEADER, "start", &format!("t{i}"), text("hi")),
+        )
+        .await;
+        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    }
+    let answer = post_as(
+        &rpc,
+        Some(&keys[0]),
+        &from(LEADER, "start", "t3", text("hi")),
+    )
+    .await;
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    assert_eq!(answer["error"]["data"]["quota"], "maxLiveTasks");
+    assert_eq!(answer["error"]["data"]["limit"], 3);
+    let answer = post_as(&rpc, Some(&keys[0]), &from(LEADER, "get", "t3", json!([]))).await;
+    assert_eq!(
+        error_code(&answer),
+        -32001,
+        "a refused start leaves nothing: {answer}"
+    );
+    // Another Leader has its own count.
+    let answer = post_as(
+        &rpc,
+        Some(&keys[1]),
+        &from(OTHER_LEADER, "start", "t0", text("hi")),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+
+    host.restart(options).await;
+    let rpc = host.rpc("capped");
+    let answer = post_as(
+        &rpc,
+        Some(&keys[0]),
+        &from(LEADER, "start", "t3", text("hi")),
+    )
+    .await;
+    assert_eq!(
+        error_code(&answer),
+        -32009,
+        "the count survives a restart: {answer}"
+    );
+    let answer = post_as(
+        &rpc,
+        Some(&keys[0]),
+        &from(LEADER, "complete", "t0", json!([])),
+    )
+    .await;
+    assert_eq!(state(&answer), "completed", "{answer}");
+    let answer = post_as(
+        &rpc,
+        Some(&keys[0]),
+        &from(LEADER, "start", "t3", text("hi")),
+    )
+    .await;
+    assert_eq!(
+        state(&answer),
+        "awaiting-completion",
+        "an ended task made room: {answer}"
+    );
+}
+
+/// Point 4: a task whose invocation was running when the host was killed fails when the host
+/// starts again, durably, with its event and its notification; a continue cannot revive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_interrupted_by_a_crash_fails_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let receiver = Receiver::up().await;
+    let host = ProcessHost::start(&data, &["--webhook-allow-private"]);
+    let rpc = host.rpc("hostile");
+    let config = post(
+        &rpc,
+        &notification_request(
+            "notification/set",
+            json!({"url": receiver.url("hook"), "token": "t", "taskId": "cut-short"}),
+        ),
+    )
+    .await;
+    let start = notification_start(
+        "v2",
+        "cut-short",
+        text("slow:2500"),
+        json!({"notificationConfigId": result(&config)["id"], "responseTimeout": 200}),
+    );
+    let answer = post(&rpc, &start).await;
+    assert_eq!(state(&answer), "working", "{answer}");
+    receiver.wait_for(2, Duration::from_secs(5)).await;
+    host.kill();
+
+    let host = ProcessHost::start(&data, &["--webhook-allow-private"]);
+    let rpc = host.rpc("hostile");
+    let answer = post(&rpc, &v2("get", "cut-short", json!([]), json!({}))).await;
+    assert_eq!(state(&answer), "failed", "{answer}");
+    let reason = result(&answer)["status"]["dataItems"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(reason.contains("restarted"), "{reason}");
+    let answer = post(&rpc, &v2("continue", "cut-short", text("more"), json!({}))).await;
+    assert_eq!(state(&answer), "failed", "{answer}");
+    let hits = receiver.wait_for(3, Duration::from_secs(10)).await;
+    assert_eq!(hit_state(hits.last().unwrap()), "failed", "{hits:?}");
+    let replay = stream_request("v2", "re-stream", "cut-short", json!([]), json!({}));
+    let mut replay = SseStream::open(&format!("{}/agents/hostile/rpc", host.url), &replay).await;
+    let events = replay.until_closed(Duration::from_secs(10)).await;
+    assert_eq!(
+        events.last().and_then(event_state).as_deref(),
+        Some("failed"),
+        "{events:?}"
+    );
+}
+
+/// Point 8: an AIP request must say it is JSON (a browser may POST `text/plain` anywhere without
+/// asking), and a command's name must be exact; neither refused request leaves a task behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_content_types_and_almost_commands_are_refused() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let rpc = host.rpc("echo");
+    let body = v2("start", "forged", text("hi"), json!({})).to_string();
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let mut request = reqwest::Client::new().post(&rpc).body(body.clone());
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        let answer: Value = request.send().await.unwrap().json().await.unwrap();
+        assert_eq!(error_code(&answer), -32600, "{content_type:?}: {answer}");
+        assert_eq!(answer["error"]["data"]["expected"], "application/json");
+    }
+    let answer = post(&rpc, &v2("get", "forged", json!([]), json!({}))).await;
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+    let answer: Value = reqwest::Client::new()
+        .post(&rpc)
+        .header("content-type", "Application/JSON; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+
+    for name in ["start\u{a0}", " start", "Start", "re_stream", "restream"] {
+        let answer = post(&rpc, &v2(name, "almost", text("hi"), json!({}))).await;
+        assert_eq!(error_code(&answer), -32602, "{name:?}: {answer}");
+        assert_eq!(answer["error"]["data"]["field"], "params.command.command");
+    }
+    let answer = post(&rpc, &v2("get", "almost", json!([]), json!({}))).await;
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+}
+
+/// Point 8: group queues and mentions name partners by AIC, so no two hosted partners share
+/// one: a publish that would is refused, and so is a start-up with two bundles that do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_aic_names_one_hosted_partner() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let tenant = create_tenant(&host.url, "copycat", json!({})).await;
+    let echo = std::fs::read_to_string(plugins_dist().join("echo/partner.toml")).unwrap();
+    let same_aic = echo.replacen("id = \"echo\"\n", "id = \"echo-twin\"\n", 1);
+    let (status, body) = publish(&host.url, &tenant, &same_aic, &component("echo")).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("AIC"), "{body}");
+    let (status, _) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/agents/echo-twin/versions",
+        &tenant,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404, "nothing of the refused publish is kept");
+
+    let bundles = tempfile::tempdir().unwrap();
+    for id in ["echo", "echo-twin"] {
+        let dir = bundles.path().join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = echo.replacen("id = \"echo\"\n", &format!("id = \"{id}\"\n"), 1);
+        std::fs::write(dir.join("partner.toml"), text).unwrap();
+        std::fs::copy(
+            plugins_dist().join("echo/partner.wasm"),
+            dir.join("partner.wasm"),
+        )
+        .unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        data.path().to_path_buf(),
+        vec![bundles.path().to_path_buf()],
+    );
+    config.runtime.cache_dir = shared_cache();
+    let refused = Server::start(config)
+        .await
+        .err()
+        .expect("a refused start-up");
+    assert!(refused.to_string().contains("AIC"), "{refused}");
+}
