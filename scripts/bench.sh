@@ -9,8 +9,9 @@
 # machine: the side-by-side rpc comparison (aiphost vs the reference partner vs a bare axum echo,
 # wrk, 16 connections), the Criterion micro-benchmark of instantiate + invoke, streaming
 # fan-out, group round trips through RabbitMQ, start-up with 100 published partners, memory
-# with 100k tasks awaiting input, 10k idle SSE streams, 1M completed tasks, and the store alone
-# under the same 1M tasks' writes.
+# with 100k tasks awaiting input, 10k idle SSE streams, 1M completed tasks, the store alone
+# under the same 1M tasks' writes, and hostile neighbours (echo latency while partners loop; RSS
+# after product floods).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,6 +41,8 @@ if $smoke; then
     "${bench[@]}" memory sse --streams 20
     "${bench[@]}" memory startup --partners 2
     "${bench[@]}" stream --fanout 2 --events 100
+    "${bench[@]}" neighbours --loopers 0,1 --seconds 1 --runs 1
+    "${bench[@]}" flood --floods 1 --runs 1 --settle 1
     exit 0
 fi
 
@@ -63,5 +66,7 @@ bench=(target/release/aiphost-bench)
     echo; echo "## 10k idle SSE streams"; "${bench[@]}" memory sse --streams 10000
     echo; echo "## 1M completed tasks"; "${bench[@]}" memory completed --tasks 1000000
     echo; echo "## the store alone, 1M completed tasks' writes"; "${bench[@]}" memory store --tasks 1000000
+    echo; echo "## hostile neighbours: echo while partners loop"; "${bench[@]}" neighbours --loopers 0,4,8
+    echo; echo "## hostile neighbours: RSS after product floods"; "${bench[@]}" flood --floods 8
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"

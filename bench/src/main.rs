@@ -6,6 +6,8 @@
 //! target/release/aiphost-bench stream --fanout 1,100 --events 10000   # events delivered to streams
 //! target/release/aiphost-bench catchup --events 10000                 # re-stream of stored events
 //! target/release/aiphost-bench group --partners 1,10 --seconds 10      # round trips via RabbitMQ
+//! target/release/aiphost-bench neighbours --loopers 0,4,8              # echo while partners loop
+//! target/release/aiphost-bench flood --floods 8                         # RSS after product floods
 //! ```
 //!
 //! `rpc --url URL [--pid PID]` measures another partner instead (the reference partner, say).
@@ -14,6 +16,7 @@
 mod compare;
 mod group;
 mod memory;
+mod neighbours;
 mod rpc;
 mod stream;
 
@@ -50,6 +53,10 @@ enum Bench {
     Compare(compare::CompareArgs),
     /// Memory under many tasks and idle streams; start-up with many published partners.
     Memory(memory::MemoryArgs),
+    /// Echo latency while hostile invocations loop (a noisy neighbour's cost).
+    Neighbours(neighbours::NeighboursArgs),
+    /// Host memory during and after hostile product floods.
+    Flood(neighbours::FloodArgs),
     /// A bare axum JSON echo (the floor of `compare`), serving POST /rpc on 127.0.0.1:PORT.
     EchoServer {
         #[arg(long)]
@@ -67,8 +74,16 @@ pub struct Host {
 
 impl Host {
     /// Start `aiphost serve` serving `agents` on a free port, in a fresh data directory, with
-    /// `extra` arguments.
+    /// `extra` arguments. Benchmarks make far more tasks than one Leader may keep open by
+    /// default: the cap of live tasks is lifted ([`UNCAPPED`]).
     pub fn start(bin: &Path, agents: &Path, extra: &[&str]) -> anyhow::Result<Host> {
+        let mut args = UNCAPPED.to_vec();
+        args.extend_from_slice(extra);
+        Self::start_as_given(bin, agents, &args)
+    }
+
+    /// [`Host::start`] with exactly `extra` (for a binary older than the flags it adds).
+    pub fn start_as_given(bin: &Path, agents: &Path, extra: &[&str]) -> anyhow::Result<Host> {
         let data = tempfile::tempdir()?;
         let agents = agents.to_string_lossy();
         let mut args = vec!["--agents", agents.as_ref()];
@@ -115,6 +130,9 @@ impl Host {
         self.child.0.id()
     }
 }
+
+/// Lifts the cap of live tasks per Leader (benchmarks open more than the default 10,000).
+pub const UNCAPPED: [&str; 2] = ["--max-live-tasks", "1000000000"];
 
 /// A port that was free a moment ago on 127.0.0.1.
 pub fn free_port() -> anyhow::Result<u16> {
@@ -175,6 +193,8 @@ async fn main() -> anyhow::Result<()> {
         Bench::Group(a) => group::run(&args.aiphost, &args.agents, a).await,
         Bench::Memory(a) => memory::run(&args.aiphost, &args.agents, a).await,
         Bench::Compare(a) => compare::run(&args.aiphost, &args.agents, a).await,
+        Bench::Neighbours(a) => neighbours::neighbours(&args.aiphost, &args.agents, a).await,
+        Bench::Flood(a) => neighbours::flood(&args.aiphost, &args.agents, a).await,
         Bench::EchoServer { port } => compare::echo_server(port).await,
     }
 }

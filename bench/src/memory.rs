@@ -225,13 +225,15 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
     }
 }
 
-/// What a completed echo task wrote: its record, its events in order, its product chunks, and how
-/// many of the events its `start` wrote (the rest came with `complete`).
+/// What a completed echo task wrote: its record, its events in order, its product chunks, how
+/// many of the events its `start` wrote (the rest came with `complete`), and its two command
+/// history entries (the start's and the complete's).
 struct TaskWrites {
     record: Vec<u8>,
     events: Vec<Vec<u8>>,
     at_rest: usize,
     chunks: Vec<(String, Vec<u8>)>,
+    history: Vec<(u64, Vec<u8>)>,
 }
 
 /// Run one echo task to completion through a real host and read back what it stored.
@@ -282,11 +284,19 @@ async fn one_completed_task(bin: &Path, agents: &Path) -> anyhow::Result<TaskWri
             }
         }
     }
+    let history = store.command_history(&key)?;
+    if history.len() != 2 {
+        bail!(
+            "the sample task stored {} history entries, not 2",
+            history.len()
+        );
+    }
     Ok(TaskWrites {
         record: serde_json::to_vec(&record)?,
         events,
         at_rest,
         chunks,
+        history,
     })
 }
 
@@ -299,7 +309,7 @@ async fn store_alone(
     every: u64,
     cache_mib: u64,
 ) -> anyhow::Result<()> {
-    use aiphost::store::{ChunkWrite, Store, TaskKey, TaskWrite};
+    use aiphost::store::{ChunkWrite, Liveness, Store, TaskKey, TaskWrite};
     let sample = Arc::new(one_completed_task(bin, agents).await?);
     println!(
         "one completed echo task stores a {} B record, {} events ({} B), {} product chunks ({} B)",
@@ -324,6 +334,8 @@ async fn store_alone(
                 let deadline = now + 3_600_000;
                 let started = store.write_task(TaskWrite {
                     deadline: (None, Some(deadline)),
+                    live: (None, Some(Liveness::Waiting)),
+                    history: sample.history[..1].to_vec(),
                     events: (1..)
                         .zip(sample.events[..sample.at_rest].iter().cloned())
                         .collect(),
@@ -342,6 +354,8 @@ async fn store_alone(
                 let first_later = u64::try_from(sample.at_rest)? + 1;
                 let completed = store.write_task(TaskWrite {
                     deadline: (Some(deadline), None),
+                    live: (Some(Liveness::Waiting), None),
+                    history: sample.history[1..].to_vec(),
                     events: (first_later..)
                         .zip(sample.events[sample.at_rest..].iter().cloned())
                         .collect(),

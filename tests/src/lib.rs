@@ -154,6 +154,8 @@ pub struct HostOptions {
     pub history: aiphost::task::HistoryLimits,
     /// Tasks not ended per Leader and partner.
     pub max_live_tasks: u64,
+    /// Invocations of one partner running at once.
+    pub max_invocations_per_partner: u32,
 }
 
 impl Default for HostOptions {
@@ -178,6 +180,7 @@ impl Default for HostOptions {
             tls: None,
             history: aiphost::task::HistoryLimits::default(),
             max_live_tasks: 10_000,
+            max_invocations_per_partner: 8,
         }
     }
 }
@@ -230,6 +233,7 @@ impl TestHost {
         config.tls = options.tls.clone();
         config.tasks.history = options.history.clone();
         config.tasks.max_live_tasks = options.max_live_tasks;
+        config.tasks.max_invocations_per_partner = options.max_invocations_per_partner;
         Server::start(config).await.expect("starting the host")
     }
 
@@ -616,6 +620,21 @@ pub fn event_state(event: &Value) -> Option<String> {
     event["result"]["eventData"]["status"]["state"]
         .as_str()
         .map(str::to_string)
+}
+
+/// A value from the host's `/metrics`, if it is there (`name` with its labels, e.g.
+/// `aiphost_partner_invocations_running{agent="echo"}`).
+pub async fn metric_if_any(host_url: &str, name: &str) -> Option<u64> {
+    let metrics = reqwest::get(format!("{host_url}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A value from the host's `/metrics`.

@@ -532,3 +532,81 @@ async fn one_aic_names_one_hosted_partner() {
         .expect("a refused start-up");
     assert!(refused.to_string().contains("AIC"), "{refused}");
 }
+
+/// Point 9: a partner's invocations take at most its share of the guest threads; the rest wait
+/// their turn, and other partners' invocations run meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_partner_holds_at_most_its_share() {
+    let host = TestHost::start(HostOptions {
+        max_invocations_per_partner: 2,
+        // The fixture's probe mode imports wasi:sockets (the sandbox still grants none).
+        allow_socket_imports: true,
+        ..HostOptions::default()
+    })
+    .await;
+    let tenant = create_tenant(&host.url, "spinners", json!({})).await;
+    let text_of = manifest("hostile", "spinner", "").replacen(
+        "invocation-ms = 3000",
+        "invocation-ms = 1000",
+        1,
+    );
+    assert!(text_of.contains("invocation-ms = 1000"), "{text_of}");
+    let (status, body) = publish(&host.url, &tenant, &text_of, &component("hostile")).await;
+    assert_eq!(status, 201, "{body}");
+    let rpc = host.rpc("spinner");
+    let loops: Vec<_> = (0..4)
+        .map(|i| {
+            let rpc = rpc.clone();
+            tokio::spawn(async move {
+                post(
+                    &rpc,
+                    &v2(
+                        "start",
+                        &format!("spin-{i}"),
+                        text("loop"),
+                        json!({"responseTimeout": 100}),
+                    ),
+                )
+                .await
+            })
+        })
+        .collect();
+    let running = r#"aiphost_partner_invocations_running{agent="spinner"}"#;
+    let waiting = r#"aiphost_partner_invocations_waiting{agent="spinner"}"#;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (r, w) = (
+            metric_if_any(&host.url, running).await,
+            metric_if_any(&host.url, waiting).await,
+        );
+        assert!(r.unwrap_or(0) <= 2, "{r:?} running");
+        if (r, w) == (Some(2), Some(2)) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "running {r:?}, waiting {w:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Another partner's task runs while the spinner's share is taken.
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("start", "meanwhile", text("hi"), json!({})),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    for l in loops {
+        l.await.unwrap();
+    }
+    for i in 0..4 {
+        let answer = wait_for_state(
+            &rpc,
+            &format!("spin-{i}"),
+            "failed",
+            Duration::from_secs(10),
+        )
+        .await;
+        assert!(answer.to_string().contains("time limit"), "{answer}");
+    }
+}

@@ -110,6 +110,30 @@ pub struct ServeArgs {
     /// Largest outbound HTTP response body a partner may read, in bytes.
     #[arg(long, default_value_t = 8 * 1024 * 1024)]
     outbound_max_response_bytes: u64,
+    /// Tasks that have not ended one Leader may have with one partner; all Leaders of an open
+    /// partner share one count [default: 10000].
+    #[arg(long)]
+    max_live_tasks: Option<u64>,
+    /// Commands a task's history keeps, the oldest dropped first (its start and the newest
+    /// always stay) [default: 256].
+    #[arg(long)]
+    history_max_commands: Option<usize>,
+    /// Bytes of commands a task's history keeps [default: 1048576].
+    #[arg(long)]
+    history_max_command_bytes: Option<usize>,
+    /// Commands that changed nothing (gets, ignored commands) a task's history keeps: the newest
+    /// [default: 32].
+    #[arg(long)]
+    history_max_unchanging: Option<usize>,
+    /// Statuses a task's history keeps (its first and current always stay) [default: 256].
+    #[arg(long)]
+    history_max_statuses: Option<usize>,
+    /// Invocations of one partner that run at once; more wait their turn [default: 8].
+    #[arg(long)]
+    max_invocations_per_partner: Option<u32>,
+    /// Threads that run partner code, apart from those serving Leaders [default: one per CPU].
+    #[arg(long)]
+    guest_threads: Option<usize>,
     /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -158,6 +182,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config.tenant_quotas = quotas;
     }
     config.imports.allow_socket_imports = args.allow_socket_imports;
+    let tasks = &mut config.tasks;
+    set(&mut tasks.max_live_tasks, args.max_live_tasks);
+    set(&mut tasks.history.max_commands, args.history_max_commands);
+    set(
+        &mut tasks.history.max_command_bytes,
+        args.history_max_command_bytes,
+    );
+    set(
+        &mut tasks.history.max_unchanging,
+        args.history_max_unchanging,
+    );
+    set(&mut tasks.history.max_statuses, args.history_max_statuses);
+    set(
+        &mut tasks.max_invocations_per_partner,
+        args.max_invocations_per_partner,
+    );
+    set(&mut config.runtime.guest_threads, args.guest_threads);
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         config.tls = Some(aiphost::transport::tls::TlsFiles {
             cert,
@@ -183,4 +224,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Override `field` (whose default the library's config holds) when the flag was given.
+fn set<T>(field: &mut T, flag: Option<T>) {
+    if let Some(value) = flag {
+        *field = value;
+    }
 }

@@ -1,6 +1,11 @@
 //! The partner runtime: wasmtime with a pooling allocator, epoch deadlines, a memory cap per
 //! instance, async host functions, and a fresh instance per invocation from an `InstancePre`.
 //!
+//! Partner code runs on threads of its own (a tokio runtime for guests only), never on the
+//! threads that serve Leaders: a partner that spins until its deadline then costs the others a
+//! share of the CPU, as any busy process would, not the host's ability to answer. A running
+//! guest yields every epoch tick, so the guests of many partners take turns on those threads.
+//!
 //! A trap, a deadline, a memory or stack limit, or a panic in a partner ends only that invocation:
 //! [`Runtime::invoke`] turns it into an [`InvocationEnd`] with a readable reason.
 
@@ -28,8 +33,9 @@ use wasmtime::{
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi_http::WasiHttpCtx;
 
-/// How often the epoch advances: the granularity of deadlines and of cooperative yields.
-const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// How often the epoch advances: how long a guest runs before it yields its thread to the next
+/// one waiting (and the granularity of deadlines).
+const EPOCH_TICK: Duration = Duration::from_millis(2);
 /// Guest output kept for error reports (a panic message lands on stderr).
 const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
 
@@ -50,6 +56,8 @@ pub struct RuntimeConfig {
     pub max_stack_bytes: usize,
     /// What outbound HTTP partners may be granted.
     pub outbound: Arc<OutboundPolicy>,
+    /// Threads that run partner code (0: one per CPU).
+    pub guest_threads: usize,
 }
 
 impl RuntimeConfig {
@@ -64,6 +72,7 @@ impl RuntimeConfig {
             max_invocation_ms: 300_000,
             max_stack_bytes: 512 * 1024,
             outbound: Arc::default(),
+            guest_threads: 0,
         }
     }
 }
@@ -88,6 +97,8 @@ pub enum RuntimeError {
     },
     #[error("cannot start the WebAssembly engine: {0:#}")]
     Engine(wasmtime::Error),
+    #[error("cannot start the threads that run partners: {0}")]
+    Threads(std::io::Error),
 }
 
 /// What an invocation is about (the host side of the WIT `invocation`).
@@ -189,11 +200,27 @@ pub struct Runtime {
     cache_dir: PathBuf,
     slots: Arc<Semaphore>,
     ticker_stop: Arc<AtomicBool>,
+    /// Where guests run: threads of their own (see the module doc).
+    guests: Option<tokio::runtime::Runtime>,
 }
 
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.ticker_stop.store(true, Ordering::Relaxed);
+        // Dropped from async code too (the last hold on a host): do not block on the threads.
+        if let Some(guests) = self.guests.take() {
+            guests.shutdown_background();
+        }
+    }
+}
+
+/// Aborts a spawned guest when the invocation waiting for it is dropped (a cancel, or an
+/// abandoned request), so no partner code runs on for a task nobody waits for.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -239,6 +266,16 @@ impl Runtime {
             })
             .map_err(|e| RuntimeError::Engine(e.into()))?;
         let cache_dir = cache::engine_dir(&config.cache_dir, &engine);
+        let threads = match config.guest_threads {
+            0 => std::thread::available_parallelism().map_or(2, usize::from),
+            n => n,
+        };
+        let guests = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("aiphost-guest")
+            .enable_time()
+            .build()
+            .map_err(RuntimeError::Threads)?;
         Ok(Runtime {
             engine,
             linker,
@@ -246,6 +283,7 @@ impl Runtime {
             config,
             cache_dir,
             ticker_stop,
+            guests: Some(guests),
         })
     }
 
@@ -363,7 +401,7 @@ impl Runtime {
         })
     }
 
-    /// Run one invocation of `code` in a fresh instance.
+    /// Run one invocation of `code` in a fresh instance, on the guests' threads.
     pub async fn invoke(
         &self,
         code: &PartnerCode,
@@ -372,61 +410,87 @@ impl Runtime {
         owner: KvOwner<'_>,
         invocation: Invocation,
     ) -> InvocationEnd {
-        let KvOwner { agent, task } = owner;
         let Ok(_slot) = self.slots.acquire().await else {
             return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
-        let output = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES);
-        let wasi = wasmtime_wasi::WasiCtx::builder()
-            .stdout(output.clone())
-            .stderr(output.clone())
-            .build();
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(code.memory_bytes)
-            .trap_on_grow_failure(true)
-            .build();
-        let state = InvocationState {
-            wasi,
-            table: ResourceTable::new(),
-            limits,
+        let run = run_guest(
+            self.engine.clone(),
+            code.clone(),
             reporter,
-            kv: KvAccess {
-                store,
-                agent: agent.to_string(),
-                task: task.to_string(),
-            },
-            http: WasiHttpCtx::new(),
-            outbound: OutboundHooks {
-                caps: code.capabilities.clone(),
-                agent: agent.to_string(),
-            },
+            store,
+            (owner.agent.to_string(), owner.task.to_string()),
+            invocation,
+        );
+        let Some(guests) = &self.guests else {
+            return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
-        let mut wstore = wasmtime::Store::new(&self.engine, state);
-        wstore.limiter(|s| &mut s.limits);
-        wstore.set_epoch_deadline(1);
-        wstore.epoch_deadline_async_yield_and_update(1);
-        let guest_invocation = to_guest(&invocation);
-        let run = async {
-            let partner = code.pre.instantiate_async(&mut wstore).await?;
-            partner
-                .aiphost_partner_handler()
-                .call_handle(&mut wstore, &guest_invocation)
-                .await
-        };
-        let end = match tokio::time::timeout(code.deadline, run).await {
-            Err(_) => InvocationEnd::DeadlineExceeded(code.deadline),
-            Ok(Ok(Ok(()))) => InvocationEnd::Returned,
-            Ok(Ok(Err(message))) => InvocationEnd::PartnerError(message),
-            Ok(Err(trap)) => {
-                InvocationEnd::Trapped(describe_trap(&trap, code.memory_bytes, &output))
-            }
-        };
-        let printed = output.contents();
-        if !printed.is_empty() {
-            tracing::debug!(target: "partner", agent, task = %invocation.task_id, output = %String::from_utf8_lossy(&printed), "partner output");
+        let running = guests.spawn(tracing::Instrument::in_current_span(run));
+        let _abort = AbortOnDrop(running.abort_handle());
+        match running.await {
+            Ok(end) => end,
+            Err(e) => InvocationEnd::Trapped(format!("the partner's invocation was lost: {e}")),
         }
-        end
     }
+}
+
+/// One invocation of `code` in a fresh instance (the part that runs on a guest thread).
+async fn run_guest(
+    engine: Engine,
+    code: PartnerCode,
+    reporter: Arc<dyn Reporter>,
+    store: Store,
+    (agent, task): (String, String),
+    invocation: Invocation,
+) -> InvocationEnd {
+    let output = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES);
+    let wasi = wasmtime_wasi::WasiCtx::builder()
+        .stdout(output.clone())
+        .stderr(output.clone())
+        .build();
+    let limits = StoreLimitsBuilder::new()
+        .memory_size(code.memory_bytes)
+        .trap_on_grow_failure(true)
+        .build();
+    let state = InvocationState {
+        wasi,
+        table: ResourceTable::new(),
+        limits,
+        reporter,
+        kv: KvAccess {
+            store,
+            agent: agent.clone(),
+            task,
+        },
+        http: WasiHttpCtx::new(),
+        outbound: OutboundHooks {
+            caps: code.capabilities.clone(),
+            agent: agent.clone(),
+        },
+    };
+    let mut wstore = wasmtime::Store::new(&engine, state);
+    wstore.limiter(|s| &mut s.limits);
+    // Yield at every epoch tick: guests take turns on the guest threads.
+    wstore.set_epoch_deadline(1);
+    wstore.epoch_deadline_async_yield_and_update(1);
+    let guest_invocation = to_guest(&invocation);
+    let run = async {
+        let partner = code.pre.instantiate_async(&mut wstore).await?;
+        partner
+            .aiphost_partner_handler()
+            .call_handle(&mut wstore, &guest_invocation)
+            .await
+    };
+    let end = match tokio::time::timeout(code.deadline, run).await {
+        Err(_) => InvocationEnd::DeadlineExceeded(code.deadline),
+        Ok(Ok(Ok(()))) => InvocationEnd::Returned,
+        Ok(Ok(Err(message))) => InvocationEnd::PartnerError(message),
+        Ok(Err(trap)) => InvocationEnd::Trapped(describe_trap(&trap, code.memory_bytes, &output)),
+    };
+    let printed = output.contents();
+    if !printed.is_empty() {
+        tracing::debug!(target: "partner", agent, task = %invocation.task_id, output = %String::from_utf8_lossy(&printed), "partner output");
+    }
+    end
 }
 
 fn is_component(wasm: &[u8]) -> bool {

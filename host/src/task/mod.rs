@@ -6,6 +6,7 @@ pub mod history;
 pub mod live;
 pub mod live_tasks;
 pub mod record;
+pub mod shares;
 pub mod state;
 pub mod timers;
 

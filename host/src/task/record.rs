@@ -29,6 +29,9 @@ pub struct TaskDefaults {
     /// Tasks that have not ended that one Leader may have with one partner (all Leaders of an
     /// open partner share one count): bounds what a client can make a host store.
     pub max_live_tasks: u64,
+    /// Invocations of one partner that run at once; more wait their turn (see
+    /// [`super::shares`]).
+    pub max_invocations_per_partner: u32,
 }
 
 impl Default for TaskDefaults {
@@ -42,6 +45,7 @@ impl Default for TaskDefaults {
             event_retention_ms: 24 * 3_600_000,
             history: HistoryLimits::default(),
             max_live_tasks: 10_000,
+            max_invocations_per_partner: 8,
         }
     }
 }

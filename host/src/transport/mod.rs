@@ -309,5 +309,20 @@ async fn metrics(State(state): State<AppState>) -> Response {
         "# HELP aiphost_open_streams Event streams open now\n# TYPE aiphost_open_streams gauge\naiphost_open_streams {}\n",
         state.engine.open_streams()
     ));
+    let busy = state.engine.busy_partners();
+    text.push_str("# HELP aiphost_partner_invocations_running Invocations of a partner running now\n# TYPE aiphost_partner_invocations_running gauge\n");
+    for share in &busy {
+        text.push_str(&format!(
+            "aiphost_partner_invocations_running{{agent=\"{}\"}} {}\n",
+            share.agent, share.running
+        ));
+    }
+    text.push_str("# HELP aiphost_partner_invocations_waiting Invocations of a partner waiting for its turn (its share of the guest threads is in use)\n# TYPE aiphost_partner_invocations_waiting gauge\n");
+    for share in &busy {
+        text.push_str(&format!(
+            "aiphost_partner_invocations_waiting{{agent=\"{}\"}} {}\n",
+            share.agent, share.waiting
+        ));
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

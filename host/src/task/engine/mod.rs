@@ -10,6 +10,7 @@ use super::feed::EventFeed;
 use super::live::Watermarks;
 use super::live_tasks::{LiveTasks, Starting, liveness};
 use super::record::{TaskDefaults, TaskLimits, TaskRecord};
+use super::shares::{ShareView, Shares};
 use super::state::{self, CommandEffect};
 use super::timers::Timers;
 use crate::agent::{Agent, Registry};
@@ -146,9 +147,14 @@ struct Inner {
     stats: EngineStats,
     /// Tasks not ended per Leader and partner, against the cap.
     live: Arc<LiveTasks>,
+    /// Each partner's share of the guest threads.
+    shares: Shares,
     /// Tasks found running at start-up (their invocation died with the previous process), to
     /// be failed by [`TaskEngine::recover_interrupted`].
     interrupted: Mutex<Vec<TaskKey>>,
+    /// The runtime serving Leaders. A partner's reports reach the engine on a guest thread; what
+    /// they set off (announcing a durable change) runs here, not behind other partners' code.
+    host: tokio::runtime::Handle,
 }
 
 struct Slot {
@@ -183,9 +189,25 @@ struct Unwritten {
     chunks: Vec<ChunkWrite>,
 }
 
+impl Unwritten {
+    fn bytes(&self) -> usize {
+        bytes_of(&self.events, &self.chunks)
+    }
+}
+
+/// The bytes of serialised events and chunks.
+fn bytes_of(events: &[(u64, Vec<u8>)], chunks: &[ChunkWrite]) -> usize {
+    events.iter().map(|(_, e)| e.len()).sum::<usize>()
+        + chunks.iter().map(|c| c.items.len()).sum::<usize>()
+}
+
 /// The most events a running invocation may keep unwritten: bounds the memory they take and how
 /// much a partner that never rests can pile up before it is written out.
 const MAX_UNWRITTEN_EVENTS: usize = 64;
+/// The most bytes of events and chunks an invocation may keep unwritten: a partner streaming
+/// large chunks has them written as they come, not held in memory (each is held twice, as its
+/// event and as its product chunk).
+const MAX_UNWRITTEN_BYTES: usize = 256 * 1024;
 
 struct PendingStart {
     command: LeaderCommand,
@@ -223,6 +245,7 @@ impl TaskEngine {
             timers.arm(at, key);
         }
         let live = LiveTasks::new(defaults.max_live_tasks);
+        let shares = Shares::new(defaults.max_invocations_per_partner);
         let mut interrupted = Vec::new();
         for (key, state) in store.live_tasks(stored_liveness)? {
             live.moved(&key, None, Some(state));
@@ -243,7 +266,9 @@ impl TaskEngine {
                 groups,
                 stats: EngineStats::default(),
                 live,
+                shares,
                 interrupted: Mutex::new(interrupted),
+                host: tokio::runtime::Handle::current(),
             }),
         };
         let pending = notifier.resume()?;
@@ -284,6 +309,11 @@ impl TaskEngine {
     /// The notification deliverer.
     pub fn notifier(&self) -> &Arc<Notifier> {
         &self.inner.notifier
+    }
+
+    /// Partners with invocations running or waiting for their turn.
+    pub fn busy_partners(&self) -> Vec<ShareView> {
+        self.inner.shares.busy()
     }
 
     /// Streams open now.
@@ -752,6 +782,7 @@ impl TaskEngine {
             && notified.is_empty()
             && published_to.is_none()
             && st.unwritten.events.len() + logged.len() <= MAX_UNWRITTEN_EVENTS
+            && st.unwritten.bytes() + bytes_of(&logged, &chunks) <= MAX_UNWRITTEN_BYTES
             && !self.inner.watermarks.has_followers(&slot.key);
         if unseen {
             st.unwritten.events.extend(logged);
@@ -954,7 +985,7 @@ impl TaskEngine {
         announce: impl FnOnce() + Send + 'static,
     ) {
         let store = self.inner.store.clone();
-        tokio::spawn(async move {
+        self.inner.host.spawn(async move {
             match store.durable(ticket).await {
                 Ok(()) => announce(),
                 Err(e) => tracing::error!(error = %e, "{what} could not be made durable"),
@@ -1155,6 +1186,9 @@ impl TaskEngine {
         });
         let store = self.inner.store.clone();
         let run = async {
+            // The partner's share first, so an invocation waiting for its own partner's turn
+            // holds nothing its tenant's other partners need.
+            let _turn = self.inner.shares.turn(agent.id()).await;
             // The tenant's concurrency quota: its invocations wait for each other, not for
             // other tenants'.
             let _permit = match &agent.tenant {
