@@ -150,6 +150,13 @@ pub struct HostOptions {
     pub storage_meter: Duration,
     /// Serve HTTPS with these files.
     pub tls: Option<aiphost::transport::tls::TlsFiles>,
+    /// Group mode: a join whose broker does not answer within this long fails.
+    pub group_connect_timeout: Duration,
+    /// Group mode: brokers invitations may name whatever they resolve to (`HOST:PORT`). The
+    /// default lists exactly the test broker, so every group test also shows the list works.
+    pub group_brokers: Vec<String>,
+    /// Group mode: invitations may name brokers at private addresses.
+    pub group_allow_private: bool,
 }
 
 impl Default for HostOptions {
@@ -172,6 +179,9 @@ impl Default for HostOptions {
             allow_socket_imports: false,
             storage_meter: Duration::from_secs(10),
             tls: None,
+            group_connect_timeout: Duration::from_secs(10),
+            group_brokers: vec![group::BROKER.to_string()],
+            group_allow_private: false,
         }
     }
 }
@@ -222,6 +232,13 @@ impl TestHost {
         config.imports.allow_socket_imports = options.allow_socket_imports;
         config.storage_meter = options.storage_meter;
         config.tls = options.tls.clone();
+        config.groups.connect_timeout = options.group_connect_timeout;
+        config.groups.brokers = options
+            .group_brokers
+            .iter()
+            .map(|b| b.parse().expect("a group broker as HOST:PORT"))
+            .collect();
+        config.groups.allow_private = options.group_allow_private;
         Server::start(config).await.expect("starting the host")
     }
 
