@@ -72,7 +72,9 @@ pub async fn run(bin: &Path, agents: &Path, args: GroupArgs) -> anyhow::Result<(
     for &n in &args.partners {
         let copies = tempfile::tempdir()?;
         echo_copies(agents, n, copies.path())?;
-        let host = Host::start(bin, copies.path(), &[])?;
+        // The invitations name the broker at 127.0.0.1:5672, a loopback address: the host
+        // must be told it may join groups there.
+        let host = Host::start(bin, copies.path(), &["--group-brokers", "127.0.0.1:5672"])?;
         let group = format!("bench-{}-{n}", std::process::id());
         let row = one_run(&host, &group, n, &args).await?;
         println!("{row} | {} |", crate::peak_rss(host.pid()));

@@ -12,11 +12,14 @@
 //! - [`store`]: sled with group commit;
 //! - [`agent`]: manifests, loaded partners, ACS documents;
 //! - [`tenant`]: tenants, publishing, Leader API keys, quotas;
+//! - [`net_policy`]: where the host may connect on someone else's say-so (webhooks, partners'
+//!   outbound HTTP, group brokers);
 //! - [`server`]: assembles a host from a config; [`client`]: a Leader-side client.
 
 pub mod agent;
 pub mod client;
 pub mod group;
+pub mod net_policy;
 pub mod notify;
 pub mod protocol;
 pub mod runtime;

@@ -15,6 +15,8 @@ use tokio::sync::mpsc;
 
 /// The broker every test uses (started by `scripts/rabbitmq.sh`).
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+/// That broker as invitations name it, and as test hosts list it (`--group-brokers`).
+pub const BROKER: &str = "127.0.0.1:5672";
 /// The Leader's AIC in these tests (valid for acps-sdk's AIC check).
 pub const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
 
@@ -328,4 +330,84 @@ pub fn is_status(m: &Value, sender: &str, connected: bool, muted: bool) -> bool 
         &m["groupMemberStatus"]
     };
     m["senderId"] == sender && status["connected"] == connected && status["muted"] == muted
+}
+
+/// What a [`Probe`] does with a connection it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeMode {
+    /// Close it at once (a service that accepts, then aborts).
+    Close,
+    /// Keep it open and say nothing (a service that never answers), noting when the host
+    /// closes it.
+    Silent,
+    /// Answer with a line of HTTP and close (a service that is not AMQP).
+    Http,
+}
+
+/// A TCP listener on 127.0.0.1 that counts the connections it accepts: it shows whether the host
+/// connected somewhere it was told to.
+pub struct Probe {
+    pub port: u16,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Probe {
+    /// Listen on a free port of 127.0.0.1.
+    pub async fn start(mode: ProbeMode) -> Probe {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the probe");
+        let port = listener.local_addr().expect("probe address").port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let closed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (count, ends) = (accepted.clone(), closed.clone());
+        let task = tokio::spawn(async move {
+            let mut held = tokio::task::JoinSet::new();
+            while let Ok((mut socket, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                match mode {
+                    ProbeMode::Close => drop(socket),
+                    ProbeMode::Silent => {
+                        let ends = ends.clone();
+                        held.spawn(async move {
+                            // Read (and drop) what the host sends until it closes or resets.
+                            let mut buffer = [0u8; 1024];
+                            while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
+                            ends.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        });
+                    }
+                    ProbeMode::Http => {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+                            .await;
+                    }
+                }
+            }
+        });
+        Probe {
+            port,
+            accepted,
+            closed,
+            task,
+        }
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Connections the host has closed (kept by a `Silent` probe only).
+    pub fn closed(&self) -> usize {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }

@@ -156,6 +156,13 @@ pub struct HostOptions {
     pub max_live_tasks: u64,
     /// Invocations of one partner running at once.
     pub max_invocations_per_partner: u32,
+    /// Group mode: a join whose broker does not answer within this long fails.
+    pub group_connect_timeout: Duration,
+    /// Group mode: brokers invitations may name whatever they resolve to (`HOST:PORT`). The
+    /// default lists exactly the test broker, so every group test also shows the list works.
+    pub group_brokers: Vec<String>,
+    /// Group mode: invitations may name brokers at private addresses.
+    pub group_allow_private: bool,
 }
 
 impl Default for HostOptions {
@@ -181,6 +188,9 @@ impl Default for HostOptions {
             history: aiphost::task::HistoryLimits::default(),
             max_live_tasks: 10_000,
             max_invocations_per_partner: 8,
+            group_connect_timeout: Duration::from_secs(10),
+            group_brokers: vec![group::BROKER.to_string()],
+            group_allow_private: false,
         }
     }
 }
@@ -234,6 +244,13 @@ impl TestHost {
         config.tasks.history = options.history.clone();
         config.tasks.max_live_tasks = options.max_live_tasks;
         config.tasks.max_invocations_per_partner = options.max_invocations_per_partner;
+        config.groups.connect_timeout = options.group_connect_timeout;
+        config.groups.brokers = options
+            .group_brokers
+            .iter()
+            .map(|b| b.parse().expect("a group broker as HOST:PORT"))
+            .collect();
+        config.groups.allow_private = options.group_allow_private;
         Server::start(config).await.expect("starting the host")
     }
 

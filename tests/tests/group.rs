@@ -3,7 +3,8 @@
 //! hybrid use, resuming after a crash, reconnecting after the broker drops the link, and
 //! isolation of a slow partner.
 
-use aiphost_tests::group::{LEADER, Leader, is_result, is_status};
+use aiphost::protocol::group::JOIN_FAILED;
+use aiphost_tests::group::{BROKER, LEADER, Leader, Probe, ProbeMode, is_result, is_status};
 use aiphost_tests::{HostOptions, ProcessHost, TestHost, error_code, post, result, text, v2};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -353,7 +354,7 @@ async fn a_v1_group_and_disband() {
 async fn a_crashed_host_resumes_and_loses_no_command() {
     let data = tempfile::tempdir().expect("temp dir");
     let dir = data.path().join("host");
-    let host = ProcessHost::start(&dir, &[]);
+    let host = ProcessHost::start(&dir, &["--group-brokers", BROKER]);
     let mut leader = Leader::v2().await;
     result(
         &post(
@@ -371,7 +372,7 @@ async fn a_crashed_host_resumes_and_loses_no_command() {
     leader
         .publish(&leader.command("start", "while-down", Some(json!([ECHO])), text("queued")))
         .await;
-    let host = ProcessHost::start(&dir, &[]);
+    let host = ProcessHost::start(&dir, &["--group-brokers", BROKER]);
     let done = leader
         .expect(
             "the queued command, after restart",
@@ -521,4 +522,223 @@ async fn a_slow_partner_does_not_stall_other_groups_or_tasks() {
     );
     slow_group.close(&[HOSTILE]).await;
     fast_group.close(&[ECHO]).await;
+}
+
+/// The answer to a refused invitation, for comparing answers: the error without the port the
+/// invitation named.
+fn refusal(answer: &Value, case: &str) -> Value {
+    assert!(answer.get("error").is_some(), "{case}: {answer}");
+    assert_eq!(error_code(answer), -32603, "{case}: {answer}");
+    let mut error = answer["error"].clone();
+    assert_eq!(
+        error["data"]["errorType"], "CONNECTION_FAILED",
+        "{case}: {answer}"
+    );
+    assert_eq!(error["data"]["details"]["vhost"], "/", "{case}: {answer}");
+    error["data"]["details"]
+        .as_object_mut()
+        .expect("details")
+        .remove("port");
+    error
+}
+
+/// An invitation may not make the host connect to loopback (by any spelling of it) or to any
+/// other private address: it is refused before anything connects, with the same answer however
+/// it was spelled, and leaves nothing behind. The test hosts allow exactly 127.0.0.1:5672 (the
+/// broker): another name for it is not on the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invitations_may_not_reach_private_addresses() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let probe = Probe::start(ProbeMode::Close).await;
+    let leader = Leader::v2().await;
+    let group_url = format!("{}/agents/echo/group", host.url);
+    let mut answers = Vec::new();
+    for name in [
+        "127.0.0.1",
+        "2130706433",
+        "localhost",
+        "127.1",
+        "0x7f000001",
+        "[::1]",
+        "::ffff:127.0.0.1",
+    ] {
+        let mut params = leader.invitation(&[ECHO]);
+        params["server"]["host"] = json!(name);
+        params["server"]["port"] = json!(probe.port);
+        let answer = post(&group_url, &invite(params)).await;
+        let error = refusal(&answer, name);
+        assert_eq!(error["data"]["details"]["host"], name, "{answer}");
+        assert_eq!(answer["error"]["data"]["details"]["port"], probe.port);
+        answers.push((name, error));
+    }
+    assert_eq!(probe.accepted(), 0, "the host connected to the probe");
+    let mut same_broker = leader.invitation(&[ECHO]);
+    same_broker["server"]["host"] = json!("localhost");
+    let answer = post(&group_url, &invite(same_broker)).await;
+    answers.push(("localhost:5672", refusal(&answer, "localhost:5672")));
+    for (name, error) in &answers {
+        assert_eq!(
+            error["data"]["details"]["reason"], JOIN_FAILED,
+            "{name}: {error}"
+        );
+    }
+    assert!(memberships(&host.url).await.is_empty());
+    assert!(!leader.queue_exists(&leader.queue_of(ECHO)).await);
+    leader.close(&[ECHO]).await;
+}
+
+/// Where the operator allows private brokers, a join that fails gets one answer whatever the
+/// network did — nothing listening, a service that accepts and closes, one that never answers,
+/// one that is not AMQP, a broker that refuses the login or has no such exchange — so
+/// invitations cannot scan ports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_failures_do_not_tell_what_the_network_did() {
+    let host = TestHost::start(HostOptions {
+        group_connect_timeout: Duration::from_secs(1),
+        group_allow_private: true,
+        ..HostOptions::default()
+    })
+    .await;
+    let leader = Leader::v2().await;
+    let (closing, silent, http) = (
+        Probe::start(ProbeMode::Close).await,
+        Probe::start(ProbeMode::Silent).await,
+        Probe::start(ProbeMode::Http).await,
+    );
+    let at = |port: u16| {
+        let mut params = leader.invitation(&[ECHO]);
+        params["server"]["port"] = json!(port);
+        params
+    };
+    let mut bad_login = leader.invitation(&[ECHO]);
+    bad_login["server"]["accessToken"] = json!("guest:wrong-password");
+    let mut no_exchange = leader.invitation(&[ECHO]);
+    no_exchange["amqp"]["exchange"] = json!("no-such-exchange-for-aiphost");
+    let mut answers = Vec::new();
+    for (case, params) in [
+        ("nothing listening", at(aiphost_tests::free_port())),
+        ("accepts and closes", at(closing.port)),
+        ("never answers", at(silent.port)),
+        ("not AMQP", at(http.port)),
+        ("refused login", bad_login),
+        ("no such exchange", no_exchange),
+    ] {
+        let answer = post(&format!("{}/agents/echo/group", host.url), &invite(params)).await;
+        answers.push((case, refusal(&answer, case)));
+    }
+    // The host did connect (the policy allowed it): the answers are alike because they say
+    // nothing of what happened.
+    for probe in [&closing, &silent, &http] {
+        assert!(probe.accepted() >= 1, "the host never connected to a probe");
+    }
+    for (case, error) in &answers {
+        assert_eq!(error["data"]["details"]["reason"], JOIN_FAILED, "{case}");
+        assert_eq!(error, &answers[0].1, "{case} vs {}", answers[0].0);
+    }
+    assert!(memberships(&host.url).await.is_empty());
+    assert!(!leader.queue_exists(&leader.queue_of(ECHO)).await);
+    leader.close(&[ECHO]).await;
+}
+
+/// A membership is checked against the operator's broker rules each time its link opens: after
+/// a restart that took the broker off the list it stays away (and says why to the operator);
+/// once the broker is listed again it comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_membership_is_checked_again() {
+    let mut host = TestHost::start(HostOptions::default()).await;
+    let mut leader = Leader::v2().await;
+    result(
+        &post(
+            &format!("{}/agents/echo/group", host.url),
+            &invite(leader.invitation(&[ECHO])),
+        )
+        .await,
+    );
+    let hello = leader
+        .expect("connected:true", WAIT, |m| is_status(m, ECHO, true, false))
+        .await;
+
+    host.restart(HostOptions {
+        group_brokers: Vec::new(),
+        ..HostOptions::default()
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let refused = loop {
+        let listed = memberships(&host.url).await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        if listed[0]["lastError"].is_string() {
+            break listed[0].clone();
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "never tried to resume: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(refused["state"], "reconnecting", "{refused}");
+    let error = refused["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("loopback") && error.contains("policy"),
+        "{error}"
+    );
+    let hellos = leader
+        .all_within(Duration::from_millis(300), |m| {
+            is_status(m, ECHO, true, false)
+        })
+        .await;
+    assert_eq!(
+        hellos.len(),
+        1,
+        "it connected although not allowed: {hellos:?}"
+    );
+
+    host.restart(HostOptions::default()).await;
+    leader
+        .expect(
+            "connected:true after the broker was listed again",
+            WAIT,
+            |m| is_status(m, ECHO, true, false) && m["id"] != hello["id"],
+        )
+        .await;
+    // The state follows the announcement.
+    let started = std::time::Instant::now();
+    while memberships(&host.url).await[0]["state"] != "connected" {
+        assert!(started.elapsed() < WAIT, "not shown as connected");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    leader.close(&[ECHO]).await;
+}
+
+/// A broker that accepts and never answers costs the host nothing once the join has timed out:
+/// the host closes every connection it opened (lapin alone would wait on it for good, with a
+/// thread per invitation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_broker_is_let_go_after_the_timeout() {
+    let host = TestHost::start(HostOptions {
+        group_connect_timeout: Duration::from_millis(500),
+        group_allow_private: true,
+        ..HostOptions::default()
+    })
+    .await;
+    let leader = Leader::v2().await;
+    let silent = Probe::start(ProbeMode::Silent).await;
+    for _ in 0..3 {
+        let mut params = leader.invitation(&[ECHO]);
+        params["server"]["port"] = json!(silent.port);
+        let answer = post(&format!("{}/agents/echo/group", host.url), &invite(params)).await;
+        refusal(&answer, "silent");
+    }
+    assert_eq!(silent.accepted(), 3);
+    let started = std::time::Instant::now();
+    while silent.closed() < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the host still holds {} of 3 connections to a broker it gave up on",
+            3 - silent.closed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(memberships(&host.url).await.is_empty());
+    leader.close(&[ECHO]).await;
 }

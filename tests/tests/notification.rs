@@ -433,6 +433,10 @@ async fn unsafe_targets_are_refused_and_redirects_not_followed() {
         "http://10.0.0.5/hook",
         "http://192.168.1.10/hook",
         "http://169.254.169.254/latest/meta-data",
+        "http://[fec0::1]/hook",
+        "http://[2001:db8::1]/hook",
+        "http://198.18.0.1/hook",
+        "http://192.0.2.1/hook",
         "ftp://example.com/hook",
         "not a url",
     ] {
@@ -624,4 +628,115 @@ async fn a_hanging_receiver_cannot_starve_the_others() {
         held <= 4,
         "the hanging receiver got {held} connections at once; at most 4 are allowed"
     );
+}
+
+/// A webhook URL may not carry a user name or password: the host would have to show it (in the
+/// config, in the given-up listing) and would log it. Nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_urls_may_not_carry_credentials() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let receiver = Receiver::up().await;
+    for url in [
+        format!("http://user:pw@127.0.0.1:{}/hook", receiver.port),
+        format!("http://user@127.0.0.1:{}/hook", receiver.port),
+        format!("http://:pw@127.0.0.1:{}/hook", receiver.port),
+    ] {
+        let answer = post(
+            &host.rpc("echo"),
+            &notification_request(
+                "notification/set",
+                json!({"url": url, "token": "t", "taskId": "with-credentials"}),
+            ),
+        )
+        .await;
+        assert_eq!(error_code(&answer), -32602, "{url}: {answer}");
+        let data = &answer["error"]["data"];
+        assert_eq!(data["field"], "params.url", "{url}: {answer}");
+        let reason = data["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("user name or password"), "{reason}");
+    }
+    let stored = post(
+        &host.rpc("echo"),
+        &notification_request("notification/get", json!({"taskId": "with-credentials"})),
+    )
+    .await;
+    assert_eq!(error_code(&stored), -32001, "nothing was stored: {stored}");
+}
+
+/// A config stored before URLs with credentials were refused: its password is never shown (not
+/// by `notification/get`, not in the given-up listing) nor logged, though the host still
+/// delivers to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_webhook_credentials_are_never_shown_or_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let dead = Receiver::down();
+    let url = format!("http://alice:hunter2-secret@127.0.0.1:{}/hook", dead.port);
+    {
+        let store = aiphost::store::Store::open(&data.join("store")).unwrap();
+        let key = aiphost::store::TaskKey::owned("echo", None, "legacy");
+        let config =
+            json!({"id": "notification-legacy", "url": url, "token": "tok", "taskId": "legacy"});
+        let ticket = store
+            .put_config(&key, "notification-legacy", config.to_string().as_bytes())
+            .unwrap();
+        store.durable(ticket).await.unwrap();
+    }
+    let host = ProcessHost::start(
+        &data,
+        &["--webhook-allow-private", "--webhook-horizon-secs", "0"],
+    );
+    let got = post(
+        &host.rpc("echo"),
+        &notification_request("notification/get", json!({"taskId": "legacy"})),
+    )
+    .await;
+    let shown = result(&got)[0]["url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!shown.contains("hunter2"), "{got}");
+    assert!(
+        shown.contains(&format!("127.0.0.1:{}/hook", dead.port)),
+        "{got}"
+    );
+    post(
+        &host.rpc("echo"),
+        &notification_start(
+            "v2",
+            "legacy",
+            text("x"),
+            json!({"notificationConfigId": "notification-legacy"}),
+        ),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let listed = loop {
+        let (status, listed) = admin(
+            &host.url,
+            reqwest::Method::GET,
+            "/admin/notifications/given-up",
+            OPERATOR_TOKEN,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{listed}");
+        if listed["givenUp"].as_array().is_some_and(|g| !g.is_empty()) {
+            break listed;
+        }
+        assert!(started.elapsed() < LIMIT, "nothing given up: {listed}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let entry = &listed["givenUp"][0];
+    assert!(
+        entry["url"]
+            .as_str()
+            .is_some_and(|u| u.contains(&format!("127.0.0.1:{}/hook", dead.port))),
+        "{listed}"
+    );
+    assert!(!listed.to_string().contains("hunter2"), "{listed}");
+    host.kill();
+    let log = std::fs::read_to_string(data.with_extension("log")).unwrap();
+    assert!(log.contains("giving up on a notification"), "{log}");
+    assert!(!log.contains("hunter2"), "the password was logged:\n{log}");
 }

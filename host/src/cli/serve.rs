@@ -88,6 +88,14 @@ pub struct ServeArgs {
     /// Group mode: give up joining a group whose broker does not answer within this many ms.
     #[arg(long, default_value_t = 10_000)]
     group_connect_timeout_ms: u64,
+    /// Group mode: brokers invitations may name whatever they resolve to, as HOST:PORT (exactly
+    /// that host, as spelled, and port), comma-separated. Others must resolve to public
+    /// addresses.
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT")]
+    group_brokers: Vec<aiphost::net_policy::HostPort>,
+    /// Group mode: let invitations name brokers at loopback, private and link-local addresses.
+    #[arg(long)]
+    group_allow_private: bool,
     /// The operator's admin token (default: the one in DATA/operator-token, made on first start).
     #[arg(long, env = "AIPHOST_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
@@ -172,6 +180,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.groups.unaddressed = args.group_unaddressed;
     config.groups.connect_timeout =
         std::time::Duration::from_millis(args.group_connect_timeout_ms.max(1));
+    config.groups.brokers = args.group_brokers;
+    config.groups.allow_private = args.group_allow_private;
     config.operator_token = args.operator_token;
     if let Some(quotas) = &args.tenant_quotas {
         let quotas: aiphost::tenant::quota::Quotas =

@@ -1,7 +1,15 @@
 //! One membership's link to its group's broker, over lapin: connect, declare and bind the queue,
 //! consume, publish with confirms, and leave. Nothing here knows about tasks.
+//!
+//! The broker is the Leader's to name, so where the link may connect is the operator's to say:
+//! the name is resolved and checked against the address policy ([`crate::net_policy`]) unless
+//! the operator listed that broker or allows private brokers, and the link connects to the
+//! checked addresses, never to the name again. Every open checks anew (joins, reconnects and
+//! resumes after a restart), so a tightened policy holds for memberships made before it.
 
-use crate::protocol::group::{Credentials, Invitation};
+use super::GroupConfig;
+use crate::net_policy::{self, AddressError};
+use crate::protocol::group::{self, Credentials, Invitation, Server};
 use futures::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions,
@@ -9,7 +17,11 @@ use lapin::options::{
     QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::FieldTable;
+use lapin::uri::AMQPUri;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Consumer, ExchangeKind};
+use std::net::SocketAddr;
+use std::os::fd::AsFd;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Why the broker could not be used.
@@ -28,7 +40,27 @@ pub enum BrokerError {
     NoClientCertificate,
     #[error("the consumer was cancelled or the connection closed")]
     ConsumerEnded,
+    #[error("{0}")]
+    Address(#[from] AddressError),
+    #[error("no AMQP URI could be made for the broker: {0}")]
+    Uri(String),
 }
+
+impl BrokerError {
+    /// What the Leader is told: the same words whatever the network or the broker did (refused,
+    /// aborted, timed out, a refused login, no such exchange, an address the policy does not
+    /// allow), so invitations cannot map what the host reaches. Only what the invitation alone
+    /// decides is said as it is.
+    pub fn leader_reason(&self) -> String {
+        match self {
+            BrokerError::NoClientCertificate => self.to_string(),
+            _ => group::JOIN_FAILED.to_string(),
+        }
+    }
+}
+
+/// The most addresses of one broker name tried in one open.
+const MAX_ADDRESSES: usize = 4;
 
 /// Percent-encode one URI component (user, password, vhost).
 fn encode(part: &str) -> String {
@@ -43,23 +75,148 @@ fn encode(part: &str) -> String {
     out
 }
 
-/// The AMQP URI for an invitation's server.
-pub fn uri(invitation: &Invitation) -> Result<String, BrokerError> {
-    let server = &invitation.server;
-    let (user, password) = match &server.credentials {
-        Credentials::UserPassword { user, password } => (user.as_str(), password.as_str()),
+/// The user and password the invitation logs in with.
+fn login(server: &Server) -> Result<(&str, &str), BrokerError> {
+    match &server.credentials {
+        Credentials::UserPassword { user, password } => Ok((user.as_str(), password.as_str())),
         // A bearer-style token is the password; RabbitMQ's OAuth 2 backend ignores the user.
-        Credentials::Token(token) => ("", token.as_str()),
-        Credentials::External => return Err(BrokerError::NoClientCertificate),
-    };
-    Ok(format!(
-        "amqp://{}:{}@{}:{}/{}",
+        Credentials::Token(token) => Ok(("", token.as_str())),
+        Credentials::External => Err(BrokerError::NoClientCertificate),
+    }
+}
+
+/// The AMQP URI for an invitation's server at `addr`, one of the checked addresses its host
+/// resolved to (the name itself never reaches the connector, which would resolve it again).
+pub fn uri(invitation: &Invitation, addr: SocketAddr) -> Result<AMQPUri, BrokerError> {
+    let server = &invitation.server;
+    let (user, password) = login(server)?;
+    // A socket address prints as a URI authority wants it (`[::1]:5672`).
+    let text = format!(
+        "amqp://{}:{}@{addr}/{}",
         encode(user),
         encode(password),
-        server.host,
-        server.port,
         encode(&server.vhost)
-    ))
+    );
+    let mut uri: AMQPUri = text.parse().map_err(BrokerError::Uri)?;
+    // The parser keeps an IPv6 host in its brackets, which the connector would take for a name.
+    uri.authority.host = addr.ip().to_string();
+    uri.authority.port = addr.port();
+    Ok(uri)
+}
+
+/// Where a link to `server` may connect: the addresses its host resolves to, checked against
+/// the address policy unless the operator listed this broker or allows private brokers.
+pub async fn addresses(
+    server: &Server,
+    config: &GroupConfig,
+) -> Result<Vec<SocketAddr>, AddressError> {
+    let listed = config
+        .brokers
+        .iter()
+        .any(|b| b.names(&server.host, server.port));
+    net_policy::resolve_checked(&server.host, server.port, listed || config.allow_private).await
+}
+
+/// A handle on the socket of a link that is still opening, to end it if the open is given up
+/// on. lapin has no handshake timeout, and a connection dropped before it is open leaves lapin's
+/// I/O thread waiting on the peer for good: a broker that accepts and stays silent would cost
+/// the host a thread and a socket per invitation.
+#[derive(Clone, Default)]
+struct Abort(Arc<Mutex<AbortState>>);
+
+#[derive(Default)]
+struct AbortState {
+    aborted: bool,
+    /// A second handle on the socket lapin connected (lapin's own one is out of reach).
+    socket: Option<std::net::TcpStream>,
+}
+
+impl Abort {
+    fn lock(&self) -> MutexGuard<'_, AbortState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keep a handle on a socket lapin has just connected; refuse it if the open was given up
+    /// on meanwhile (lapin then ends the attempt).
+    fn watch(&self, socket: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+        let mut state = self.lock();
+        if state.aborted {
+            return Err(std::io::Error::other("the open was given up on"));
+        }
+        state.socket = Some(std::net::TcpStream::from(socket.try_clone_to_owned()?));
+        Ok(())
+    }
+
+    /// Give up: shut the socket down, so lapin's I/O thread sees the end and stops.
+    fn abort(&self) {
+        let mut state = self.lock();
+        state.aborted = true;
+        if let Some(socket) = state.socket.take() {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// The link is open (or failed on its own): lapin alone owns the socket from now on.
+    fn release(&self) {
+        self.lock().socket = None;
+    }
+}
+
+/// Connect to `uri` (a checked address), with `abort` holding the socket.
+async fn connect_to(
+    uri: AMQPUri,
+    connection_name: &str,
+    abort: &Abort,
+) -> Result<Connection, lapin::Error> {
+    let properties =
+        ConnectionProperties::default().with_connection_name(connection_name.to_string().into());
+    let abort = abort.clone();
+    // What lapin's own `connect_uri` does, plus the handle on the socket.
+    Connection::connector(
+        uri,
+        lapin::runtime::default_runtime()?,
+        async move |uri, runtime| {
+            let stream = lapin::tcp::AMQPUriTcpExt::connect_with_config_async(
+                &uri,
+                lapin::tcp::TLSConfig::default(),
+                &runtime,
+            )
+            .await?;
+            if let lapin::tcp::AsyncTcpStream::Plain(plain) = &stream {
+                abort.watch(plain.get_ref().as_fd())?;
+            }
+            Ok(stream)
+        },
+        properties,
+    )
+    .await
+}
+
+/// Connect to the first of `server`'s checked addresses that takes the connection.
+async fn connect(
+    invitation: &Invitation,
+    connection_name: &str,
+    config: &GroupConfig,
+    abort: &Abort,
+) -> Result<Connection, BrokerError> {
+    let addrs = addresses(&invitation.server, config).await?;
+    let mut failed = None;
+    for addr in addrs.into_iter().take(MAX_ADDRESSES) {
+        match connect_to(uri(invitation, addr)?, connection_name, abort).await {
+            Ok(connection) => return Ok(connection),
+            Err(e) => {
+                tracing::debug!(%addr, error = %e, "a broker address did not take the connection");
+                failed = Some(e);
+            }
+        }
+    }
+    Err(match failed {
+        Some(e) => e.into(),
+        None => AddressError::NoAddresses {
+            host: invitation.server.host.clone(),
+        }
+        .into(),
+    })
 }
 
 /// A live link: one connection, one channel in confirm mode, one consumer on the queue.
@@ -76,29 +233,65 @@ pub struct Link {
 /// How many unacknowledged commands the broker hands one membership at a time.
 const PREFETCH: u16 = 64;
 
+/// Why a link is opened, which says what a failed open leaves on the broker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A new membership: its queue goes again if the open fails.
+    Join,
+    /// A membership that stands: its queue holds its commands and stays.
+    Resume,
+}
+
 impl Link {
     /// Connect and set up the membership's topology: check the Leader's exchange exists (it is
-    /// the Leader's to declare), declare and bind the partner's queue, start consuming.
+    /// the Leader's to declare), declare and bind the partner's queue, start consuming; then
+    /// publish `announcement` (the member's status) and wait for the broker's confirm.
     ///
     /// The queue is durable and not auto-deleted, unlike acps-sdk's, so commands sent while the
     /// host restarts or reconnects wait in it; leaving deletes it.
+    ///
+    /// Refused without connecting when the invitation cannot log in or names a broker the
+    /// operator's rules do not allow. All of it takes at most `config.connect_timeout`, whatever
+    /// the broker does: past that the connection is cut.
     pub async fn open(
         invitation: &Invitation,
         queue: &str,
         connection_name: &str,
-        timeout: Duration,
+        config: &GroupConfig,
+        announcement: &[u8],
+        purpose: Purpose,
     ) -> Result<Link, BrokerError> {
-        let uri = uri(invitation)?;
-        let properties = ConnectionProperties::default()
-            .with_connection_name(connection_name.to_string().into());
-        let connection = tokio::time::timeout(timeout, Connection::connect(&uri, properties))
-            .await
-            .map_err(|_| BrokerError::Timeout(timeout))??;
-        match Self::topology(connection, invitation, queue).await {
-            Ok(link) => Ok(link),
-            Err((connection, e)) => {
-                let _ = connection.close(0, "join failed".into()).await;
-                Err(e)
+        login(&invitation.server)?;
+        let abort = Abort::default();
+        let opening = async {
+            let connection = connect(invitation, connection_name, config, &abort).await?;
+            let link = match Self::topology(connection, invitation, queue).await {
+                Ok(link) => link,
+                Err((connection, e)) => {
+                    let _ = connection.close(0, "join failed".into()).await;
+                    return Err(e);
+                }
+            };
+            if let Err(e) = link.publish(announcement).await {
+                match purpose {
+                    Purpose::Join => {
+                        let _ = link.leave().await;
+                    }
+                    Purpose::Resume => link.close().await,
+                }
+                return Err(e);
+            }
+            Ok(link)
+        };
+        let timeout = config.connect_timeout;
+        match tokio::time::timeout(timeout, opening).await {
+            Ok(opened) => {
+                abort.release();
+                opened
+            }
+            Err(_) => {
+                abort.abort();
+                Err(BrokerError::Timeout(timeout))
             }
         }
     }
@@ -260,7 +453,6 @@ pub async fn requeue(acker: &lapin::Acker) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::group::Server;
 
     fn invitation(credentials: Credentials, vhost: &str) -> Invitation {
         Invitation {
@@ -281,22 +473,83 @@ mod tests {
     }
 
     #[test]
-    fn uris_escape_what_they_must() {
+    fn uris_escape_what_they_must_and_name_the_checked_address() {
         let up = Credentials::UserPassword {
             user: "guest".into(),
             password: "p@ss:/w".into(),
         };
+        let at = "127.0.0.1:5672".parse().unwrap();
+        let uri = uri(&invitation(up.clone(), "/"), at).unwrap();
+        assert_eq!(uri.authority.userinfo.username, "guest");
+        assert_eq!(uri.authority.userinfo.password, "p@ss:/w");
+        assert_eq!(uri.vhost, "/");
         assert_eq!(
-            uri(&invitation(up, "/")).unwrap(),
-            "amqp://guest:p%40ss%3A%2Fw@127.0.0.1:5672/%2F"
+            (uri.authority.host.as_str(), uri.authority.port),
+            ("127.0.0.1", 5672)
         );
+        let token =
+            super::uri(&invitation(Credentials::Token("eyJ.x".into()), "acps"), at).unwrap();
+        assert_eq!(token.authority.userinfo.password, "eyJ.x");
+        assert_eq!(token.vhost, "acps");
+        // An IPv6 address without brackets, as the connector reads it.
+        let v6 = super::uri(&invitation(up, "/"), "[::1]:5671".parse().unwrap()).unwrap();
         assert_eq!(
-            uri(&invitation(Credentials::Token("eyJ.x".into()), "acps")).unwrap(),
-            "amqp://:eyJ.x@127.0.0.1:5672/acps"
+            (v6.authority.host.as_str(), v6.authority.port),
+            ("::1", 5671)
         );
         assert!(matches!(
-            uri(&invitation(Credentials::External, "/")),
+            super::uri(&invitation(Credentials::External, "/"), at),
             Err(BrokerError::NoClientCertificate)
         ));
+    }
+
+    #[tokio::test]
+    async fn brokers_are_checked_unless_listed_or_private_ones_allowed() {
+        let up = Credentials::UserPassword {
+            user: "guest".into(),
+            password: "guest".into(),
+        };
+        let local = invitation(up, "/");
+        let mut config = GroupConfig::default();
+        let refused = addresses(&local.server, &config).await.unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                AddressError::Forbidden {
+                    why: "loopback",
+                    ..
+                }
+            ),
+            "{refused}"
+        );
+        config.brokers = vec!["127.0.0.1:5673".parse().unwrap()];
+        assert!(
+            addresses(&local.server, &config).await.is_err(),
+            "another port"
+        );
+        config.brokers.push("127.0.0.1:5672".parse().unwrap());
+        assert_eq!(
+            addresses(&local.server, &config).await.unwrap(),
+            ["127.0.0.1:5672".parse().unwrap()]
+        );
+        let config = GroupConfig {
+            allow_private: true,
+            ..GroupConfig::default()
+        };
+        assert!(addresses(&local.server, &config).await.is_ok());
+        // Failures tell the Leader nothing, but what its invitation alone decides.
+        assert_eq!(
+            BrokerError::Address(refused).leader_reason(),
+            group::JOIN_FAILED
+        );
+        assert_eq!(
+            BrokerError::Timeout(Duration::from_secs(1)).leader_reason(),
+            group::JOIN_FAILED
+        );
+        assert!(
+            BrokerError::NoClientCertificate
+                .leader_reason()
+                .contains("client certificate")
+        );
     }
 }

@@ -33,11 +33,19 @@ use tokio_util::sync::CancellationToken;
 pub struct GroupConfig {
     /// What a member does with a message that mentions nobody.
     pub unaddressed: UnaddressedPolicy,
-    /// How long a join may take to connect before it fails.
+    /// How long opening a link (resolving, connecting, setting up the queue, announcing the
+    /// member) may take before it fails and the connection is cut.
     pub connect_timeout: Duration,
     /// The first reconnect waits this long, each next one twice as long, up to `reconnect_max`.
     pub reconnect_min: Duration,
     pub reconnect_max: Duration,
+    /// Brokers an invitation may name whatever they resolve to: exactly these hosts (as
+    /// spelled here) and ports. Any other broker must resolve to addresses the address policy
+    /// ([`crate::net_policy`]) allows.
+    pub brokers: Vec<crate::net_policy::HostPort>,
+    /// Let invitations name brokers at any address, also those the address policy forbids
+    /// (loopback, private, link-local, ...).
+    pub allow_private: bool,
 }
 
 impl Default for GroupConfig {
@@ -47,6 +55,8 @@ impl Default for GroupConfig {
             connect_timeout: Duration::from_secs(10),
             reconnect_min: Duration::from_millis(200),
             reconnect_max: Duration::from_secs(30),
+            brokers: Vec::new(),
+            allow_private: false,
         }
     }
 }
@@ -307,15 +317,14 @@ impl Groups {
             // Invited again: the membership stands.
             return Ok(reply);
         }
-        let server = membership.invitation.server.clone();
-        let link = Link::open(
-            &membership.invitation,
-            &id,
-            &self.shared.connection_name(&membership),
-            self.shared.config.connect_timeout,
-        )
-        .await
-        .map_err(|e| group::connection_failed(&server, e.to_string()))?;
+        // The cause stays in the log: the Leader gets what `leader_reason` allows.
+        let failed = |e: broker::BrokerError| {
+            let s = &membership.invitation.server;
+            tracing::warn!(agent = %membership.agent, group = %membership.invitation.group_id,
+                broker = %format!("{}:{}", s.host, s.port), vhost = %s.vhost, error = %e,
+                "could not join a group");
+            group::connection_failed(s, e.leader_reason())
+        };
         let announced = group::render_member_status(
             membership.dialect,
             &aic,
@@ -324,10 +333,16 @@ impl Groups {
             true,
             false,
         );
-        if let Err(e) = link.publish(announced.to_string().as_bytes()).await {
-            let _ = link.leave().await;
-            return Err(group::connection_failed(&server, e.to_string()));
-        }
+        let link = Link::open(
+            &membership.invitation,
+            &id,
+            &self.shared.connection_name(&membership),
+            &self.shared.config,
+            announced.to_string().as_bytes(),
+            broker::Purpose::Join,
+        )
+        .await
+        .map_err(failed)?;
         let stored = serde_json::to_vec(&membership)
             .map_err(|e| RpcError::internal(e.to_string()))
             .and_then(|bytes| {

@@ -116,15 +116,9 @@ impl Session {
             .set_state(&self.id, state, error, self.membership.muted);
     }
 
-    /// Open the link again and announce the member is back.
+    /// Open the link again (checked against the operator's broker rules as they are now) and
+    /// announce the member is back.
     async fn reconnect(&self) -> Result<Link, BrokerError> {
-        let link = Link::open(
-            &self.membership.invitation,
-            &self.id,
-            &self.shared.connection_name(&self.membership),
-            self.shared.config.connect_timeout,
-        )
-        .await?;
         let status = group::render_member_status(
             self.membership.dialect,
             &self.membership.aic,
@@ -133,8 +127,15 @@ impl Session {
             true,
             self.membership.muted,
         );
-        link.publish(status.to_string().as_bytes()).await?;
-        Ok(link)
+        Link::open(
+            &self.membership.invitation,
+            &self.id,
+            &self.shared.connection_name(&self.membership),
+            &self.shared.config,
+            status.to_string().as_bytes(),
+            broker::Purpose::Resume,
+        )
+        .await
     }
 
     async fn serve(&mut self, mut link: Link) -> Result<Ended, BrokerError> {

@@ -24,7 +24,8 @@ pub const TOKEN_HEADER: &str = "X-ACPS-AIP-Notification-Token";
 /// Delivery settings.
 #[derive(Clone, Debug)]
 pub struct NotifyConfig {
-    /// Allow webhooks to loopback, private and link-local addresses (tests, local development).
+    /// Allow webhooks to addresses the address policy ([`crate::net_policy`]) forbids: loopback,
+    /// private, link-local, ... (tests, local development).
     pub allow_private: bool,
     /// The first retry waits about this long; each next one twice as long.
     pub retry_base: Duration,
@@ -115,7 +116,7 @@ impl Notifier {
     /// A notifier over `store`; call [`Notifier::resume`] to deliver what was pending at start-up.
     pub fn new(store: Store, config: NotifyConfig) -> Arc<Self> {
         let http = reqwest::Client::builder()
-            .dns_resolver(policy::PolicyResolver {
+            .dns_resolver(crate::net_policy::PolicyResolver {
                 allow_private: config.allow_private,
             })
             .redirect(reqwest::redirect::Policy::none())
@@ -241,8 +242,9 @@ impl Notifier {
             .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
             .and_then(|h| h.parse::<std::net::IpAddr>().ok())
             .and_then(|ip| {
-                policy::forbidden(ip)
-                    .map(|why| format!("{ip} is a {why} address, which webhooks may not target"))
+                crate::net_policy::forbidden(ip).map(|why| {
+                    format!("{ip} is a {why} address, which this host's policy does not allow")
+                })
             });
         if entry.first_attempt_ms == 0 {
             entry.first_attempt_ms = Timestamp::now_ms();
@@ -262,7 +264,9 @@ impl Notifier {
                 .body(entry.body.to_string())
                 .send()
                 .await
-                .map_err(|e| describe(&e))
+                // The URL is in the record already, and an error's copy of it could carry
+                // what `redact` hides.
+                .map_err(|e| describe(&e.without_url()))
         };
         let error = match outcome {
             Ok(response) if response.status().as_u16() == 200 => {
@@ -282,13 +286,14 @@ impl Notifier {
             Duration::from_millis((Timestamp::now_ms() - entry.first_attempt_ms).max(0) as u64);
         if elapsed >= self.config.horizon {
             self.stats.given_up.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, url = %config.url, %error,
+            let url = policy::redact(&config.url);
+            tracing::warn!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, %url, %error,
                 "giving up on a notification");
             let record = GivenUp {
                 agent: task.agent.clone(),
                 task_id: task.task.clone(),
                 seq,
-                url: config.url.clone(),
+                url,
                 state: entry.body["status"]["state"].as_str().map(str::to_string),
                 attempts: entry.attempts,
                 last_error: error,
@@ -332,12 +337,20 @@ impl Notifier {
             .clone()
     }
 
-    /// Notifications given up on, for operators.
+    /// Notifications given up on, for operators; a URL's credentials are not shown, also in
+    /// records written before they were hidden.
     pub fn given_up(&self, limit: usize) -> Result<Vec<GivenUp>, StoreError> {
         self.store
             .given_up(limit)?
             .iter()
-            .map(|b| serde_json::from_slice(b).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .map(|b| {
+                serde_json::from_slice::<GivenUp>(b)
+                    .map(|g| GivenUp {
+                        url: policy::redact(&g.url),
+                        ..g
+                    })
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
             .collect()
     }
 }

@@ -158,7 +158,15 @@ pub fn parse_invitation(params: &Value) -> Result<Invitation, RpcError> {
         leader_aic: text(leader, "params.group.leader", "aic")?.to_string(),
         partner_aics: partners,
         server: Server {
-            host: text(server, "params.server", "host")?.to_string(),
+            host: match text(server, "params.server", "host")? {
+                "" => {
+                    return Err(RpcError::invalid_params(
+                        "params.server.host",
+                        "must not be empty",
+                    ));
+                }
+                host => host.to_string(),
+            },
             port,
             vhost: server
                 .get("vhost")
@@ -180,6 +188,12 @@ pub fn parse_invitation(params: &Value) -> Result<Invitation, RpcError> {
             .to_string(),
     })
 }
+
+/// The reason a Leader is given for any join that failed on the way to the broker or at it:
+/// one text whatever happened, so that invitations cannot tell a closed port from a refused
+/// login or an address the host may not reach, and so cannot scan what the host reaches.
+pub const JOIN_FAILED: &str = "the host could not join the group on this broker (unreachable, \
+     refused, or not allowed by the host's policy); the host's log has the cause";
 
 /// The -32603 answer to an invitation the host could not act on (spec 7.3 (1)).
 pub fn connection_failed(server: &Server, reason: impl Into<String>) -> RpcError {
@@ -436,6 +450,12 @@ mod tests {
         assert_eq!(
             parse_invitation(&bad_port).unwrap_err().data["field"],
             "params.server.port"
+        );
+        let mut no_host = params.clone();
+        no_host["server"]["host"] = json!("");
+        assert_eq!(
+            parse_invitation(&no_host).unwrap_err().data["field"],
+            "params.server.host"
         );
         let mut no_exchange = params.clone();
         no_exchange["amqp"]

@@ -8,7 +8,7 @@
 //! metadata address the operator did not allow, gets the typed `wasi:http` error
 //! `HTTP-request-denied` / `destination-IP-prohibited`, never a trap.
 
-use crate::notify::policy;
+use crate::net_policy::{self, AddressError};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use std::collections::BTreeMap;
@@ -201,21 +201,21 @@ impl WasiHttpHooks for OutboundHooks {
                 tracing::warn!(agent = %agent, %host, port, "outbound request refused: host not granted");
                 return Err(HttpError::HttpRequestDenied);
             }
-            let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
-                .await
-                .map_err(|e| HttpError::DnsError {
-                    rcode: Some(e.to_string()),
-                    info_code: None,
-                })?
-                .collect();
-            if addrs.is_empty() {
-                return Err(HttpError::DestinationNotFound);
-            }
-            if !caps.policy.allow_private
-                && let Some(why) = addrs.iter().find_map(|a| policy::forbidden(a.ip()))
-            {
-                tracing::warn!(agent = %agent, %host, port, why, "outbound request refused: address not allowed");
-                return Err(HttpError::DestinationIpProhibited);
+            match net_policy::resolve_checked(&host, port, caps.policy.allow_private).await {
+                Ok(_) => {}
+                Err(AddressError::Resolve { reason, .. }) => {
+                    return Err(HttpError::DnsError {
+                        rcode: Some(reason),
+                        info_code: None,
+                    });
+                }
+                Err(AddressError::NoAddresses { .. }) => {
+                    return Err(HttpError::DestinationNotFound);
+                }
+                Err(AddressError::Forbidden { why, .. }) => {
+                    tracing::warn!(agent = %agent, %host, port, why, "outbound request refused: address not allowed");
+                    return Err(HttpError::DestinationIpProhibited);
+                }
             }
             for secret in caps.secrets_for(&host, port, default_port) {
                 let (Ok(name), Ok(mut value)) = (

@@ -19,8 +19,18 @@ fn parse_config(bytes: &[u8]) -> Result<NotificationConfig, RpcError> {
     serde_json::from_slice(bytes).map_err(|e| store_error(StoreError::Corrupt(e.to_string())))
 }
 
-/// Create (no `id`) or update a config. The URL must be http(s) and, unless the operator allows
-/// private targets, resolve only to public addresses.
+/// A stored config as it is shown: the credentials of a URL stored before they were refused
+/// are not.
+fn shown_config(bytes: &[u8]) -> Result<NotificationConfig, RpcError> {
+    let config = parse_config(bytes)?;
+    Ok(NotificationConfig {
+        url: policy::redact(&config.url),
+        ..config
+    })
+}
+
+/// Create (no `id`) or update a config. The URL must be http(s), carry no user name or password
+/// and, unless the operator allows private targets, resolve only to public addresses.
 pub async fn set(
     app: &AppState,
     agent: &Arc<Agent>,
@@ -94,14 +104,14 @@ pub fn get(
     let store = app.engine.store();
     let configs = match &p.config_id {
         Some(id) => match store.config(&key, id).map_err(store_error)? {
-            Some(bytes) => vec![parse_config(&bytes)?],
+            Some(bytes) => vec![shown_config(&bytes)?],
             None => return Err(unknown_config(id, &p.task_id)),
         },
         None => store
             .configs(&key)
             .map_err(store_error)?
             .iter()
-            .map(|b| parse_config(b))
+            .map(|b| shown_config(b))
             .collect::<Result<Vec<_>, _>>()?,
     };
     if configs.is_empty() && !task_exists(app, &key)? {
