@@ -45,16 +45,11 @@ pub async fn handle(
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let span = tracing::info_span!("request", agent = %agent_id, request = %&request_id[..12]);
     async move {
-        let reply = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
-            Err(e) => {
-                let limit = app.config.max_body_bytes;
-                let reason = if is_length_limit(&e) {
-                    format!("the request body is larger than the {limit} bytes this host accepts")
-                } else {
-                    format!("the request body could not be read: {e}")
-                };
-                jsonrpc::failure(&Value::Null, &RpcError::new(ErrorCode::InvalidRequest, json!({"reason": reason, "limitBytes": limit})))
-            }
+        let reply = match super::body::read(body, app.config.max_body_bytes).await {
+            Err(e) => jsonrpc::failure(
+                &Value::Null,
+                &RpcError::new(ErrorCode::InvalidRequest, e.details()),
+            ),
             Ok(bytes) => match jsonrpc::parse_request(&bytes) {
                 Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
                 Ok(request) => {
@@ -74,17 +69,6 @@ pub async fn handle(
     }
     .instrument(span)
     .await
-}
-
-fn is_length_limit(e: &axum::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    while let Some(err) = source {
-        if err.to_string().contains("length limit") {
-            return true;
-        }
-        source = err.source();
-    }
-    false
 }
 
 async fn dispatch(
