@@ -150,6 +150,8 @@ pub struct HostOptions {
     pub storage_meter: Duration,
     /// Serve HTTPS with these files.
     pub tls: Option<aiphost::transport::tls::TlsFiles>,
+    /// HTTP timeouts and the connection cap.
+    pub http: aiphost::transport::connections::HttpLimits,
 }
 
 impl Default for HostOptions {
@@ -172,6 +174,7 @@ impl Default for HostOptions {
             allow_socket_imports: false,
             storage_meter: Duration::from_secs(10),
             tls: None,
+            http: aiphost::transport::connections::HttpLimits::default(),
         }
     }
 }
@@ -222,6 +225,7 @@ impl TestHost {
         config.imports.allow_socket_imports = options.allow_socket_imports;
         config.storage_meter = options.storage_meter;
         config.tls = options.tls.clone();
+        config.http = options.http.clone();
         Server::start(config).await.expect("starting the host")
     }
 
