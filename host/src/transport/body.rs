@@ -157,3 +157,54 @@ impl<B> Drop for Deadline<B> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::StreamBody;
+
+    fn chunks(n: usize, size: usize) -> Body {
+        let frames = (0..n)
+            .map(move |_| Ok::<_, std::io::Error>(Frame::data(Bytes::from(vec![b'x'; size]))));
+        Body::new(StreamBody::new(futures::stream::iter(frames)))
+    }
+
+    #[tokio::test]
+    async fn a_body_within_the_limit_is_read_whole() {
+        let bytes = read(Body::from(vec![1u8; 1000]), 1000).await.unwrap();
+        assert_eq!(bytes.len(), 1000);
+        let bytes = read(chunks(10, 100), 1000).await.unwrap();
+        assert_eq!(bytes.len(), 1000);
+    }
+
+    #[tokio::test]
+    async fn an_announced_or_streamed_body_over_the_limit_is_refused() {
+        let e = read(Body::from(vec![1u8; 1001]), 1000).await.unwrap_err();
+        assert!(matches!(e, BodyError::TooLarge { limit: 1000 }), "{e}");
+        assert_eq!(e.details()["limitBytes"], 1000);
+        let e = read(chunks(11, 100), 1000).await.unwrap_err();
+        assert!(matches!(e, BodyError::TooLarge { limit: 1000 }), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_does_not_end_in_time_times_out_and_counts_as_unread() {
+        let unread = Arc::new(AtomicBool::new(false));
+        let never = StreamBody::new(futures::stream::pending::<
+            Result<Frame<Bytes>, std::io::Error>,
+        >());
+        let body = Deadline::new(never, Duration::from_millis(50), unread.clone());
+        let e = read(Body::new(body), 1000).await.unwrap_err();
+        assert!(matches!(e, BodyError::TimedOut { .. }), "{e}");
+        assert_eq!(e.details()["timeoutMs"], 50);
+        assert!(unread.load(Ordering::Relaxed), "dropped before its end");
+
+        let unread = Arc::new(AtomicBool::new(false));
+        let whole = Deadline::new(
+            http_body_util::Full::new(Bytes::from_static(b"{}")),
+            Duration::from_millis(50),
+            unread.clone(),
+        );
+        assert_eq!(read(Body::new(whole), 1000).await.unwrap(), "{}");
+        assert!(!unread.load(Ordering::Relaxed));
+    }
+}

@@ -675,3 +675,99 @@ impl HttpBody for Answer {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> HttpLimits {
+        HttpLimits {
+            header_timeout: Duration::from_secs(1),
+            body_timeout: Duration::from_secs(2),
+            idle_timeout: Duration::from_secs(3),
+            write_timeout: Duration::from_secs(4),
+            max_connections: 1,
+        }
+    }
+
+    /// The clock's next deadline is `want`: `why`, `d` after a moment between `before` and
+    /// `after`.
+    fn assert_next(
+        clock: &Clock,
+        before: Instant,
+        after: Instant,
+        want: Option<(Duration, Expiry)>,
+    ) {
+        match (clock.next(&limits()), want) {
+            (None, None) => {}
+            (Some((at, why)), Some((d, want))) => {
+                assert_eq!(why, want);
+                assert!(
+                    before + d <= at && at <= after + d,
+                    "{why:?} at the wrong time"
+                );
+            }
+            (next, want) => panic!("next {next:?}, wanted {want:?}"),
+        }
+    }
+
+    /// Do `act`; then the clock's next deadline is `want`, counted from the moment of `act`.
+    fn check(clock: &Clock, act: impl FnOnce(), want: Option<(Duration, Expiry)>) {
+        let before = Instant::now();
+        act();
+        assert_next(clock, before, Instant::now(), want);
+    }
+
+    #[tokio::test]
+    async fn deadlines_follow_what_the_connection_does() {
+        let s = Duration::from_secs;
+        // New: idle, from now.
+        let before = Instant::now();
+        let clock = Arc::new(Clock::new(false));
+        assert_next(&clock, before, Instant::now(), Some((s(3), Expiry::Idle)));
+        // The first byte of a head: the header timeout, from then.
+        check(&clock, || clock.read(), Some((s(1), Expiry::Header)));
+        // More bytes of it do not move it.
+        let header = clock.next(&limits());
+        clock.read();
+        assert_eq!(clock.next(&limits()), header);
+        // A request under way has no deadline of its own...
+        let mut busy = None;
+        check(&clock, || busy = Some(clock.request_started()), None);
+        // ...and bytes of its body are not a new head...
+        check(&clock, || clock.read(), None);
+        // ...but writing its answer may not stay blocked.
+        check(
+            &clock,
+            || clock.write_blocked(),
+            Some((s(4), Expiry::Write)),
+        );
+        check(&clock, || clock.write_moved(), None);
+        // Answered: idle, from then.
+        check(&clock, || drop(busy.take()), Some((s(3), Expiry::Idle)));
+        // Told to close: a short grace instead.
+        check(
+            &clock,
+            || clock.closing(),
+            Some((CLOSE_GRACE, Expiry::Closing)),
+        );
+    }
+
+    #[tokio::test]
+    async fn h2_frames_on_an_idle_connection_are_not_a_head() {
+        let clock = Clock::new(true);
+        let idle = clock.next(&limits());
+        assert_eq!(idle.map(|(_, why)| why), Some(Expiry::Idle));
+        clock.read();
+        assert_eq!(clock.next(&limits()), idle);
+    }
+
+    #[tokio::test]
+    async fn a_deadline_too_far_to_represent_never_comes() {
+        let endless = HttpLimits {
+            idle_timeout: Duration::MAX,
+            ..limits()
+        };
+        assert_eq!(Clock::new(false).next(&endless), None);
+    }
+}
