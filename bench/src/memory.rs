@@ -406,7 +406,14 @@ async fn start_waiting(
 }
 
 async fn sse(bin: &Path, agents: &Path, host_args: &[&str], streams: u64) -> anyhow::Result<()> {
-    let host = Host::start(bin, agents, host_args)?;
+    // Room under the host's connection cap for every stream and the clients that set them up,
+    // unless the caller sets the cap.
+    let cap = format!("--max-connections={}", streams + 1_000);
+    let mut args = host_args.to_vec();
+    if !args.iter().any(|a| a.starts_with("--max-connections")) {
+        args.push(&cap);
+    }
+    let host = Host::start(bin, agents, &args)?;
     let pid = host.pid();
     start_waiting(&host.url, streams, 16, "s").await?;
     tokio::time::sleep(Duration::from_secs(1)).await;

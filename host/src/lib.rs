@@ -5,7 +5,7 @@
 //! task durable in sled, and answers in the Leader's dialect (AIP v01.00 or v02.01).
 //!
 //! The parts, from the wire inwards:
-//! - [`transport`]: axum routes, JSON-RPC dispatch on the method;
+//! - [`transport`]: connections (timeouts, the cap), axum routes, JSON-RPC dispatch on the method;
 //! - [`protocol`]: the wire model of both dialects and the mapping to one internal model (pure);
 //! - [`task`]: the state machine (pure), the task engine, timers;
 //! - [`runtime`]: wasmtime, the partner contract's host side, sandbox limits;

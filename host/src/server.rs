@@ -19,7 +19,8 @@ use crate::store::{Store, StoreError};
 use crate::task::{TaskDefaults, TaskEngine};
 use crate::tenant::quota::Quotas;
 use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
-use crate::transport::tls::{Peer, PlainListener, TlsError, TlsFiles, TlsListener};
+use crate::transport::connections::{ConnectionStats, HttpLimits};
+use crate::transport::tls::{TlsError, TlsFiles};
 use crate::transport::{self, AppState, HttpConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -55,6 +56,8 @@ pub struct ServerConfig {
     pub storage_meter: std::time::Duration,
     /// Serve HTTPS (and accept client certificates) instead of plain HTTP.
     pub tls: Option<TlsFiles>,
+    /// Timeouts of slow or idle clients and the connection cap.
+    pub http: HttpLimits,
 }
 
 impl ServerConfig {
@@ -77,6 +80,7 @@ impl ServerConfig {
             imports: ImportPolicy::default(),
             storage_meter: std::time::Duration::from_secs(10),
             tls: None,
+            http: HttpLimits::default(),
         }
     }
 }
@@ -183,6 +187,7 @@ impl Server {
                 addr: config.listen,
                 source,
             })?;
+        let connections = Arc::new(ConnectionStats::default());
         let app = transport::router(AppState {
             engine: engine.clone(),
             groups: groups.clone(),
@@ -193,38 +198,22 @@ impl Server {
                 public_url: config.public_url.clone(),
                 sse_keep_alive: config.sse_keep_alive,
             }),
+            connections: connections.clone(),
         });
+        let tls = match &config.tls {
+            Some(files) => Some(transport::tls::server_config(files)?),
+            None => None,
+        };
         let stop = CancellationToken::new();
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
-        let stopped = stop.clone();
-        let app = app.into_make_service_with_connect_info::<Peer>();
-        let serving = match &config.tls {
-            Some(files) => {
-                let tls = transport::tls::server_config(files)?;
-                let listener = TlsListener::new(listener, tls, stop.clone()).map_err(|source| {
-                    ServerError::Listen {
-                        addr: config.listen,
-                        source,
-                    }
-                })?;
-                tokio::spawn(async move {
-                    let result = axum::serve(listener, app)
-                        .with_graceful_shutdown(async move { stopped.cancelled().await })
-                        .await;
-                    if let Err(e) = result {
-                        tracing::error!(error = %e, "HTTPS server failed");
-                    }
-                })
-            }
-            None => tokio::spawn(async move {
-                let result = axum::serve(PlainListener(listener), app)
-                    .with_graceful_shutdown(async move { stopped.cancelled().await })
-                    .await;
-                if let Err(e) = result {
-                    tracing::error!(error = %e, "HTTP server failed");
-                }
-            }),
-        };
+        let serving = tokio::spawn(transport::connections::serve(
+            listener,
+            tls,
+            app,
+            config.http.clone(),
+            connections,
+            stop.clone(),
+        ));
         let scheme = if config.tls.is_some() {
             "https"
         } else {

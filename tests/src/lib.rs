@@ -163,6 +163,8 @@ pub struct HostOptions {
     pub group_brokers: Vec<String>,
     /// Group mode: invitations may name brokers at private addresses.
     pub group_allow_private: bool,
+    /// HTTP timeouts and the connection cap.
+    pub http: aiphost::transport::connections::HttpLimits,
 }
 
 impl Default for HostOptions {
@@ -191,6 +193,7 @@ impl Default for HostOptions {
             group_connect_timeout: Duration::from_secs(10),
             group_brokers: vec![group::BROKER.to_string()],
             group_allow_private: false,
+            http: aiphost::transport::connections::HttpLimits::default(),
         }
     }
 }
@@ -251,6 +254,7 @@ impl TestHost {
             .map(|b| b.parse().expect("a group broker as HOST:PORT"))
             .collect();
         config.groups.allow_private = options.group_allow_private;
+        config.http = options.http.clone();
         Server::start(config).await.expect("starting the host")
     }
 

@@ -1,6 +1,7 @@
 //! `aiphost serve`.
 
 use aiphost::server::{Server, ServerConfig};
+use aiphost::transport::connections::HttpLimits;
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -152,6 +153,26 @@ pub struct ServeArgs {
     /// says `leaders = "mtls"`.
     #[arg(long, requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
+    /// A request head (and a TLS handshake) must arrive within this many ms of its first byte.
+    #[arg(long, default_value_t = duration_ms(HttpLimits::default().header_timeout))]
+    http_header_timeout_ms: u64,
+    /// A request body must arrive within this many ms of its head.
+    #[arg(long, default_value_t = duration_ms(HttpLimits::default().body_timeout))]
+    http_body_timeout_ms: u64,
+    /// A connection with no request under way is closed after this many ms.
+    #[arg(long, default_value_t = duration_ms(HttpLimits::default().idle_timeout))]
+    http_idle_timeout_ms: u64,
+    /// A connection whose client stops reading an answer is closed after this many ms.
+    #[arg(long, default_value_t = duration_ms(HttpLimits::default().write_timeout))]
+    http_write_timeout_ms: u64,
+    /// Connections open at once (TLS handshakes included); more are refused.
+    #[arg(long, default_value_t = HttpLimits::default().max_connections)]
+    max_connections: usize,
+}
+
+/// A default duration as the flag's milliseconds.
+fn duration_ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -222,6 +243,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         timeout: std::time::Duration::from_millis(args.outbound_timeout_ms.max(1)),
         max_response_bytes: args.outbound_max_response_bytes,
     });
+    let ms = |ms: u64| std::time::Duration::from_millis(ms.max(1));
+    config.http = HttpLimits {
+        header_timeout: ms(args.http_header_timeout_ms),
+        body_timeout: ms(args.http_body_timeout_ms),
+        idle_timeout: ms(args.http_idle_timeout_ms),
+        write_timeout: ms(args.http_write_timeout_ms),
+        max_connections: args.max_connections.max(1),
+    };
     let mut server = Server::start(config)
         .await
         .with_context(|| format!("starting aiphost (data in {})", args.data.display()))?;

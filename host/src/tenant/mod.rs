@@ -225,16 +225,6 @@ impl Tenancy {
         map.insert(state.id.clone(), state);
     }
 
-    /// The largest component any tenant may publish (the admin API's body limit follows it).
-    pub fn largest_component_bytes(&self) -> u64 {
-        let map = self.tenants.read().unwrap_or_else(|p| p.into_inner());
-        map.values()
-            .map(|t| t.quotas.max_component_bytes)
-            .chain([self.config.default_quotas.max_component_bytes])
-            .max()
-            .unwrap_or(0)
-    }
-
     /// The running state of `tenant`.
     pub fn tenant(&self, tenant: &str) -> Option<Arc<TenantState>> {
         let map = self.tenants.read().unwrap_or_else(|p| p.into_inner());

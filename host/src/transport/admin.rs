@@ -1,12 +1,22 @@
 //! The admin HTTP API: the operator manages tenants; a tenant publishes, rolls back and
 //! unpublishes its own partners and issues API keys for them. Every route takes
 //! `Authorization: Bearer <operator or tenant admin token>`; errors are
-//! `{"error": {"code", "message"}}` with a fitting HTTP status.
+//! `{"error": {"code", "message", "details"?}}` with a fitting HTTP status.
+//!
+//! A handler authenticates (and checks who may call it) from the headers before it reads any of
+//! the body, so a request that will be refused costs nothing however large a body it announces.
+//! Then it reads the body against its route's limit: a publish, what the tenant's component
+//! quota allows; every other route, [`BODY_LIMIT`]. A body over the limit gets 413
+//! `too-large` with `details.limitBytes` (at once when its length is announced), a body slower
+//! than the body timeout 408 `timeout` with `details.timeoutMs`.
 
 use super::AppState;
+use super::body::BodyError;
 use crate::tenant::{Principal, Tenancy, TenancyError};
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
@@ -136,8 +146,60 @@ fn tenant_only(principal: &Principal) -> Result<&str, AdminError> {
     }
 }
 
-fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, AdminError> {
-    serde_json::from_slice(bytes).map_err(|e| AdminError {
+/// The largest body of an admin route other than publish. The largest such body is a config
+/// value of up to 64 KiB, which JSON escapes can make six times larger.
+const BODY_LIMIT: usize = 512 * 1024;
+
+/// Room for the manifest and the JSON around a published component.
+const PUBLISH_ROOM: u64 = 2 * 1024 * 1024;
+
+impl From<BodyError> for AdminError {
+    fn from(e: BodyError) -> Self {
+        let (status, code) = match e {
+            BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "too-large"),
+            BodyError::TimedOut { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+            BodyError::Read(_) => (StatusCode::BAD_REQUEST, "bad-request"),
+        };
+        AdminError {
+            details: e.details(),
+            ..AdminError::new(status, code, e.to_string())
+        }
+    }
+}
+
+/// A path parameter; a path that does not parse gets the admin error shape, not plain text.
+pub(super) struct AdminPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for AdminPath<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned + Send,
+{
+    type Rejection = AdminError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AdminError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(AdminPath(value)),
+            Err(rejection) => {
+                let status = rejection.status();
+                let code = if status.is_client_error() {
+                    "bad-request"
+                } else {
+                    "internal"
+                };
+                Err(AdminError {
+                    details: json!({"reason": rejection.body_text()}),
+                    ..AdminError::new(status, code, "the request path is not valid")
+                })
+            }
+        }
+    }
+}
+
+/// The JSON body of a request, read against `limit` (only once the caller is authenticated).
+async fn body<T: serde::de::DeserializeOwned>(body: Body, limit: usize) -> Result<T, AdminError> {
+    let bytes = super::body::read(body, limit).await?;
+    serde_json::from_slice(&bytes).map_err(|e| AdminError {
         details: json!({"reason": e.to_string()}),
         ..AdminError::new(
             StatusCode::BAD_REQUEST,
@@ -158,10 +220,10 @@ struct NewTenant {
 pub(super) async fn create_tenant(
     State(state): State<AppState>,
     headers: HeaderMap,
-    bytes: axum::body::Bytes,
+    request: Body,
 ) -> AdminResult {
     operator(&state, &headers)?;
-    let new: NewTenant = body(&bytes)?;
+    let new: NewTenant = body(request, BODY_LIMIT).await?;
     let (record, token) = state.tenancy.create_tenant(&new.id, new.quotas).await?;
     Ok((
         StatusCode::CREATED,
@@ -178,7 +240,7 @@ pub(super) async fn list_tenants(State(state): State<AppState>, headers: HeaderM
 pub(super) async fn remove_tenant(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    AdminPath(id): AdminPath<String>,
 ) -> AdminResult {
     operator(&state, &headers)?;
     state.tenancy.remove_tenant(&id).await?;
@@ -197,11 +259,11 @@ struct Publish {
 pub(super) async fn publish(
     State(state): State<AppState>,
     headers: HeaderMap,
-    bytes: axum::body::Bytes,
+    request: Body,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     let tenant = tenant_only(&who)?;
-    let request: Publish = body(&bytes)?;
+    let request: Publish = body(request, publish_limit(&state, tenant)).await?;
     let wasm = base64::engine::general_purpose::STANDARD
         .decode(request.component.as_bytes())
         .map_err(|e| {
@@ -217,6 +279,19 @@ pub(super) async fn publish(
     Ok((StatusCode::CREATED, Json(json!({"published": info}))).into_response())
 }
 
+/// The largest publish body `tenant` may send: its largest component in base64, and room for
+/// the manifest, so that a component just over the quota still gets the quota's own answer.
+fn publish_limit(state: &AppState, tenant: &str) -> usize {
+    match state.tenancy.tenant(tenant) {
+        Some(t) => {
+            let encoded = t.quotas.max_component_bytes.div_ceil(3).saturating_mul(4);
+            usize::try_from(encoded.saturating_add(PUBLISH_ROOM)).unwrap_or(usize::MAX)
+        }
+        // Removed meanwhile: the publish will be refused; take no more than any other route.
+        None => BODY_LIMIT,
+    }
+}
+
 /// The partners the caller manages: a tenant's own, or all published ones for the operator.
 pub(super) async fn list_published(
     State(state): State<AppState>,
@@ -229,7 +304,7 @@ pub(super) async fn list_published(
 pub(super) async fn versions(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
+    AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     let record = state.tenancy.versions(&who, &agent)?;
@@ -250,11 +325,11 @@ struct Rollback {
 pub(super) async fn rollback(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
-    bytes: axum::body::Bytes,
+    AdminPath(agent): AdminPath<String>,
+    request: Body,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
-    let request: Rollback = body(&bytes)?;
+    let request: Rollback = body(request, BODY_LIMIT).await?;
     let info = state
         .tenancy
         .rollback(&who, &agent, request.version)
@@ -265,7 +340,7 @@ pub(super) async fn rollback(
 pub(super) async fn unpublish(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
+    AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     state.tenancy.unpublish(&who, &agent).await?;
@@ -283,11 +358,11 @@ struct NewKey {
 pub(super) async fn issue_key(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
-    bytes: axum::body::Bytes,
+    AdminPath(agent): AdminPath<String>,
+    request: Body,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
-    let request: NewKey = body(&bytes)?;
+    let request: NewKey = body(request, BODY_LIMIT).await?;
     let (key, token) = state
         .tenancy
         .issue_key(&who, &agent, &request.leader, request.ttl_seconds)
@@ -305,7 +380,7 @@ pub(super) async fn issue_key(
 pub(super) async fn list_keys(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
+    AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     Ok(Json(json!({"keys": state.tenancy.list_keys(&who, &agent)?})).into_response())
@@ -314,7 +389,7 @@ pub(super) async fn list_keys(
 pub(super) async fn revoke_key(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((agent, key)): Path<(String, String)>,
+    AdminPath((agent, key)): AdminPath<(String, String)>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     state.tenancy.revoke_key(&who, &agent, &key).await?;
@@ -333,7 +408,7 @@ pub(super) fn may_see(tenancy: &Arc<Tenancy>, principal: &Principal, agent: &str
 pub(super) async fn list_values(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(agent): Path<String>,
+    AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     Ok(Json(state.tenancy.list_values(&who, &agent)?).into_response())
@@ -348,11 +423,11 @@ struct ConfigValue {
 pub(super) async fn set_config(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((agent, name)): Path<(String, String)>,
-    bytes: axum::body::Bytes,
+    AdminPath((agent, name)): AdminPath<(String, String)>,
+    request: Body,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
-    let request: ConfigValue = body(&bytes)?;
+    let request: ConfigValue = body(request, BODY_LIMIT).await?;
     state
         .tenancy
         .set_config(&who, &agent, &name, request.value)
@@ -363,7 +438,7 @@ pub(super) async fn set_config(
 pub(super) async fn delete_config(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((agent, name)): Path<(String, String)>,
+    AdminPath((agent, name)): AdminPath<(String, String)>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     state
@@ -376,11 +451,11 @@ pub(super) async fn delete_config(
 pub(super) async fn set_secret(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((agent, name)): Path<(String, String)>,
-    bytes: axum::body::Bytes,
+    AdminPath((agent, name)): AdminPath<(String, String)>,
+    request: Body,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
-    let secret: crate::runtime::outbound::SecretHeader = body(&bytes)?;
+    let secret: crate::runtime::outbound::SecretHeader = body(request, BODY_LIMIT).await?;
     state
         .tenancy
         .set_secret(&who, &agent, &name, secret)
@@ -391,7 +466,7 @@ pub(super) async fn set_secret(
 pub(super) async fn delete_secret(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((agent, name)): Path<(String, String)>,
+    AdminPath((agent, name)): AdminPath<(String, String)>,
 ) -> AdminResult {
     let who = principal(&state, &headers)?;
     state

@@ -1,6 +1,8 @@
 //! HTTP: the AIP endpoints of every hosted agent, its ACS document, and the host's own endpoints.
 
 mod admin;
+mod body;
+pub mod connections;
 mod notification;
 mod rpc;
 mod stream;
@@ -12,7 +14,7 @@ use crate::agent::manifest::LeaderAuth;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
@@ -39,6 +41,8 @@ pub struct AppState {
     pub agents: Arc<Registry>,
     pub tenancy: Arc<Tenancy>,
     pub config: Arc<HttpConfig>,
+    /// The connection layer's counters.
+    pub connections: Arc<connections::ConnectionStats>,
 }
 
 /// The router of a host.
@@ -61,16 +65,13 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/agents/{agent}/group", aip.clone())
         .route("/agents/{agent}/group/rpc", aip)
-        // The AIP routes read their bodies against `max_body_bytes` themselves.
-        .layer(DefaultBodyLimit::disable())
-        .merge(admin_routes(&state))
+        .merge(admin_routes())
         .with_state(state)
 }
 
-/// Tenancy and publishing; a publish carries a whole component (base64).
-fn admin_routes(state: &AppState) -> Router<AppState> {
-    let largest_component = state.tenancy.largest_component_bytes();
-    let limit = usize::try_from(largest_component / 3 * 4 + 2 * 1024 * 1024).unwrap_or(usize::MAX);
+/// Tenancy and publishing. Every handler reads its body itself, after authenticating, against
+/// its own limit (see `admin`); every route here takes its body as a stream.
+fn admin_routes() -> Router<AppState> {
     Router::new()
         .route(
             "/admin/tenants",
@@ -101,7 +102,6 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
             "/admin/agents/{agent}/secrets/{name}",
             put(admin::set_secret).delete(admin::delete_secret),
         )
-        .layer(DefaultBodyLimit::max(limit))
 }
 
 fn base_url(state: &AppState, headers: &HeaderMap) -> String {
@@ -322,6 +322,27 @@ async fn metrics(State(state): State<AppState>) -> Response {
         text.push_str(&format!(
             "aiphost_partner_invocations_waiting{{agent=\"{}\"}} {}\n",
             share.agent, share.waiting
+        ));
+    }
+    let connections = &state.connections;
+    text.push_str(&format!(
+        "# HELP aiphost_http_connections HTTP connections open now (TLS handshakes included)\n# TYPE aiphost_http_connections gauge\naiphost_http_connections {}\n",
+        connections.open.load(Ordering::Relaxed)
+    ));
+    for (name, help, value) in [
+        (
+            "aiphost_http_connections_refused_total",
+            "HTTP connections refused over --max-connections",
+            connections.refused.load(Ordering::Relaxed),
+        ),
+        (
+            "aiphost_http_connections_timed_out_total",
+            "HTTP connections closed for a slow client (request head, or an answer it stopped reading)",
+            connections.timed_out.load(Ordering::Relaxed),
+        ),
+    ] {
+        text.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"
         ));
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()

@@ -51,16 +51,11 @@ pub async fn handle(
             return ([(header::CONTENT_TYPE, "application/json")], reply.to_string())
                 .into_response();
         }
-        let reply = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
-            Err(e) => {
-                let limit = app.config.max_body_bytes;
-                let reason = if is_length_limit(&e) {
-                    format!("the request body is larger than the {limit} bytes this host accepts")
-                } else {
-                    format!("the request body could not be read: {e}")
-                };
-                jsonrpc::failure(&Value::Null, &RpcError::new(ErrorCode::InvalidRequest, json!({"reason": reason, "limitBytes": limit})))
-            }
+        let reply = match super::body::read(body, app.config.max_body_bytes).await {
+            Err(e) => jsonrpc::failure(
+                &Value::Null,
+                &RpcError::new(ErrorCode::InvalidRequest, e.details()),
+            ),
             Ok(bytes) => match jsonrpc::parse_request(&bytes) {
                 Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
                 Ok(request) => {
@@ -108,17 +103,6 @@ fn json_content_type(headers: &HeaderMap) -> Result<(), RpcError> {
             "expected": "application/json",
         }),
     ))
-}
-
-fn is_length_limit(e: &axum::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    while let Some(err) = source {
-        if err.to_string().contains("length limit") {
-            return true;
-        }
-        source = err.source();
-    }
-    false
 }
 
 async fn dispatch(

@@ -3,25 +3,18 @@
 //! certificates do); partners whose manifest says `leaders = "mtls"` take that as the Leader's
 //! identity.
 //!
-//! Handshakes run in their own tasks, so a slow or silent client never holds up `accept`.
+//! Each handshake runs in its connection's own task, within the header timeout, so a slow or
+//! silent client never holds up `accept` (see [`super::connections`]).
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
-use tokio_util::sync::CancellationToken;
-
-/// How long a client may take to finish its TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the listener's certificate, key and trusted client CAs are.
 #[derive(Clone, Debug)]
@@ -99,23 +92,12 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, TlsE
 /// Who is on the other end of a connection.
 #[derive(Clone, Debug)]
 pub struct Peer {
+    /// Its address.
     pub addr: SocketAddr,
     /// The AIC its verified client certificate names (`acps://{AIC}`), if it showed one.
     pub leader: Option<String>,
     /// It showed a verified client certificate that names no AIC.
     pub anonymous_certificate: bool,
-}
-
-impl Connected<IncomingStream<'_, PlainListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, PlainListener>) -> Self {
-        stream.remote_addr().clone()
-    }
-}
-
-impl Connected<IncomingStream<'_, TlsListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, TlsListener>) -> Self {
-        stream.remote_addr().clone()
-    }
 }
 
 /// The AIC a certificate names as a URI SAN `acps://{AIC}`.
@@ -131,116 +113,24 @@ pub fn leader_aic(cert: &CertificateDer<'_>) -> Option<String> {
     })
 }
 
-/// Plain TCP, telling connections apart by address only.
-pub struct PlainListener(pub TcpListener);
-
-impl Listener for PlainListener {
-    type Io = TcpStream;
-    type Addr = Peer;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.0).await;
-        let _ = io.set_nodelay(true);
-        (
-            io,
-            Peer {
-                addr,
-                leader: None,
-                anonymous_certificate: false,
-            },
-        )
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(Peer {
-            addr: self.0.local_addr()?,
-            leader: None,
-            anonymous_certificate: false,
-        })
-    }
-}
-
-/// TLS over TCP; handshakes finish in the background and connections arrive ready.
-pub struct TlsListener {
-    local: SocketAddr,
-    ready: mpsc::Receiver<(TlsStream<TcpStream>, Peer)>,
-}
-
-impl TlsListener {
-    /// Accept on `tcp` with `config` until `stop`.
-    pub fn new(
-        tcp: TcpListener,
-        config: Arc<rustls::ServerConfig>,
-        stop: CancellationToken,
-    ) -> std::io::Result<Self> {
-        let local = tcp.local_addr()?;
-        let (send, ready) = mpsc::channel(64);
-        let acceptor = TlsAcceptor::from(config);
-        tokio::spawn(async move {
-            loop {
-                let (stream, addr) = tokio::select! {
-                    accepted = tcp.accept() => match accepted {
-                        Ok(pair) => pair,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "accepting a connection failed");
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            continue;
-                        }
-                    },
-                    _ = stop.cancelled() => return,
-                };
-                let _ = stream.set_nodelay(true);
-                let (acceptor, send) = (acceptor.clone(), send.clone());
-                tokio::spawn(async move {
-                    let handshake =
-                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
-                    let tls = match handshake {
-                        Ok(Ok(tls)) => tls,
-                        Ok(Err(e)) => {
-                            tracing::debug!(%addr, error = %e, "TLS handshake refused");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!(%addr, "TLS handshake timed out");
-                            return;
-                        }
-                    };
-                    let certificate = tls
-                        .get_ref()
-                        .1
-                        .peer_certificates()
-                        .and_then(|chain| chain.first());
-                    let leader = certificate.and_then(leader_aic);
-                    let peer = Peer {
-                        addr,
-                        anonymous_certificate: certificate.is_some() && leader.is_none(),
-                        leader,
-                    };
-                    let _ = send.send((tls, peer)).await;
-                });
-            }
-        });
-        Ok(TlsListener { local, ready })
-    }
-}
-
-impl Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = Peer;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(ready) => ready,
-            // The acceptor stopped (shutdown): wait for the server to notice.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(Peer {
-            addr: self.local,
-            leader: None,
-            anonymous_certificate: false,
-        })
-    }
+/// Finish the TLS handshake of `stream` (from `addr`) and tell who is on the other end. The
+/// caller bounds the time it may take.
+pub(crate) async fn accept(
+    acceptor: &TlsAcceptor,
+    stream: TcpStream,
+    addr: SocketAddr,
+) -> std::io::Result<(TlsStream<TcpStream>, Peer)> {
+    let tls = acceptor.accept(stream).await?;
+    let certificate = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|chain| chain.first());
+    let leader = certificate.and_then(leader_aic);
+    let peer = Peer {
+        addr,
+        anonymous_certificate: certificate.is_some() && leader.is_none(),
+        leader,
+    };
+    Ok((tls, peer))
 }
