@@ -42,7 +42,7 @@ if $smoke; then
     "${bench[@]}" memory startup --partners 2
     "${bench[@]}" stream --fanout 2 --events 100
     "${bench[@]}" neighbours --loopers 0,1 --seconds 1 --runs 1
-    "${bench[@]}" flood --floods 1 --runs 1 --settle 1
+    "${bench[@]}" flood --floods 1 --rounds 1 --runs 1 --settle 1
     exit 0
 fi
 

@@ -108,7 +108,7 @@ impl Host {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
                 "--log",
-                "warn",
+                "error",
             ])
             .arg("--data")
             .arg(data)

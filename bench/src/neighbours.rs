@@ -4,8 +4,9 @@
 //!   hostile partner spin in a loop until their deadline (each is started again when it fails,
 //!   so N spin all the time). Every echo reply is checked to be `awaiting-completion`, every
 //!   looper to end `failed` by its deadline.
-//! - `flood`: N hostile invocations stream 1 MiB product chunks until the host refuses one; the
-//!   host's RSS before, at its peak, when the floods have ended, and 1 s and 10 s later.
+//! - `flood`: rounds of N hostile invocations streaming 1 MiB product chunks until the host
+//!   refuses one; the host's RSS before, at its peak, 1 s after each round, and a while after the
+//!   last (what a round leaves behind shows as growth from round to round).
 //!
 //! `--baseline BIN` runs every measurement with that aiphost binary too, interleaved run by run,
 //! so the two are compared on the same machine at the same time.
@@ -44,7 +45,10 @@ pub struct FloodArgs {
     /// Runs per binary (the median is reported, with min-max).
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// Seconds after the floods end of the last RSS sample.
+    /// Rounds of floods, one after the other (memory a round leaves behind shows as growth).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Seconds after the last round of the last RSS sample.
     #[arg(long, default_value_t = 10)]
     settle: u64,
     /// Another aiphost binary to measure side by side.
@@ -221,16 +225,23 @@ pub async fn neighbours(bin: &Path, agents: &Path, args: NeighboursArgs) -> anyh
 
 pub async fn flood(bin: &Path, agents: &Path, args: FloodArgs) -> anyhow::Result<()> {
     let bins = binaries(bin, &args.baseline);
+    let rounds = args.rounds.max(1);
     println!(
-        "{} hostile product floods at once (1 MiB chunks until the 16 MiB cap); host RSS in MiB, median of {} runs (min–max)",
-        args.floods, args.runs
+        "{} rounds of {} hostile product floods at once (1 MiB chunks until the 16 MiB cap); host RSS in MiB, median of {} runs (min–max)",
+        rounds, args.floods, args.runs
     );
-    println!(
-        "| binary | idle | peak | floods ended | +1 s | +{} s |",
-        args.settle
-    );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    let mut results: Vec<[Vec<f64>; 5]> = vec![Default::default(); bins.len()];
+    let mut head = "| binary | idle | peak |".to_string();
+    let mut rule = "| --- | ---: | ---: |".to_string();
+    for round in 1..=rounds {
+        head.push_str(&format!(" round {round} +1 s |"));
+        rule.push_str(" ---: |");
+    }
+    head.push_str(&format!(" +{} s |", args.settle));
+    rule.push_str(" ---: |");
+    println!("{head}\n{rule}");
+    // Per binary: idle, peak, each round +1 s, the end +settle.
+    let columns = 3 + rounds;
+    let mut results: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); columns]; bins.len()];
     for _ in 0..args.runs {
         for (i, (_, binary)) in bins.iter().enumerate() {
             let host = start(i, binary, agents, &args.host_args)?;
@@ -240,52 +251,44 @@ pub async fn flood(bin: &Path, agents: &Path, args: FloodArgs) -> anyhow::Result
             // Warm: one echo through the hostile partner.
             state(&client, &url, &command("start", "warm", "hi", json!({}))).await?;
             tokio::time::sleep(Duration::from_millis(500)).await;
-            let idle = rss_mib(pid);
-            let mut peak = idle;
-            let floods: Vec<_> = (0..args.floods)
-                .map(|n| {
-                    let (client, url) = (client.clone(), url.clone());
-                    tokio::spawn(async move {
-                        state(
-                            &client,
-                            &url,
-                            &command("start", &format!("flood-{n}"), "flood", json!({})),
-                        )
-                        .await
+            let mut row = vec![rss_mib(pid)];
+            let mut peak = row[0];
+            let mut after_rounds = Vec::new();
+            for round in 0..rounds {
+                let floods: Vec<_> = (0..args.floods)
+                    .map(|n| {
+                        let (client, url) = (client.clone(), url.clone());
+                        tokio::spawn(async move {
+                            let task = format!("flood-{round}-{n}");
+                            state(&client, &url, &command("start", &task, "flood", json!({}))).await
+                        })
                     })
-                })
-                .collect();
-            let mut pending = floods;
-            while pending.iter().any(|f| !f.is_finished()) {
-                peak = peak.max(rss_mib(pid));
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            for f in pending.drain(..) {
-                let ended = f.await??;
-                if ended != "failed" {
-                    bail!("a flood ended {ended}, not failed at the product cap");
+                    .collect();
+                while floods.iter().any(|f| !f.is_finished()) {
+                    peak = peak.max(rss_mib(pid));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                 }
+                for f in floods {
+                    let ended = f.await??;
+                    if ended != "failed" {
+                        bail!("a flood ended {ended}, not failed at the product cap");
+                    }
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                after_rounds.push(rss_mib(pid));
             }
-            let ended = rss_mib(pid);
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let one = rss_mib(pid);
             tokio::time::sleep(Duration::from_secs(args.settle.saturating_sub(1))).await;
-            let ten = rss_mib(pid);
-            for (slot, v) in results[i].iter_mut().zip([idle, peak, ended, one, ten]) {
+            row.push(peak);
+            row.extend(after_rounds);
+            row.push(rss_mib(pid));
+            for (slot, v) in results[i].iter_mut().zip(row) {
                 slot.push(v);
             }
         }
     }
     for ((name, _), r) in bins.iter().zip(results.iter_mut()) {
-        let [a, b, c, d, e] = r;
-        println!(
-            "| {name} | {} | {} | {} | {} | {} |",
-            spread(a),
-            spread(b),
-            spread(c),
-            spread(d),
-            spread(e)
-        );
+        let cells: Vec<String> = r.iter_mut().map(|c| spread(c)).collect();
+        println!("| {name} | {} |", cells.join(" | "));
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 -- wrk script: each request is an rpc `start` of a new task (v2 dialect), with an id unique per
--- wrk thread and request; a reply that does not contain `expect` counts as an error.
---   wrk -t2 -c16 -d10s --latency -s bench/wrk/start.lua URL -- EXPECT
+-- run, wrk thread and request; a reply that does not contain `expect` counts as an error.
+--   wrk -t2 -c16 -d10s --latency -s bench/wrk/start.lua URL -- EXPECT [RUN]
+-- RUN (default: the clock, in µs) names the run in every task id, so a measured run never
+-- re-sends the ids of its warm-up (a `start` of an existing task is ignored, and cheaper).
 -- The request is the same for every target (aiphost, the reference partner, a bare JSON echo),
 -- so the three do the same parsing work on the server side.
 
@@ -15,6 +17,7 @@ end
 
 function init(args)
   expect = args[1] or "awaiting-completion"
+  prefix = prefix .. "-" .. (args[2] or string.format("%d", os.clock() * 1e6 + os.time() * 1e6))
   wrong = 0
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"

@@ -1,9 +1,11 @@
 //! The partner runtime: wasmtime with a pooling allocator, epoch deadlines, a memory cap per
 //! instance, async host functions, and a fresh instance per invocation from an `InstancePre`.
 //!
-//! Partner code runs on threads of its own (a tokio runtime for guests only), never on the
-//! threads that serve Leaders: a partner that spins until its deadline then costs the others a
-//! share of the CPU, as any busy process would, not the host's ability to answer. A running
+//! An invocation starts on the thread that asked for it, like any other work of the host, and
+//! most end there within a fraction of an epoch tick. One that keeps running for
+//! [`BUSY_TICKS`] ticks moves to threads of its own (a tokio runtime for guests only), away from
+//! the threads that serve Leaders: a partner that spins until its deadline then costs the others
+//! a share of the CPU, as any busy process would, not the host's ability to answer. A running
 //! guest yields every epoch tick, so the guests of many partners take turns on those threads.
 //!
 //! A trap, a deadline, a memory or stack limit, or a panic in a partner ends only that invocation:
@@ -21,9 +23,12 @@ use crate::store::Store;
 use bindings::{Partner, PartnerPre, item_to_guest, wit};
 use host_api::{InvocationState, KvAccess};
 use outbound::{Capabilities, OutboundHooks, OutboundPolicy};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
@@ -36,6 +41,9 @@ use wasmtime_wasi_http::WasiHttpCtx;
 /// How often the epoch advances: how long a guest runs before it yields its thread to the next
 /// one waiting (and the granularity of deadlines).
 const EPOCH_TICK: Duration = Duration::from_millis(2);
+/// Epoch ticks an invocation may run on a Leader's thread before it moves to the guest threads
+/// (a tick is [`EPOCH_TICK`]; an invocation that waits on a host call does not tick).
+const BUSY_TICKS: u32 = 2;
 /// Guest output kept for error reports (a panic message lands on stderr).
 const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
 
@@ -214,13 +222,70 @@ impl Drop for Runtime {
     }
 }
 
-/// Aborts a spawned guest when the invocation waiting for it is dropped (a cancel, or an
-/// abandoned request), so no partner code runs on for a task nobody waits for.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// An invocation that runs where it is polled until it is found busy, then on the guest
+/// threads (see the module doc).
+struct Migrating<F: Future> {
+    place: Place<F>,
+    /// Set by the guest's epoch callback once it has run [`BUSY_TICKS`].
+    busy: Arc<AtomicBool>,
+    guests: tokio::runtime::Handle,
+}
 
-impl Drop for AbortOnDrop {
+enum Place<F: Future> {
+    Here(Pin<Box<F>>),
+    Guests(tokio::task::JoinHandle<F::Output>),
+    Moved,
+}
+
+impl<F: Future> Drop for Migrating<F> {
+    /// Dropped (a cancel, an abandoned request): the guest stops too, wherever it runs, so no
+    /// partner code runs on for a task nobody waits for.
     fn drop(&mut self) {
-        self.0.abort();
+        if let Place::Guests(handle) = &self.place {
+            handle.abort();
+        }
+    }
+}
+
+impl<F> Future for Migrating<F>
+where
+    F: Future<Output = InvocationEnd> + Send + 'static,
+{
+    type Output = InvocationEnd;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<InvocationEnd> {
+        loop {
+            match &mut self.place {
+                Place::Here(run) => {
+                    let Poll::Ready(end) = run.as_mut().poll(cx) else {
+                        if !self.busy.load(Ordering::Relaxed) {
+                            return Poll::Pending;
+                        }
+                        // Between two polls a guest can move: its stack is its own.
+                        if let Place::Here(run) = std::mem::replace(&mut self.place, Place::Moved) {
+                            let run = tracing::Instrument::in_current_span(run);
+                            self.place = Place::Guests(self.guests.spawn(run));
+                        }
+                        continue;
+                    };
+                    return Poll::Ready(end);
+                }
+                Place::Guests(handle) => {
+                    return Pin::new(handle).poll(cx).map(|joined| {
+                        joined.unwrap_or_else(|e| {
+                            InvocationEnd::Trapped(format!(
+                                "the partner's invocation was lost: {e}"
+                            ))
+                        })
+                    });
+                }
+                Place::Moved => {
+                    return Poll::Ready(InvocationEnd::Trapped(
+                        "the partner's invocation was lost while moving".into(),
+                    ));
+                }
+            }
+        }
     }
 }
 
@@ -413,6 +478,10 @@ impl Runtime {
         let Ok(_slot) = self.slots.acquire().await else {
             return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
+        let Some(guests) = &self.guests else {
+            return InvocationEnd::Trapped("the runtime is shutting down".into());
+        };
+        let busy = Arc::new(AtomicBool::new(false));
         let run = run_guest(
             self.engine.clone(),
             code.clone(),
@@ -420,16 +489,14 @@ impl Runtime {
             store,
             (owner.agent.to_string(), owner.task.to_string()),
             invocation,
+            busy.clone(),
         );
-        let Some(guests) = &self.guests else {
-            return InvocationEnd::Trapped("the runtime is shutting down".into());
-        };
-        let running = guests.spawn(tracing::Instrument::in_current_span(run));
-        let _abort = AbortOnDrop(running.abort_handle());
-        match running.await {
-            Ok(end) => end,
-            Err(e) => InvocationEnd::Trapped(format!("the partner's invocation was lost: {e}")),
+        Migrating {
+            place: Place::Here(Box::pin(run)),
+            busy,
+            guests: guests.handle().clone(),
         }
+        .await
     }
 }
 
@@ -441,6 +508,7 @@ async fn run_guest(
     store: Store,
     (agent, task): (String, String),
     invocation: Invocation,
+    busy: Arc<AtomicBool>,
 ) -> InvocationEnd {
     let output = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES);
     let wasi = wasmtime_wasi::WasiCtx::builder()
@@ -469,9 +537,17 @@ async fn run_guest(
     };
     let mut wstore = wasmtime::Store::new(&engine, state);
     wstore.limiter(|s| &mut s.limits);
-    // Yield at every epoch tick: guests take turns on the guest threads.
+    // Yield at every epoch tick, so guests take turns; after BUSY_TICKS, move to the guest
+    // threads (at the next yield).
     wstore.set_epoch_deadline(1);
-    wstore.epoch_deadline_async_yield_and_update(1);
+    let mut ticks = 0u32;
+    wstore.epoch_deadline_callback(move |_| {
+        ticks = ticks.saturating_add(1);
+        if ticks >= BUSY_TICKS {
+            busy.store(true, Ordering::Relaxed);
+        }
+        Ok(wasmtime::UpdateDeadline::Yield(1))
+    });
     let guest_invocation = to_guest(&invocation);
     let run = async {
         let partner = code.pre.instantiate_async(&mut wstore).await?;

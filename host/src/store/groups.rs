@@ -2,12 +2,14 @@
 //! results waiting to be published on a group's exchange (`p\0{membership}\0{id}` in tree
 //! `tasks`, written in the same batch as the change they announce).
 
-use super::{Store, StoreError, Ticket};
+use super::{Store, StoreError, Ticket, parts};
 
 /// One result waiting in a membership's outbox.
 pub struct Pending {
     /// Opaque: hand it back to [`Store::published`].
     pub key: Vec<u8>,
+    /// Its stored head (how many parts it has).
+    head: Vec<u8>,
     pub body: Vec<u8>,
 }
 
@@ -30,8 +32,9 @@ impl Store {
     pub fn delete_membership(&self, id: &str) -> Result<Ticket, StoreError> {
         self.inner.groups.remove(id.as_bytes())?;
         let mut batch = sled::Batch::default();
-        for key in self.inner.tasks.scan_prefix(outbox_prefix(id)).keys() {
-            batch.remove(key?);
+        for entry in self.inner.tasks.scan_prefix(outbox_prefix(id)) {
+            let (key, head) = entry?;
+            parts::remove(&mut batch, &key, &head);
         }
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
@@ -53,15 +56,16 @@ impl Store {
 
     /// The results waiting for `membership`, oldest first, at most `limit`.
     pub fn group_outbox(&self, membership: &str, limit: usize) -> Result<Vec<Pending>, StoreError> {
-        self.inner
-            .tasks
+        let tasks = &self.inner.tasks;
+        tasks
             .scan_prefix(outbox_prefix(membership))
             .take(limit)
             .map(|entry| {
-                let (k, v) = entry?;
+                let (k, head) = entry?;
                 Ok(Pending {
                     key: k.to_vec(),
-                    body: v.to_vec(),
+                    body: parts::assemble(tasks, &k, &head)?.into_owned(),
+                    head: head.to_vec(),
                 })
             })
             .collect()
@@ -71,13 +75,17 @@ impl Store {
     pub fn enqueue_result(&self, membership: &str, body: &[u8]) -> Result<Ticket, StoreError> {
         let mut key = outbox_prefix(membership);
         key.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
-        self.inner.tasks.insert(key, body)?;
+        let mut batch = sled::Batch::default();
+        parts::insert(&mut batch, &key, body, 0);
+        self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
     /// A result has been published (the broker confirmed it): drop it from the outbox.
     pub fn published(&self, pending: &Pending) -> Result<(), StoreError> {
-        self.inner.tasks.remove(&pending.key)?;
+        let mut batch = sled::Batch::default();
+        parts::remove(&mut batch, &pending.key, &pending.head);
+        self.inner.tasks.apply_batch(batch)?;
         Ok(())
     }
 
@@ -86,14 +94,14 @@ impl Store {
     pub fn drop_orphaned_results(&self, live: &[String]) -> Result<usize, StoreError> {
         let mut batch = sled::Batch::default();
         let mut dropped = 0;
-        for key in self.inner.tasks.scan_prefix(b"p\0").keys() {
-            let key = key?;
+        for entry in self.inner.tasks.scan_prefix(b"p\0") {
+            let (key, head) = entry?;
             let owner = key
                 .get(2..)
                 .and_then(|rest| rest.split(|b| *b == 0).next())
                 .and_then(|id| std::str::from_utf8(id).ok());
             if owner.is_none_or(|id| !live.iter().any(|l| l == id)) {
-                batch.remove(key);
+                parts::remove(&mut batch, &key, &head);
                 dropped += 1;
             }
         }

@@ -19,11 +19,12 @@
 //!   `g\0{agent}\0{task}\0{seq, big-endian}` → a notification given up on, kept for inspection.
 //!   `h\0{agent}\0{task}\0{index, big-endian}` → one command of the task's history (so a
 //!   command costs its own bytes, not a rewrite of the record);
-//!   `l\0{agent}\0{task}` → `r` or `w`: the task has not ended and is running (accepted,
-//!   working) or waiting (awaiting input or completion): counts live tasks and finds, after a
-//!   crash, the tasks whose invocation died with the host;
-//!   `m\0live-index` → marks that the live index is complete (stores written before it existed
-//!   get it built once, at start-up).
+//!   `l\0{agent}\0{task}` → `r`: the task is running (accepted or working; stored only once an
+//!   invocation's change is written before it rests), so that after a crash the tasks whose
+//!   invocation died with the host are found. A waiting task (awaiting input or completion) is
+//!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
+//!   `m\0live-index` → marks that the running index is complete (stores written before it
+//!   existed get it built once, at start-up).
 //!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
@@ -31,9 +32,11 @@
 mod event_batch;
 mod group_commit;
 mod groups;
+mod parts;
 mod tenancy;
 
 pub use groups::Pending;
+pub use parts::PART_BYTES;
 
 use group_commit::GroupCommit;
 use serde::de::DeserializeOwned;
@@ -214,23 +217,6 @@ pub enum Liveness {
     Waiting,
 }
 
-impl Liveness {
-    fn byte(self) -> u8 {
-        match self {
-            Liveness::Running => b'r',
-            Liveness::Waiting => b'w',
-        }
-    }
-
-    fn from_byte(b: u8) -> Option<Self> {
-        match b {
-            b'r' => Some(Liveness::Running),
-            b'w' => Some(Liveness::Waiting),
-            _ => None,
-        }
-    }
-}
-
 /// Marks a store whose live index is complete.
 const LIVE_INDEX_MARK: &[u8] = b"m\0live-index";
 
@@ -243,7 +229,8 @@ pub struct TaskWrite<'a> {
     pub record: Option<Vec<u8>>,
     /// The deadline the index holds now, and the one it should hold.
     pub deadline: (Option<i64>, Option<i64>),
-    /// The live index entry now, and the one it should hold (`None`: the task has ended).
+    /// Whether the task has not ended and how, as stored now and as it should be (`None`: it
+    /// has ended). Only a running task has an index entry of its own.
     pub live: (Option<Liveness>, Option<Liveness>),
     /// History entries to store: `(index, entry)`.
     pub history: Vec<(u64, Vec<u8>)>,
@@ -353,7 +340,7 @@ impl Store {
 
     /// Read a task record.
     pub fn load_task<T: DeserializeOwned>(&self, key: &TaskKey) -> Result<Option<T>, StoreError> {
-        match self.inner.tasks.get(key.record_key())? {
+        match parts::get(&self.inner.tasks, &key.record_key())? {
             None => Ok(None),
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
@@ -364,9 +351,12 @@ impl Store {
     /// Apply one change of a task atomically.
     pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
         let key = write.key;
+        let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
         if let Some(record) = write.record {
-            batch.insert(key.record_key(), record);
+            let record_key = key.record_key();
+            let old = parts::stored_parts(tasks, &record_key)?;
+            parts::insert(&mut batch, &record_key, &record, old);
         }
         let (old_deadline, new_deadline) = write.deadline;
         if old_deadline != new_deadline {
@@ -377,40 +367,45 @@ impl Store {
                 batch.insert(key.deadline_key(at), &[][..]);
             }
         }
-        let (old_live, new_live) = write.live;
-        if old_live != new_live {
-            match new_live {
-                Some(live) => batch.insert(key.live_key(), &[live.byte()][..]),
-                None => batch.remove(key.live_key()),
-            }
+        let running = |live: Option<Liveness>| live == Some(Liveness::Running);
+        match (running(write.live.0), running(write.live.1)) {
+            (false, true) => batch.insert(key.live_key(), &b"r"[..]),
+            (true, false) => batch.remove(key.live_key()),
+            _ => {}
         }
         for index in write.history_dropped {
-            batch.remove(key.seq_key(b'h', index));
+            let entry_key = key.seq_key(b'h', index);
+            if let Some(head) = tasks.get(&entry_key)? {
+                parts::remove(&mut batch, &entry_key, &head);
+            }
         }
         for (index, entry) in write.history {
-            batch.insert(key.seq_key(b'h', index), entry);
+            parts::insert(&mut batch, &key.seq_key(b'h', index), &entry, 0);
         }
         let mut events = write.events;
         if let Some(below) = write.trim_below {
             // Every stored entry that starts below `below` goes; the newest of them may also hold
             // events at or after it, which stay, under a key of their own.
             let prefix = key.events_prefix();
-            for entry in self.inner.tasks.range(prefix.clone()..key.event_key(below)) {
-                let (k, v) = entry?;
-                let kept: Vec<(u64, &[u8])> = stored_events(&prefix, &k, &v)?
+            for entry in tasks.range(prefix.clone()..key.event_key(below)) {
+                let (k, head) = entry?;
+                let value = parts::assemble(tasks, &k, &head)?;
+                let kept: Vec<(u64, &[u8])> = stored_events(&prefix, &k, &value)?
                     .into_iter()
                     .filter(|(seq, _)| *seq >= below)
                     .collect();
                 if let Some((first, _)) = kept.first() {
-                    batch.insert(key.event_key(*first), event_batch::encode(&kept));
+                    let tail = event_batch::encode(&kept);
+                    parts::insert(&mut batch, &key.event_key(*first), &tail, 0);
                 }
-                batch.remove(k);
+                parts::remove(&mut batch, &k, &head);
             }
             events.retain(|(seq, _)| *seq >= below);
         }
         if let Some((first, _)) = events.first() {
             let events: Vec<(u64, &[u8])> = events.iter().map(|(s, e)| (*s, &e[..])).collect();
-            batch.insert(key.event_key(*first), event_batch::encode(&events));
+            let value = event_batch::encode(&events);
+            parts::insert(&mut batch, &key.event_key(*first), &value, 0);
         }
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);
@@ -433,21 +428,22 @@ impl Store {
             }
             let prefix = key.product_prefix(&chunk.product);
             if chunk.replaces {
-                for old in self.inner.tasks.scan_prefix(&prefix).keys() {
-                    batch.remove(old?);
+                for old in tasks.scan_prefix(&prefix) {
+                    let (k, head) = old?;
+                    parts::remove(&mut batch, &k, &head);
                 }
             }
             let mut chunk_key = prefix;
             chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
-            batch.insert(chunk_key, chunk.items);
+            parts::insert(&mut batch, &chunk_key, &chunk.items, 0);
         }
         for (seq, entry) in write.outbox {
-            batch.insert(key.seq_key(b'o', seq), entry);
+            parts::insert(&mut batch, &key.seq_key(b'o', seq), &entry, 0);
         }
         for (membership, message) in write.published {
             let mut k = groups::outbox_prefix(&membership);
             k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
-            batch.insert(k, message);
+            parts::insert(&mut batch, &k, &message, 0);
         }
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
@@ -455,20 +451,18 @@ impl Store {
 
     /// A notification config of a task.
     pub fn config(&self, key: &TaskKey, config: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .inner
-            .tasks
-            .get(key.config_key(config))?
-            .map(|v| v.to_vec()))
+        parts::get(&self.inner.tasks, &key.config_key(config))
     }
 
     /// Every notification config of a task, in id order.
     pub fn configs(&self, key: &TaskKey) -> Result<Vec<Vec<u8>>, StoreError> {
-        self.inner
-            .tasks
+        let tasks = &self.inner.tasks;
+        tasks
             .scan_prefix(key.tagged_prefix(b'n'))
-            .values()
-            .map(|v| Ok(v?.to_vec()))
+            .map(|entry| {
+                let (k, head) = entry?;
+                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            })
             .collect()
     }
 
@@ -479,7 +473,16 @@ impl Store {
         config: &str,
         value: &[u8],
     ) -> Result<Ticket, StoreError> {
-        self.inner.tasks.insert(key.config_key(config), value)?;
+        let tasks = &self.inner.tasks;
+        let config_key = key.config_key(config);
+        let mut batch = sled::Batch::default();
+        parts::insert(
+            &mut batch,
+            &config_key,
+            value,
+            parts::stored_parts(tasks, &config_key)?,
+        );
+        tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
@@ -489,27 +492,26 @@ impl Store {
         key: &TaskKey,
         config: Option<&str>,
     ) -> Result<(usize, Ticket), StoreError> {
-        let keys: Vec<sled::IVec> = match config {
-            Some(id) => self
-                .inner
-                .tasks
-                .get(key.config_key(id))?
-                .map(|_| key.config_key(id).into())
-                .into_iter()
-                .collect(),
-            None => self
-                .inner
-                .tasks
+        let tasks = &self.inner.tasks;
+        let found: Vec<(sled::IVec, sled::IVec)> = match config {
+            Some(id) => {
+                let k = key.config_key(id);
+                tasks
+                    .get(&k)?
+                    .map(|head| (sled::IVec::from(k), head))
+                    .into_iter()
+                    .collect()
+            }
+            None => tasks
                 .scan_prefix(key.tagged_prefix(b'n'))
-                .keys()
                 .collect::<Result<_, _>>()?,
         };
         let mut batch = sled::Batch::default();
-        for k in &keys {
-            batch.remove(k.clone());
+        for (k, head) in &found {
+            parts::remove(&mut batch, k, head);
         }
-        self.inner.tasks.apply_batch(batch)?;
-        Ok((keys.len(), self.inner.commit.written()))
+        tasks.apply_batch(batch)?;
+        Ok((found.len(), self.inner.commit.written()))
     }
 
     /// The first pending notification of a task: `(seq, entry)`.
@@ -518,13 +520,14 @@ impl Store {
         match self.inner.tasks.scan_prefix(&prefix).next() {
             None => Ok(None),
             Some(entry) => {
-                let (k, v) = entry?;
+                let (k, head) = entry?;
                 let seq = k
                     .get(prefix.len()..)
                     .and_then(|b| b.try_into().ok())
                     .map(u64::from_be_bytes)
                     .ok_or_else(|| StoreError::Corrupt("malformed outbox key".into()))?;
-                Ok(Some((seq, v.to_vec())))
+                let value = parts::assemble(&self.inner.tasks, &k, &head)?;
+                Ok(Some((seq, value.into_owned())))
             }
         }
     }
@@ -536,7 +539,16 @@ impl Store {
         seq: u64,
         entry: &[u8],
     ) -> Result<Ticket, StoreError> {
-        self.inner.tasks.insert(key.seq_key(b'o', seq), entry)?;
+        let tasks = &self.inner.tasks;
+        let entry_key = key.seq_key(b'o', seq);
+        let mut batch = sled::Batch::default();
+        parts::insert(
+            &mut batch,
+            &entry_key,
+            entry,
+            parts::stored_parts(tasks, &entry_key)?,
+        );
+        tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
@@ -547,12 +559,18 @@ impl Store {
         seq: u64,
         given_up: Option<&[u8]>,
     ) -> Result<Ticket, StoreError> {
+        let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
-        batch.remove(key.seq_key(b'o', seq));
-        if let Some(record) = given_up {
-            batch.insert(key.seq_key(b'g', seq), record);
+        let entry_key = key.seq_key(b'o', seq);
+        if let Some(head) = tasks.get(&entry_key)? {
+            parts::remove(&mut batch, &entry_key, &head);
         }
-        self.inner.tasks.apply_batch(batch)?;
+        if let Some(record) = given_up {
+            let given_key = key.seq_key(b'g', seq);
+            let old = parts::stored_parts(tasks, &given_key)?;
+            parts::insert(&mut batch, &given_key, record, old);
+        }
+        tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
@@ -573,84 +591,90 @@ impl Store {
 
     /// Notifications given up on (all agents), oldest task first.
     pub fn given_up(&self, limit: usize) -> Result<Vec<Vec<u8>>, StoreError> {
-        self.inner
-            .tasks
+        let tasks = &self.inner.tasks;
+        tasks
             .scan_prefix(b"g\0")
-            .values()
             .take(limit)
-            .map(|v| Ok(v?.to_vec()))
+            .map(|entry| {
+                let (k, head) = entry?;
+                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            })
             .collect()
     }
 
     /// The stored history entries of a task: `(index, entry)`, in order.
     pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let prefix = key.tagged_prefix(b'h');
-        self.inner
-            .tasks
+        let tasks = &self.inner.tasks;
+        tasks
             .scan_prefix(&prefix)
             .map(|entry| {
-                let (k, v) = entry?;
+                let (k, head) = entry?;
                 let index = k
                     .get(prefix.len()..)
                     .and_then(|b| b.try_into().ok())
                     .map(u64::from_be_bytes)
                     .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
-                Ok((index, v.to_vec()))
+                Ok((index, parts::assemble(tasks, &k, &head)?.into_owned()))
             })
             .collect()
     }
 
-    /// Every task that has not ended, and whether it is running or waiting.
+    /// Every running task (accepted or working, as last written).
     ///
-    /// A store written before the live index existed gets it built first, once: `liveness`
+    /// A store written before the running index existed gets it built first, once: `liveness`
     /// tells it from a stored record (`Err`: the record is unreadable).
-    pub fn live_tasks(
+    pub fn running_tasks(
         &self,
         liveness: impl Fn(&[u8]) -> Result<Option<Liveness>, String>,
-    ) -> Result<Vec<(TaskKey, Liveness)>, StoreError> {
-        if self.inner.tasks.get(LIVE_INDEX_MARK)?.is_none() {
+    ) -> Result<Vec<TaskKey>, StoreError> {
+        let tasks = &self.inner.tasks;
+        if tasks.get(LIVE_INDEX_MARK)?.is_none() {
             let mut batch = sled::Batch::default();
             let mut built = 0usize;
-            for entry in self.inner.tasks.scan_prefix(b"t\0") {
-                let (k, v) = entry?;
+            for entry in tasks.scan_prefix(b"t\0") {
+                let (k, head) = entry?;
                 let key = k
                     .get(2..)
                     .and_then(TaskKey::from_tail)
                     .ok_or_else(|| StoreError::Corrupt("malformed task key".into()))?;
-                let live = liveness(&v).map_err(|e| {
+                let record = parts::assemble(tasks, &k, &head)?;
+                let live = liveness(&record).map_err(|e| {
                     StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
                 })?;
-                if let Some(live) = live {
-                    batch.insert(key.live_key(), &[live.byte()][..]);
+                if live == Some(Liveness::Running) {
+                    batch.insert(key.live_key(), &b"r"[..]);
                     built += 1;
                 }
             }
             batch.insert(LIVE_INDEX_MARK, &[][..]);
-            self.inner.tasks.apply_batch(batch)?;
-            self.inner.tasks.flush()?;
-            tracing::info!(tasks = built, "built the live-task index of an older store");
-        }
-        let mut out = Vec::new();
-        for entry in self.inner.tasks.scan_prefix(b"l\0") {
-            let (k, v) = entry?;
-            let parsed = k
-                .get(2..)
-                .and_then(TaskKey::from_tail)
-                .zip(v.first().copied().and_then(Liveness::from_byte));
-            out.push(
-                parsed.ok_or_else(|| StoreError::Corrupt("malformed live index entry".into()))?,
+            tasks.apply_batch(batch)?;
+            tasks.flush()?;
+            tracing::info!(
+                tasks = built,
+                "built the running-task index of an older store"
             );
         }
-        Ok(out)
+        tasks
+            .scan_prefix(b"l\0")
+            .keys()
+            .map(|k| {
+                k?.get(2..)
+                    .and_then(TaskKey::from_tail)
+                    .ok_or_else(|| StoreError::Corrupt("malformed running index entry".into()))
+            })
+            .collect()
     }
 
     /// The stored chunks of one product of a task, in order: each its DataItems as JSON.
     pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Vec<u8>>, StoreError> {
-        self.inner
-            .tasks
+        let tasks = &self.inner.tasks;
+        tasks
             .scan_prefix(key.product_prefix(product))
-            .values()
-            .map(|v| Ok(v?.to_vec()))
+            .map(|entry| {
+                let (k, head) = entry?;
+                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            })
             .collect()
     }
 
@@ -675,11 +699,12 @@ impl Store {
         };
         let mut out = Vec::new();
         for entry in self.inner.tasks.range(start..) {
-            let (k, v) = entry?;
+            let (k, head) = entry?;
             if !k.starts_with(&prefix) || out.len() >= limit {
                 break;
             }
-            for (seq, event) in stored_events(&prefix, &k, &v)? {
+            let value = parts::assemble(&self.inner.tasks, &k, &head)?;
+            for (seq, event) in stored_events(&prefix, &k, &value)? {
                 // A trim that runs while this reads moves the tail of the entry it cuts to a
                 // higher key, where sled's iterator (no snapshot) may meet it again.
                 if seq >= wanted && out.len() < limit {
@@ -711,8 +736,8 @@ impl Store {
             };
             let mut batch = sled::Batch::default();
             for entry in self.inner.tasks.scan_prefix(task.events_prefix()) {
-                let (k, _) = entry?;
-                batch.remove(k);
+                let (k, head) = entry?;
+                parts::remove(&mut batch, &k, &head);
             }
             batch.remove(index_key);
             self.inner.tasks.apply_batch(batch)?;
@@ -758,11 +783,7 @@ impl Store {
         scope: KvScope<'_>,
         key: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .inner
-            .kv
-            .get(kv_key(agent, scope, key))?
-            .map(|v| v.to_vec()))
+        parts::get(&self.inner.kv, &kv_key(agent, scope, key))
     }
 
     /// Write a partner's key-value entry. It becomes durable with the next flush.
@@ -773,7 +794,15 @@ impl Store {
         key: &str,
         value: &[u8],
     ) -> Result<Ticket, StoreError> {
-        self.inner.kv.insert(kv_key(agent, scope, key), value)?;
+        let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        let mut batch = sled::Batch::default();
+        parts::insert(
+            &mut batch,
+            &entry_key,
+            value,
+            parts::stored_parts(kv, &entry_key)?,
+        );
+        kv.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
@@ -784,7 +813,12 @@ impl Store {
         scope: KvScope<'_>,
         key: &str,
     ) -> Result<Ticket, StoreError> {
-        self.inner.kv.remove(kv_key(agent, scope, key))?;
+        let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        if let Some(head) = kv.get(&entry_key)? {
+            let mut batch = sled::Batch::default();
+            parts::remove(&mut batch, &entry_key, &head);
+            kv.apply_batch(batch)?;
+        }
         Ok(self.inner.commit.written())
     }
 
@@ -1027,6 +1061,84 @@ mod tests {
             store.product_chunks(&key, "q").unwrap(),
             [b"q4".to_vec(), b"q7".to_vec()]
         );
+    }
+
+    /// No value the store writes is larger than a part (sled keeps large values in memory for
+    /// good), and everything reads back whole: records, events, chunks, history, outbox, KV.
+    #[tokio::test]
+    async fn large_values_are_written_in_parts_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::owned("a", Some("L"), "t");
+        let big = |c: char, n: usize| c.to_string().repeat(n).into_bytes();
+        let record = format!("{{\"x\":\"{}\"}}", "r".repeat(100_000));
+        store
+            .write_task(TaskWrite {
+                events: vec![(1, big('e', 70_000)), (2, big('f', 9_000))],
+                chunks: vec![ChunkWrite {
+                    product: "p".into(),
+                    seq: 1,
+                    items: big('c', 50_000),
+                    replaces: true,
+                }],
+                history: vec![(0, big('h', 30_000))],
+                outbox: vec![(1, big('o', 20_000))],
+                ..TaskWrite::record_only(&key, record.clone().into_bytes())
+            })
+            .unwrap();
+        store
+            .kv_set("a", KvScope::Agent, "k", &big('k', 40_000))
+            .unwrap();
+        let largest =
+            |tree: &sled::Tree| tree.iter().map(|e| e.unwrap().1.len()).max().unwrap_or(0);
+        assert!(largest(&store.inner.tasks) <= PART_BYTES);
+        assert!(largest(&store.inner.kv) <= PART_BYTES);
+        let read: Value = store.load_task(&key).unwrap().unwrap();
+        assert_eq!(read.to_string(), record);
+        let events = store.events_after(&key, 0, 10).unwrap();
+        assert_eq!(events, vec![(1, big('e', 70_000)), (2, big('f', 9_000))]);
+        assert_eq!(store.product_chunks(&key, "p").unwrap(), [big('c', 50_000)]);
+        assert_eq!(
+            store.command_history(&key).unwrap(),
+            [(0, big('h', 30_000))]
+        );
+        assert_eq!(
+            store.outbox_head(&key).unwrap(),
+            Some((1, big('o', 20_000)))
+        );
+        assert_eq!(
+            store.kv_get("a", KvScope::Agent, "k").unwrap(),
+            Some(big('k', 40_000))
+        );
+        // Replaced, trimmed, delivered and deleted: their parts go with them.
+        store
+            .write_task(TaskWrite {
+                events: vec![(3, b"{}".to_vec())],
+                trim_below: Some(3),
+                chunks: vec![ChunkWrite {
+                    product: "p".into(),
+                    seq: 3,
+                    items: b"[]".to_vec(),
+                    replaces: true,
+                }],
+                history_dropped: vec![0],
+                ..TaskWrite::record_only(&key, b"{}".to_vec())
+            })
+            .unwrap();
+        store.outbox_remove(&key, 1, None).unwrap();
+        store.kv_delete("a", KvScope::Agent, "k").unwrap();
+        let parts_left = store
+            .inner
+            .tasks
+            .iter()
+            .filter(|e| e.as_ref().unwrap().0.first() == Some(&0xFF))
+            .count();
+        assert_eq!(parts_left, 0, "no part outlives its value");
+        assert_eq!(
+            store.events_after(&key, 0, 10).unwrap(),
+            vec![(3, b"{}".to_vec())]
+        );
+        assert!(store.inner.kv.is_empty());
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! The tenancy side of the store (tree `tenancy`): tenants, their credentials, published
 //! partners and Leader API keys, each a JSON record under a typed key (see `tenant::records`).
 
-use super::{Store, StoreError, Ticket};
+use super::{Store, StoreError, Ticket, parts};
 
 impl Store {
     /// Read the tenancy record at `key`.
@@ -44,21 +44,26 @@ impl Store {
     /// that counts keys and values as sled holds them).
     pub fn agent_bytes(&self, agent: &str) -> Result<u64, StoreError> {
         let mut total = 0u64;
+        let count = |tree: &sled::Tree, prefix: &[u8]| -> Result<u64, StoreError> {
+            let mut bytes = 0u64;
+            // The entries, and the parts of the large ones.
+            for prefix in [prefix.to_vec(), parts::parts_prefix(prefix)] {
+                for entry in tree.scan_prefix(prefix) {
+                    let (k, v) = entry?;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+            }
+            Ok(bytes)
+        };
         for tag in [b't', b'e', b'c', b'h', b'l', b'n', b'o', b'g'] {
             let mut prefix = vec![tag, 0];
             prefix.extend_from_slice(agent.as_bytes());
             prefix.push(0);
-            for entry in self.inner.tasks.scan_prefix(prefix) {
-                let (k, v) = entry?;
-                total += (k.len() + v.len()) as u64;
-            }
+            total += count(&self.inner.tasks, &prefix)?;
         }
         let mut prefix = agent.as_bytes().to_vec();
         prefix.push(0);
-        for entry in self.inner.kv.scan_prefix(prefix) {
-            let (k, v) = entry?;
-            total += (k.len() + v.len()) as u64;
-        }
+        total += count(&self.inner.kv, &prefix)?;
         Ok(total)
     }
 }

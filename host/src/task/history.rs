@@ -1,11 +1,12 @@
 //! What a task keeps of its past: the Leader commands that named it and the statuses it went
 //! through, each bounded, the oldest dropped first.
 //!
-//! Commands are stored one entry each beside the task's record (see
+//! The `start` that created a task is stored in its record, which that start writes anyway; every
+//! later command is stored as an entry of its own beside the record (see
 //! [`crate::store::TaskWrite::history`]), so a command costs its own bytes once, not a rewrite of
 //! everything before it. [`CommandLog`] keeps, for each command the task holds, the index of its
-//! entry, its size and whether it changed anything; it decides what is dropped and remembers
-//! which entries are still to be written or deleted.
+//! entry (0: the start, in the record), its size and whether it changed anything; it decides
+//! what is dropped and remembers which entries are still to be written or deleted.
 //!
 //! The bounds (all in [`HistoryLimits`]):
 //! - commands that changed nothing (a `get`, or a command ignored in the task's state, such as a
@@ -120,7 +121,10 @@ impl CommandLog {
             bytes: bytes.len(),
             unchanging,
         });
-        self.put.push((index, bytes));
+        // The creating start (index 0) is stored in the record itself.
+        if index > 0 {
+            self.put.push((index, bytes));
+        }
         commands.push(stored.command);
         self.enforce(commands, limits);
     }
@@ -186,14 +190,28 @@ impl CommandLog {
         }
     }
 
-    /// The commands of stored `entries` (`(index, entry)`, in index order), with their log. The
-    /// index after the last entry is the lowest the next command may take (a command that
-    /// changed nothing is stored without rewriting the record that counts them).
+    /// The commands of a stored task: `start`, the one its record holds, and the stored
+    /// `entries` (`(index, entry)`, in index order), with their log. The index after the last
+    /// entry is the lowest the next command may take (a command that changed nothing is stored
+    /// without rewriting the record that counts them).
     pub fn restore(
+        start: Option<LeaderCommand>,
         entries: Vec<(u64, Vec<u8>)>,
     ) -> Result<(Self, Vec<LeaderCommand>), UnreadableEntry> {
         let mut log = CommandLog::default();
-        let mut commands = Vec::with_capacity(entries.len());
+        let mut commands = Vec::with_capacity(1 + entries.len());
+        if let Some(command) = start {
+            let stored = StoredCommand {
+                command,
+                unchanging: false,
+            };
+            log.entries.push(Entry {
+                index: 0,
+                bytes: serde_json::to_vec(&stored).map_or(0, |b| b.len()),
+                unchanging: false,
+            });
+            commands.push(stored.command);
+        }
         for (index, bytes) in entries {
             let stored: StoredCommand =
                 serde_json::from_slice(&bytes).map_err(|e| UnreadableEntry {
@@ -211,8 +229,8 @@ impl CommandLog {
     }
 
     /// The log of commands a record stored inline, as records did before histories had entries
-    /// of their own: each gets an entry, written with the task's next write. Returns the next
-    /// index.
+    /// of their own: each after the first (the start, which stays in the record) gets an entry,
+    /// written with the task's next write. Returns the next index.
     pub fn adopt_inline(commands: &[LeaderCommand]) -> (Self, u64) {
         let mut log = CommandLog::default();
         for (index, command) in (0u64..).zip(commands) {
@@ -226,7 +244,9 @@ impl CommandLog {
                 bytes: bytes.len(),
                 unchanging: stored.unchanging,
             });
-            log.put.push((index, bytes));
+            if index > 0 {
+                log.put.push((index, bytes));
+            }
         }
         (log, commands.len() as u64)
     }
@@ -325,7 +345,11 @@ mod tests {
         t.write();
         assert_eq!(t.ids(), ["s", "again-7", "again-8", "again-9", "c"]);
         // What is stored is exactly what is kept, and reads back the same.
-        let (log, commands) = CommandLog::restore(t.stored.clone().into_iter().collect()).unwrap();
+        let (log, commands) = CommandLog::restore(
+            Some(t.commands[0].clone()),
+            t.stored.clone().into_iter().collect(),
+        )
+        .unwrap();
         assert_eq!(commands, t.commands);
         assert_eq!(log.entries, t.log.entries);
     }
@@ -361,8 +385,12 @@ mod tests {
         );
         t.write();
         assert_eq!(t.ids(), ["s", "huge"]);
-        assert_eq!(t.stored.len(), 2);
-        let (_, commands) = CommandLog::restore(t.stored.clone().into_iter().collect()).unwrap();
+        assert_eq!(t.stored.len(), 1, "the start is in the record");
+        let (_, commands) = CommandLog::restore(
+            Some(t.commands[0].clone()),
+            t.stored.clone().into_iter().collect(),
+        )
+        .unwrap();
         assert_eq!(commands, t.commands);
     }
 
@@ -375,11 +403,12 @@ mod tests {
         let (mut log, next) = CommandLog::adopt_inline(&inline);
         assert_eq!(next, 2);
         let writes = log.take_writes();
-        assert_eq!(writes.put.len(), 2);
-        let (restored, commands) = CommandLog::restore(writes.put).unwrap();
+        assert_eq!(writes.put.len(), 1, "the start stays in the record");
+        let (restored, commands) =
+            CommandLog::restore(Some(inline[0].clone()), writes.put).unwrap();
         assert_eq!(commands, inline);
         assert!(restored.entries[1].unchanging);
-        assert!(CommandLog::restore(vec![(0, b"{".to_vec())]).is_err());
+        assert!(CommandLog::restore(None, vec![(1, b"{".to_vec())]).is_err());
     }
 
     #[test]

@@ -245,7 +245,8 @@ impl TaskRecord {
             self.next_command = next;
             return Ok(());
         }
-        let (log, commands) = CommandLog::restore(entries)?;
+        let start = self.task.commands.first().cloned();
+        let (log, commands) = CommandLog::restore(start, entries)?;
         // A command that changed nothing is stored without the record, whose count it passed.
         self.next_command = self.next_command.max(log.next_index());
         self.log = log;
@@ -255,8 +256,8 @@ impl TaskRecord {
 
     /// The record as stored: products keep their id, name and description; their DataItems are
     /// stored chunk by chunk beside it (so appending a chunk does not rewrite the product), and
-    /// the commands are history entries of their own (so a command does not rewrite the ones
-    /// before it).
+    /// of the commands only the creating `start` is kept in it, the later ones being history
+    /// entries of their own (so a command does not rewrite the ones before it).
     pub fn stored_bytes(&mut self) -> Result<Vec<u8>, serde_json::Error> {
         let items: Vec<Vec<DataItem>> = self
             .task
@@ -264,9 +265,12 @@ impl TaskRecord {
             .iter_mut()
             .map(|p| std::mem::take(&mut p.data_items))
             .collect();
-        let commands = std::mem::take(&mut self.task.commands);
+        let later = self
+            .task
+            .commands
+            .split_off(self.task.commands.len().min(1));
         let bytes = serde_json::to_vec(self);
-        self.task.commands = commands;
+        self.task.commands.extend(later);
         for (product, items) in self.task.products.iter_mut().zip(items) {
             product.data_items = items;
         }
@@ -464,18 +468,27 @@ mod tests {
         assert_eq!(kinds.last(), Some(&CommandKind::Continue));
     }
 
-    /// Commands are stored as entries of their own: the record holds none, and a loaded record
-    /// gets them back from the entries (or, stored inline by an older host, keeps them and moves
-    /// them out with its next write).
+    /// The creating start is stored in the record; later commands as entries of their own, and
+    /// a loaded record gets them back from the entries (or, stored inline by an older host,
+    /// keeps them and moves all but the start out with its next write).
     #[test]
-    fn commands_are_stored_beside_the_record() {
+    fn commands_after_the_start_are_stored_beside_the_record() {
         let mut r = record(10);
+        let mut get = start();
+        get.command = CommandKind::Get;
+        get.id = "g".into();
+        r.record_command(get, true, &HistoryLimits::default());
         let stored: serde_json::Value = serde_json::from_slice(&r.stored_bytes().unwrap()).unwrap();
-        assert_eq!(stored["task"]["commands"], json!([]));
-        assert_eq!(stored["next_command"], 1);
-        assert_eq!(r.task.commands.len(), 1, "the record in memory keeps them");
+        assert_eq!(stored["task"]["commands"].as_array().unwrap().len(), 1);
+        assert_eq!(stored["task"]["commands"][0]["command"], "start");
+        assert_eq!(stored["next_command"], 2);
+        assert_eq!(
+            r.task.commands.len(),
+            2,
+            "the record in memory keeps them all"
+        );
         let writes = r.take_history_writes();
-        assert_eq!(writes.put.len(), 1);
+        assert_eq!(writes.put.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1]);
         let mut loaded: TaskRecord = serde_json::from_value(stored.clone()).unwrap();
         loaded.restore_history(writes.put).unwrap();
         assert_eq!(loaded.task.commands, r.task.commands);

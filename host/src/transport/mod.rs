@@ -309,6 +309,10 @@ async fn metrics(State(state): State<AppState>) -> Response {
         "# HELP aiphost_open_streams Event streams open now\n# TYPE aiphost_open_streams gauge\naiphost_open_streams {}\n",
         state.engine.open_streams()
     ));
+    text.push_str(&format!(
+        "# HELP aiphost_task_slots Tasks held in memory now (in use by a command, an invocation or a stream's start)\n# TYPE aiphost_task_slots gauge\naiphost_task_slots {}\n",
+        state.engine.slots_in_use()
+    ));
     let busy = state.engine.busy_partners();
     text.push_str("# HELP aiphost_partner_invocations_running Invocations of a partner running now\n# TYPE aiphost_partner_invocations_running gauge\n");
     for share in &busy {

@@ -26,7 +26,7 @@ use crate::runtime::{EndReason, Invocation, InvocationEnd, KvOwner, PartnerEvent
 use crate::store::{ChunkWrite, Liveness, Store, StoreError, TaskKey, TaskWrite, Ticket};
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -161,6 +161,9 @@ struct Slot {
     key: TaskKey,
     state: tokio::sync::Mutex<SlotState>,
     changed: watch::Sender<u64>,
+    /// The [`Held`]s of the slot, counted under the slot map's lock: the last one to go removes
+    /// the slot (a count of `Arc`s cannot tell two holds dropped at once from two that remain).
+    holders: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -241,17 +244,17 @@ impl TaskEngine {
     ) -> Result<Self, StoreError> {
         let (due_tx, mut due_rx) = mpsc::unbounded_channel();
         let timers = Timers::start(due_tx);
-        for (at, key) in store.deadlines()? {
-            timers.arm(at, key);
-        }
+        // Tasks that have not ended: the waiting ones have a deadline, the running ones an
+        // entry of their own (and lost their invocation with the previous process).
         let live = LiveTasks::new(defaults.max_live_tasks);
         let shares = Shares::new(defaults.max_invocations_per_partner);
-        let mut interrupted = Vec::new();
-        for (key, state) in store.live_tasks(stored_liveness)? {
-            live.moved(&key, None, Some(state));
-            if state == Liveness::Running {
-                interrupted.push(key);
-            }
+        for (at, key) in store.deadlines()? {
+            live.moved(&key, None, Some(Liveness::Waiting));
+            timers.arm(at, key);
+        }
+        let interrupted = store.running_tasks(stored_liveness)?;
+        for key in &interrupted {
+            live.moved(key, None, Some(Liveness::Running));
         }
         let engine = TaskEngine {
             inner: Arc::new(Inner {
@@ -622,41 +625,64 @@ impl TaskEngine {
 
     /// Hold the slot of `key` (made if needed) until the returned guard drops.
     fn hold(&self, key: &TaskKey) -> Held {
-        self.held(&self.slot(key))
-    }
-
-    /// Another hold on a slot already held, for work that outlives the caller's.
-    fn held(&self, slot: &Arc<Slot>) -> Held {
-        Held {
-            engine: self.clone(),
-            slot: slot.clone(),
-        }
-    }
-
-    /// Get (or make) the slot of `key`.
-    fn slot(&self, key: &TaskKey) -> Arc<Slot> {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
-        slots
+        let slot = slots
             .entry(key.clone())
             .or_insert_with(|| {
                 Arc::new(Slot {
                     key: key.clone(),
                     state: tokio::sync::Mutex::new(SlotState::default()),
                     changed: watch::channel(0).0,
+                    holders: AtomicUsize::new(0),
                 })
             })
-            .clone()
+            .clone();
+        slot.holders.fetch_add(1, Ordering::Relaxed);
+        Held {
+            engine: self.clone(),
+            slot,
+        }
     }
 
-    /// Drop our hold on a slot, and the slot itself when nobody uses it and nothing runs for it.
+    /// Another hold on a slot already held, for work that outlives the caller's.
+    fn held(&self, slot: &Arc<Slot>) -> Held {
+        let _slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slot.holders.fetch_add(1, Ordering::Relaxed);
+        Held {
+            engine: self.clone(),
+            slot: slot.clone(),
+        }
+    }
+
+    /// Slots in memory now (tasks in use).
+    pub fn slots_in_use(&self) -> usize {
+        self.inner
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+    }
+
+    /// Drop a hold on a slot, and the slot itself when it was the last and nothing runs for it
+    /// or waits to be written.
     fn release(&self, slot: &Arc<Slot>) {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
-        // Two references: the map's and ours. Anyone else holding it keeps it alive.
-        if Arc::strong_count(slot) == 2
+        let left = slot
+            .holders
+            .fetch_sub(1, Ordering::Relaxed)
+            .saturating_sub(1);
+        // Whoever holds the state lock holds the slot too (only holders lock it), and will
+        // release it after this; so a slot busy now is removed by that last release.
+        if left == 0
             && let Ok(st) = slot.state.try_lock()
             && st.running.is_none()
             && st.pending.is_none()
             && st.unwritten.events.is_empty()
+            && st.unwritten.chunks.is_empty()
+            && !st
+                .record
+                .as_ref()
+                .is_some_and(TaskRecord::has_history_writes)
         {
             slots.remove(&slot.key);
         }
@@ -1180,8 +1206,7 @@ impl TaskEngine {
     ) -> Option<InvocationEnd> {
         self.inner.stats.invocations.fetch_add(1, Ordering::Relaxed);
         let reporter = Arc::new(TaskReporter {
-            engine: self.clone(),
-            slot: slot.clone(),
+            slot: self.held(slot),
             run,
         });
         let store = self.inner.store.clone();

@@ -1,18 +1,18 @@
 //! The engine's side of a partner's reports: status changes and product chunks arriving through
 //! the partner's host imports, checked against the state machine and stored like any change.
 
-use super::{Slot, TaskEngine, current_after};
+use super::{Held, current_after};
 use crate::protocol::{DataItem, EventKind, ProductChunk, TaskState, TaskStatus};
 use crate::runtime::{ReportError, Reporter};
 use crate::task::state::{self, ReportRefused};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use std::sync::Arc;
 
 /// The engine's side of a partner's reports during one invocation.
 pub(super) struct TaskReporter {
-    pub(super) engine: TaskEngine,
-    pub(super) slot: Arc<Slot>,
+    /// A hold on the task's slot: a partner's invocation may outlive the command that started it
+    /// (a cancel aborts it), and its last report must still find the slot it holds.
+    pub(super) slot: Held,
     /// The start/continue run this reporter belongs to; `None` for end-of-task hooks.
     pub(super) run: Option<u64>,
 }
@@ -34,10 +34,13 @@ impl TaskReporter {
             other => ReportError::InvalidTransition(other.to_string()),
         })?;
         let stored = if st.record.is_none() {
-            self.engine
+            self.slot
+                .engine
                 .create(&self.slot, &mut st, TaskStatus::now(to, items))
         } else {
-            self.engine.transition(&self.slot, &mut st, to, items, row)
+            self.slot
+                .engine
+                .transition(&self.slot, &mut st, to, items, row)
         };
         stored.map_err(|e| {
             tracing::error!(error = %e, "could not store a partner report");
@@ -68,7 +71,8 @@ impl TaskReporter {
         };
         match record.apply_chunk(chunk.clone()) {
             Ok(()) => {
-                self.engine
+                self.slot
+                    .engine
                     .persist(&self.slot, &mut st, vec![EventKind::Chunk { chunk }])
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not store a product chunk");
@@ -91,7 +95,8 @@ impl TaskReporter {
                         Vec::new()
                     };
                     let row = state::on_partner_report(current_after(&st), step).unwrap_or(0);
-                    self.engine
+                    self.slot
+                        .engine
                         .transition(&self.slot, &mut st, step, items, row)
                         .map_err(|_| ReportError::ProductsTooLarge(total))?;
                 }

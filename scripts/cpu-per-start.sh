@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Host CPU per durable rpc `start` (echo partner, v2, reply once `awaiting-completion` is on disk),
+# side by side for one or more aiphost binaries, runs interleaved so they share the machine's mood:
+#
+#   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] BIN [BIN...]
+#
+# Each run: a fresh host (fresh data dir), a 2 s wrk warm-up, then a measured wrk run with the
+# host's utime+stime read from /proc/PID/stat before and after. CPU per start = the difference /
+# requests. Every measured request must have done the work it claims: the host's
+# `aiphost_invocations_total` must grow by exactly the number of requests wrk counted (task ids
+# are unique per run, bench/wrk/start.lua), and no reply may be wrong. Prints each run, then the
+# median with min–max per binary. Needs wrk (scripts/bench.sh installs it) and plugins/dist.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+runs=5 seconds=10 connections=16
+bins=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --runs) runs="$2"; shift 2 ;;
+        --seconds) seconds="$2"; shift 2 ;;
+        --connections) connections="$2"; shift 2 ;;
+        *) bins+=("$1"); shift ;;
+    esac
+done
+[[ ${#bins[@]} -gt 0 ]] || { echo "usage: $0 [--runs N] [--seconds S] [--connections C] BIN [BIN...]" >&2; exit 2; }
+tick=$(getconf CLK_TCK)
+
+metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+declare -A results
+echo "| run | binary | requests/s | CPU µs per start | invocations = requests |"
+echo "| ---: | --- | ---: | ---: | --- |"
+for run in $(seq 1 "$runs"); do
+    for bin in "${bins[@]}"; do
+        data=$(mktemp -d)
+        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+        extra=()
+        # Lift the cap of live tasks where the binary has one (a run starts tens of thousands).
+        "$bin" serve --help | grep -q -- --max-live-tasks && extra=(--max-live-tasks 1000000000)
+        "$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+            "${extra[@]}" >/dev/null 2>&1 &
+        pid=$!
+        url="http://127.0.0.1:$port"
+        for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+        rpc="$url/agents/echo/rpc"
+        wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
+        before_inv=$(metric "$url" aiphost_invocations_total)
+        before_cpu=$(cpu_ticks "$pid")
+        out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "$rpc" -- awaiting-completion "run$run")
+        after_cpu=$(cpu_ticks "$pid")
+        after_inv=$(metric "$url" aiphost_invocations_total)
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+        rm -rf "$data"
+        line=$(grep '^RESULT' <<<"$out")
+        requests=$(sed -E 's/.*requests=([0-9]+).*/\1/' <<<"$line")
+        secs=$(sed -E 's/.*seconds=([0-9.]+).*/\1/' <<<"$line")
+        wrong=$(sed -E 's/.*wrong=([0-9]+).*/\1/' <<<"$line")
+        invocations=$((after_inv - before_inv))
+        # wrk counts a request it cut off at the end of the run; the host may still have done it.
+        ok="yes"
+        if [[ "$wrong" != 0 ]] || (( invocations < requests || invocations > requests + connections )); then
+            ok="NO ($invocations invocations, $wrong wrong)"
+        fi
+        rate=$(awk -v r="$requests" -v s="$secs" 'BEGIN { printf "%.0f", r / s }')
+        us=$(awk -v c="$((after_cpu - before_cpu))" -v t="$tick" -v r="$requests" 'BEGIN { printf "%.1f", c / t * 1e6 / r }')
+        echo "| $run | $bin | $rate | $us | $ok |"
+        results[$bin]+="$us $rate"$'\n'
+    done
+done
+echo
+echo "| binary | CPU µs per start, median (min–max) | requests/s, median (min–max) |"
+echo "| --- | ---: | ---: |"
+for bin in "${bins[@]}"; do
+    stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s–%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+    cpu=$(awk 'NF { print $1 }' <<<"${results[$bin]}" | stats)
+    rate=$(awk 'NF { print $2 }' <<<"${results[$bin]}" | stats)
+    echo "| $bin | $cpu | $rate |"
+done
