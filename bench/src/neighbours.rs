@@ -177,6 +177,15 @@ fn binaries(bin: &Path, baseline: &Option<PathBuf>) -> Vec<(String, PathBuf)> {
     out
 }
 
+/// One binary's figures over the runs of one looper count.
+#[derive(Default)]
+struct Tally {
+    p50: Vec<f64>,
+    p99: Vec<f64>,
+    rate: Vec<f64>,
+    failed: u64,
+}
+
 pub async fn neighbours(bin: &Path, agents: &Path, args: NeighboursArgs) -> anyhow::Result<()> {
     let bins = binaries(bin, &args.baseline);
     println!(
@@ -188,8 +197,7 @@ pub async fn neighbours(bin: &Path, agents: &Path, args: NeighboursArgs) -> anyh
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for &loopers in &args.loopers {
-        let mut results: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, u64)> =
-            vec![(Vec::new(), Vec::new(), Vec::new(), 0); bins.len()];
+        let mut results: Vec<Tally> = (0..bins.len()).map(|_| Tally::default()).collect();
         for _ in 0..args.runs {
             for (i, (_, binary)) in bins.iter().enumerate() {
                 let host = start(i, binary, agents, &args.host_args)?;
@@ -205,18 +213,19 @@ pub async fn neighbours(bin: &Path, agents: &Path, args: NeighboursArgs) -> anyh
                 }
                 latencies.sort();
                 let r = &mut results[i];
-                r.0.push(percentile(&latencies, 50.0));
-                r.1.push(percentile(&latencies, 99.0));
-                r.2.push(latencies.len() as f64 / args.seconds as f64);
-                r.3 += failed;
+                r.p50.push(percentile(&latencies, 50.0));
+                r.p99.push(percentile(&latencies, 99.0));
+                r.rate.push(latencies.len() as f64 / args.seconds as f64);
+                r.failed += failed;
             }
         }
-        for ((name, _), (p50, p99, rate, failed)) in bins.iter().zip(results.iter_mut()) {
+        for ((name, _), r) in bins.iter().zip(results.iter_mut()) {
             println!(
-                "| {name} | {loopers} | {} | {} | {} | {failed} |",
-                spread(p50),
-                spread(p99),
-                spread(rate)
+                "| {name} | {loopers} | {} | {} | {} | {} |",
+                spread(&mut r.p50),
+                spread(&mut r.p99),
+                spread(&mut r.rate),
+                r.failed
             );
         }
     }
