@@ -660,17 +660,9 @@ pub async fn metric_if_any(host_url: &str, name: &str) -> Option<u64> {
 
 /// A value from the host's `/metrics`.
 pub async fn metric(host_url: &str, name: &str) -> u64 {
-    let metrics = reqwest::get(format!("{host_url}/metrics"))
+    metric_if_any(host_url, name)
         .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("metrics text");
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing from:\n{metrics}"))
+        .unwrap_or_else(|| panic!("{name} missing from {host_url}/metrics"))
 }
 
 /// One notification a [`Receiver`] got.

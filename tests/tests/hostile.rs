@@ -325,66 +325,43 @@ async fn live_tasks_are_capped_per_leader() {
     };
     let mut host = TestHost::start(options.clone()).await;
     let keys = keyed_echo(&host, "capped", &[LEADER, OTHER_LEADER]).await;
+    // `command` of `task` sent by Leader `who` (0 or 1) with its key, to the host as it is now.
+    let send = |url: String, who: usize, command: &'static str, task: &'static str| {
+        let (key, leader) = (keys[who].clone(), [LEADER, OTHER_LEADER][who]);
+        let items = if command == "start" {
+            text("hi")
+        } else {
+            json!([])
+        };
+        async move { post_as(&url, Some(&key), &from(leader, command, task, items)).await }
+    };
     let rpc = host.rpc("capped");
-    for i in 0..3 {
-        let answer = post_as(
-            &rpc,
-            Some(&keys[0]),
-            &from(LEADER, "start", &format!("t{i}"), text("hi")),
-        )
-        .await;
+    for task in ["t0", "t1", "t2"] {
+        let answer = send(rpc.clone(), 0, "start", task).await;
         assert_eq!(state(&answer), "awaiting-completion", "{answer}");
     }
-    let answer = post_as(
-        &rpc,
-        Some(&keys[0]),
-        &from(LEADER, "start", "t3", text("hi")),
-    )
-    .await;
+    let answer = send(rpc.clone(), 0, "start", "t3").await;
     assert_eq!(error_code(&answer), -32009, "{answer}");
     assert_eq!(answer["error"]["data"]["quota"], "maxLiveTasks");
     assert_eq!(answer["error"]["data"]["limit"], 3);
-    let answer = post_as(&rpc, Some(&keys[0]), &from(LEADER, "get", "t3", json!([]))).await;
-    assert_eq!(
-        error_code(&answer),
-        -32001,
+    let answer = send(rpc.clone(), 0, "get", "t3").await;
+    let refused_left_nothing = error_code(&answer) == -32001;
+    assert!(
+        refused_left_nothing,
         "a refused start leaves nothing: {answer}"
     );
     // Another Leader has its own count.
-    let answer = post_as(
-        &rpc,
-        Some(&keys[1]),
-        &from(OTHER_LEADER, "start", "t0", text("hi")),
-    )
-    .await;
+    let answer = send(rpc.clone(), 1, "start", "t0").await;
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 
     host.restart(options).await;
     let rpc = host.rpc("capped");
-    let answer = post_as(
-        &rpc,
-        Some(&keys[0]),
-        &from(LEADER, "start", "t3", text("hi")),
-    )
-    .await;
-    assert_eq!(
-        error_code(&answer),
-        -32009,
-        "the count survives a restart: {answer}"
-    );
-    let answer = post_as(
-        &rpc,
-        Some(&keys[0]),
-        &from(LEADER, "complete", "t0", json!([])),
-    )
-    .await;
+    let answer = send(rpc.clone(), 0, "start", "t3").await;
+    let still_full = error_code(&answer) == -32009;
+    assert!(still_full, "the count survives a restart: {answer}");
+    let answer = send(rpc.clone(), 0, "complete", "t0").await;
     assert_eq!(state(&answer), "completed", "{answer}");
-    let answer = post_as(
-        &rpc,
-        Some(&keys[0]),
-        &from(LEADER, "start", "t3", text("hi")),
-    )
-    .await;
+    let answer = send(rpc, 0, "start", "t3").await;
     assert_eq!(
         state(&answer),
         "awaiting-completion",

@@ -160,23 +160,63 @@ fn command(command: &str, task: &str, sender: &str) -> Value {
     body
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn leaders_authenticate_with_client_certificates() {
-    let ca = Ca::new("aiphost test CA");
-    let pki = tempfile::tempdir().unwrap();
+/// A host serving HTTPS with a certificate of `ca`, taking client certificates of `ca`; its
+/// files live in `pki`.
+async fn tls_host(ca: &Ca, pki: &Path) -> TestHost {
     let (server_cert, server_key, _) =
         ca.leaf(vec![SanType::IpAddress("127.0.0.1".parse().unwrap())]);
-    let files = TlsFiles {
-        cert: write(pki.path(), "server.pem", &server_cert),
-        key: write(pki.path(), "server-key.pem", &server_key),
-        client_ca: Some(write(pki.path(), "ca.pem", &ca.pem())),
-    };
     let host = TestHost::start(HostOptions {
-        tls: Some(files),
+        tls: Some(TlsFiles {
+            cert: write(pki, "server.pem", &server_cert),
+            key: write(pki, "server-key.pem", &server_key),
+            client_ca: Some(write(pki, "ca.pem", &ca.pem())),
+        }),
         ..HostOptions::default()
     })
     .await;
     assert!(host.url.starts_with("https://"), "{}", host.url);
+    host
+}
+
+/// A new tenant publishes echo as `guarded` with `access` (TOML), over HTTPS.
+async fn publish_guarded(host: &TestHost, trust: &CertificateDer<'static>, access: &str) {
+    let (status, created) = https(
+        &host.url,
+        "POST",
+        "/admin/tenants",
+        trust,
+        None,
+        Some(OPERATOR_TOKEN),
+        Some(&json!({"id": "acme"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 201, "{created}");
+    let token = created["adminToken"].as_str().unwrap().to_string();
+    let manifest = aiphost_tests::tenants::example_manifest("echo", "guarded", access);
+    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
+    let (status, published) = https(
+        &host.url,
+        "POST",
+        "/admin/agents",
+        trust,
+        None,
+        Some(&token),
+        Some(&json!({
+            "manifest": manifest,
+            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
+        })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 201, "{published}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaders_authenticate_with_client_certificates() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let host = tls_host(&ca, pki.path()).await;
     let trust = ca.der();
     let call = |path: String, identity: Option<Identity>, body: Value| {
         let (url, trust) = (host.url.clone(), trust.clone());
@@ -206,40 +246,9 @@ async fn leaders_authenticate_with_client_certificates() {
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 
     // A tenant publishes a partner that takes Leaders by certificate, A and B only.
-    let (status, created) = https(
-        &host.url,
-        "POST",
-        "/admin/tenants",
-        &trust,
-        None,
-        Some(OPERATOR_TOKEN),
-        Some(&json!({"id": "acme"})),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, 201, "{created}");
-    let token = created["adminToken"].as_str().unwrap().to_string();
-    let manifest = aiphost_tests::tenants::example_manifest(
-        "echo",
-        "guarded",
-        &format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n"),
-    );
-    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
-    let (status, published) = https(
-        &host.url,
-        "POST",
-        "/admin/agents",
-        &trust,
-        None,
-        Some(&token),
-        Some(&json!({
-            "manifest": manifest,
-            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
-        })),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, 201, "{published}");
+    let access =
+        format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n");
+    publish_guarded(&host, &trust, &access).await;
     let (_, acs) = https(
         &host.url,
         "GET",
@@ -342,51 +351,9 @@ fn sse_events(body: &Value) -> Vec<Value> {
 async fn streams_keep_a_certified_leaders_own_task_ids() {
     let ca = Ca::new("aiphost test CA");
     let pki = tempfile::tempdir().unwrap();
-    let (server_cert, server_key, _) =
-        ca.leaf(vec![SanType::IpAddress("127.0.0.1".parse().unwrap())]);
-    let host = TestHost::start(HostOptions {
-        tls: Some(TlsFiles {
-            cert: write(pki.path(), "server.pem", &server_cert),
-            key: write(pki.path(), "server-key.pem", &server_key),
-            client_ca: Some(write(pki.path(), "ca.pem", &ca.pem())),
-        }),
-        ..HostOptions::default()
-    })
-    .await;
+    let host = tls_host(&ca, pki.path()).await;
     let trust = ca.der();
-    let (_, created) = https(
-        &host.url,
-        "POST",
-        "/admin/tenants",
-        &trust,
-        None,
-        Some(OPERATOR_TOKEN),
-        Some(&json!({"id": "acme"})),
-    )
-    .await
-    .unwrap();
-    let token = created["adminToken"].as_str().unwrap().to_string();
-    let manifest = aiphost_tests::tenants::example_manifest(
-        "echo",
-        "guarded",
-        "[access]\nleaders = \"mtls\"\n",
-    );
-    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
-    let (status, published) = https(
-        &host.url,
-        "POST",
-        "/admin/agents",
-        &trust,
-        None,
-        Some(&token),
-        Some(&json!({
-            "manifest": manifest,
-            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
-        })),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, 201, "{published}");
+    publish_guarded(&host, &trust, "[access]\nleaders = \"mtls\"\n").await;
     let a = ca.leader(Some(LEADER_A));
     let rpc = "/agents/guarded/rpc";
     for dialect in ["v1", "v2"] {
