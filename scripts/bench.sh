@@ -43,6 +43,7 @@ if $smoke; then
     "${bench[@]}" stream --fanout 2 --events 100
     "${bench[@]}" neighbours --loopers 0,1 --seconds 1 --runs 1
     "${bench[@]}" flood --floods 1 --rounds 1 --runs 1 --settle 1
+    "${bench[@]}" sled-values --value-kib 16 --rounds 1
     exit 0
 fi
 
@@ -67,6 +68,9 @@ bench=(target/release/aiphost-bench)
     echo; echo "## 1M completed tasks"; "${bench[@]}" memory completed --tasks 1000000
     echo; echo "## the store alone, 1M completed tasks' writes"; "${bench[@]}" memory store --tasks 1000000
     echo; echo "## hostile neighbours: echo while partners loop"; "${bench[@]}" neighbours --loopers 0,4,8
-    echo; echo "## hostile neighbours: RSS after product floods"; "${bench[@]}" flood --floods 8
+    echo; echo "## hostile neighbours: RSS after product floods"; "${bench[@]}" flood --floods 8 --rounds 4
+    echo; echo "## what sled keeps of 1 MiB values, whole and in 8 KiB parts"
+    "${bench[@]}" sled-values --value-kib 1024 --rounds 8
+    "${bench[@]}" sled-values --value-kib 1024 --split-kib 8 --rounds 8
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"

@@ -18,6 +18,7 @@ mod group;
 mod memory;
 mod neighbours;
 mod rpc;
+mod sled_values;
 mod stream;
 
 use anyhow::{Context, bail};
@@ -57,6 +58,8 @@ enum Bench {
     Neighbours(neighbours::NeighboursArgs),
     /// Host memory during and after hostile product floods.
     Flood(neighbours::FloodArgs),
+    /// What sled itself keeps in memory for values of a given size (no host).
+    SledValues(sled_values::SledValuesArgs),
     /// A bare axum JSON echo (the floor of `compare`), serving POST /rpc on 127.0.0.1:PORT.
     EchoServer {
         #[arg(long)]
@@ -195,6 +198,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Compare(a) => compare::run(&args.aiphost, &args.agents, a).await,
         Bench::Neighbours(a) => neighbours::neighbours(&args.aiphost, &args.agents, a).await,
         Bench::Flood(a) => neighbours::flood(&args.aiphost, &args.agents, a).await,
+        Bench::SledValues(a) => sled_values::run(a),
         Bench::EchoServer { port } => compare::echo_server(port).await,
     }
 }

@@ -539,7 +539,14 @@ async fn startup(bin: &Path, agents: &Path, partners: u64) -> anyhow::Result<()>
     let component = base64::engine::general_purpose::STANDARD.encode(&wasm);
     let published = Instant::now();
     for i in 0..partners {
-        let manifest = manifest.replacen("id = \"echo\"", &format!("id = \"echo-{i}\""), 1);
+        // Each its own id and AIC: a host serves one partner per AIC.
+        let manifest = manifest
+            .replacen("id = \"echo\"", &format!("id = \"echo-{i}\""), 1)
+            .replacen(
+                "aic = \"1.2.156.3088.1.1.AIPHST.ECHO.1.0000\"",
+                &format!("aic = \"1.2.156.3088.1.1.BENCH.P{i}.1.0000\""),
+                1,
+            );
         let r = client
             .post(format!("{base}/admin/agents"))
             .bearer_auth(&tenant_token)
