@@ -40,7 +40,10 @@ pub fn run(args: SledValuesArgs) -> anyhow::Result<()> {
         },
         8 * 16 * 2 * args.value_kib / 1024
     );
-    println!("| round | RSS |\n| ---: | ---: |\n| 0 | {:.0} |", rss_mib(pid));
+    println!(
+        "| round | RSS |\n| ---: | ---: |\n| 0 | {:.0} |",
+        rss_mib(pid)
+    );
     for round in 0..args.rounds {
         for task in 0..8 {
             for chunk in 0..16u32 {

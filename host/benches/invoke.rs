@@ -88,6 +88,7 @@ fn invoke(c: &mut Criterion) {
                 store.clone(),
                 owner,
                 invocation.clone(),
+                Vec::new(),
             ));
             assert_eq!(end, InvocationEnd::Returned);
         })

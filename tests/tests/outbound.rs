@@ -183,6 +183,10 @@ async fn outbound_http_and_config_are_granted_checked_and_secrets_stay_hidden() 
         up.seen.lock().unwrap().clone(),
         vec![Some(SECRET.to_string())]
     );
+    // From an invocation busy long enough to have moved to the guest threads, the same.
+    let got = fetch(&rpc, &format!("after 40 get http://{granted}/hello")).await;
+    assert_eq!(got, json!({"status": 200, "body": "hello from upstream"}));
+    assert_eq!(up.seen.lock().unwrap().len(), 2);
     // Not granted: a typed error, and the other server sees nothing.
     let got = fetch(&rpc, &format!("get http://127.0.0.1:{}/hello", other.port)).await;
     assert_eq!(got, json!({"error": "HttpRequestDenied"}));

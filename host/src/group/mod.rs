@@ -12,6 +12,7 @@ pub mod broker;
 pub mod membership;
 mod session;
 
+use crate::agent::manifest::LeaderAuth;
 use crate::agent::{Agent, Registry};
 use crate::protocol::group;
 use crate::protocol::{Dialect, ErrorCode, RpcError, Timestamp};
@@ -232,7 +233,7 @@ impl Groups {
         let stored = self.shared.store.memberships()?;
         let mut live = Vec::new();
         for (id, bytes) in stored {
-            let m: Membership = match serde_json::from_slice(&bytes) {
+            let mut m: Membership = match serde_json::from_slice(&bytes) {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::error!(membership = %id, error = %e, "an unreadable membership is skipped");
@@ -243,6 +244,12 @@ impl Groups {
                 tracing::warn!(membership = %id, agent = %m.agent, "a membership of an agent no longer hosted is skipped");
                 continue;
             };
+            // A membership stored before memberships knew their Leader, of a partner whose
+            // Leaders authenticate: it is the invitation's Leader's (whose key invited it).
+            if m.leader.is_none() && agent.manifest.access.leaders != LeaderAuth::Open {
+                m.leader = Some(m.invitation.leader_aic.clone());
+                self.shared.save(&m);
+            }
             live.push(id);
             self.spawn(agent, m, None, MemberState::Reconnecting);
         }

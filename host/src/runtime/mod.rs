@@ -222,6 +222,9 @@ impl Drop for Runtime {
     }
 }
 
+/// Something an invocation holds until its instance is gone (a permit).
+pub type Hold = Box<dyn std::any::Any + Send>;
+
 /// An invocation that runs where it is polled until it is found busy, then on the guest
 /// threads (see the module doc).
 struct Migrating<F: Future> {
@@ -338,7 +341,7 @@ impl Runtime {
         let guests = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("aiphost-guest")
-            .enable_time()
+            .enable_all()
             .build()
             .map_err(RuntimeError::Threads)?;
         Ok(Runtime {
@@ -466,7 +469,11 @@ impl Runtime {
         })
     }
 
-    /// Run one invocation of `code` in a fresh instance, on the guests' threads.
+    /// Run one invocation of `code` in a fresh instance (see the module doc for where).
+    ///
+    /// `holds` (the caller's permits: a partner's turn, a tenant's quota) are kept until the
+    /// instance is gone, like the pool slot: a cancelled guest stops at its next yield, and until
+    /// then it still holds what it was granted.
     pub async fn invoke(
         &self,
         code: &PartnerCode,
@@ -474,8 +481,9 @@ impl Runtime {
         store: Store,
         owner: KvOwner<'_>,
         invocation: Invocation,
+        holds: Vec<Hold>,
     ) -> InvocationEnd {
-        let Ok(_slot) = self.slots.acquire().await else {
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
         let Some(guests) = &self.guests else {
@@ -491,6 +499,12 @@ impl Runtime {
             invocation,
             busy.clone(),
         );
+        let run = async move {
+            let end = run.await;
+            // The instance is gone: now the slot and the caller's permits may go.
+            drop((slot, holds));
+            end
+        };
         Migrating {
             place: Place::Here(Box::pin(run)),
             busy,

@@ -62,9 +62,13 @@ impl Store {
             .take(limit)
             .map(|entry| {
                 let (k, head) = entry?;
+                // Only the membership's own session removes its entries: each is there whole.
+                let body = parts::assemble(tasks, &k, &head)?
+                    .ok_or_else(|| StoreError::Corrupt("a group result vanished".into()))?
+                    .into_owned();
                 Ok(Pending {
                     key: k.to_vec(),
-                    body: parts::assemble(tasks, &k, &head)?.into_owned(),
+                    body,
                     head: head.to_vec(),
                 })
             })
@@ -76,7 +80,7 @@ impl Store {
         let mut key = outbox_prefix(membership);
         key.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
         let mut batch = sled::Batch::default();
-        parts::insert(&mut batch, &key, body, 0);
+        parts::insert(&mut batch, &self.inner.db, &key, body, None)?;
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }

@@ -114,7 +114,8 @@ impl TaskKey {
 
     /// The key whose [`TaskKey::scoped_task`] is `scoped`.
     fn from_scoped(agent: &str, scoped: &str) -> Self {
-        match scoped.split_once(LEADER_SEPARATOR) {
+        // At the last separator: a task id holds none, whatever a Leader's name might.
+        match scoped.rsplit_once(LEADER_SEPARATOR) {
             Some((leader, task)) => TaskKey::owned(agent, Some(leader), task),
             None => TaskKey::new(agent, scoped),
         }
@@ -309,6 +310,27 @@ struct Inner {
     groups: sled::Tree,
     tenancy: sled::Tree,
     commit: GroupCommit,
+    /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
+    /// reading its head first).
+    keys: KeyLocks,
+}
+
+/// A few locks, one per key by its hash: two writers of one key never overlap (two of different
+/// keys rarely wait for each other).
+struct KeyLocks([std::sync::Mutex<()>; 64]);
+
+impl KeyLocks {
+    fn new() -> Self {
+        KeyLocks(std::array::from_fn(|_| std::sync::Mutex::new(())))
+    }
+
+    fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+        self.0[(hash % 64) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl Store {
@@ -334,6 +356,7 @@ impl Store {
                 groups,
                 tenancy,
                 commit,
+                keys: KeyLocks::new(),
             }),
         })
     }
@@ -351,12 +374,12 @@ impl Store {
     /// Apply one change of a task atomically.
     pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
         let key = write.key;
-        let tasks = &self.inner.tasks;
+        let (tasks, db) = (&self.inner.tasks, &self.inner.db);
         let mut batch = sled::Batch::default();
         if let Some(record) = write.record {
             let record_key = key.record_key();
-            let old = parts::stored_parts(tasks, &record_key)?;
-            parts::insert(&mut batch, &record_key, &record, old);
+            let old = tasks.get(&record_key)?;
+            parts::insert(&mut batch, db, &record_key, &record, old.as_deref())?;
         }
         let (old_deadline, new_deadline) = write.deadline;
         if old_deadline != new_deadline {
@@ -380,7 +403,7 @@ impl Store {
             }
         }
         for (index, entry) in write.history {
-            parts::insert(&mut batch, &key.seq_key(b'h', index), &entry, 0);
+            parts::insert(&mut batch, db, &key.seq_key(b'h', index), &entry, None)?;
         }
         let mut events = write.events;
         if let Some(below) = write.trim_below {
@@ -389,14 +412,17 @@ impl Store {
             let prefix = key.events_prefix();
             for entry in tasks.range(prefix.clone()..key.event_key(below)) {
                 let (k, head) = entry?;
-                let value = parts::assemble(tasks, &k, &head)?;
+                // The engine writes a task one change at a time: nothing replaces these meanwhile.
+                let Some(value) = parts::assemble(tasks, &k, &head)? else {
+                    continue;
+                };
                 let kept: Vec<(u64, &[u8])> = stored_events(&prefix, &k, &value)?
                     .into_iter()
                     .filter(|(seq, _)| *seq >= below)
                     .collect();
                 if let Some((first, _)) = kept.first() {
                     let tail = event_batch::encode(&kept);
-                    parts::insert(&mut batch, &key.event_key(*first), &tail, 0);
+                    parts::insert(&mut batch, db, &key.event_key(*first), &tail, None)?;
                 }
                 parts::remove(&mut batch, &k, &head);
             }
@@ -405,7 +431,7 @@ impl Store {
         if let Some((first, _)) = events.first() {
             let events: Vec<(u64, &[u8])> = events.iter().map(|(s, e)| (*s, &e[..])).collect();
             let value = event_batch::encode(&events);
-            parts::insert(&mut batch, &key.event_key(*first), &value, 0);
+            parts::insert(&mut batch, db, &key.event_key(*first), &value, None)?;
         }
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);
@@ -435,15 +461,15 @@ impl Store {
             }
             let mut chunk_key = prefix;
             chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
-            parts::insert(&mut batch, &chunk_key, &chunk.items, 0);
+            parts::insert(&mut batch, db, &chunk_key, &chunk.items, None)?;
         }
         for (seq, entry) in write.outbox {
-            parts::insert(&mut batch, &key.seq_key(b'o', seq), &entry, 0);
+            parts::insert(&mut batch, db, &key.seq_key(b'o', seq), &entry, None)?;
         }
         for (membership, message) in write.published {
             let mut k = groups::outbox_prefix(&membership);
             k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
-            parts::insert(&mut batch, &k, &message, 0);
+            parts::insert(&mut batch, db, &k, &message, None)?;
         }
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
@@ -459,9 +485,11 @@ impl Store {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(key.tagged_prefix(b'n'))
-            .map(|entry| {
-                let (k, head) = entry?;
-                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
             })
             .collect()
     }
@@ -475,13 +503,16 @@ impl Store {
     ) -> Result<Ticket, StoreError> {
         let tasks = &self.inner.tasks;
         let config_key = key.config_key(config);
+        let _writing = self.inner.keys.lock(&config_key);
         let mut batch = sled::Batch::default();
+        let old = tasks.get(&config_key)?;
         parts::insert(
             &mut batch,
+            &self.inner.db,
             &config_key,
             value,
-            parts::stored_parts(tasks, &config_key)?,
-        );
+            old.as_deref(),
+        )?;
         tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
@@ -493,6 +524,7 @@ impl Store {
         config: Option<&str>,
     ) -> Result<(usize, Ticket), StoreError> {
         let tasks = &self.inner.tasks;
+        let _writing = self.inner.keys.lock(&key.tagged_prefix(b'n'));
         let found: Vec<(sled::IVec, sled::IVec)> = match config {
             Some(id) => {
                 let k = key.config_key(id);
@@ -526,8 +558,9 @@ impl Store {
                     .and_then(|b| b.try_into().ok())
                     .map(u64::from_be_bytes)
                     .ok_or_else(|| StoreError::Corrupt("malformed outbox key".into()))?;
+                // Delivered and removed while read: the next head is for the next loop.
                 let value = parts::assemble(&self.inner.tasks, &k, &head)?;
-                Ok(Some((seq, value.into_owned())))
+                Ok(value.map(|v| (seq, v.into_owned())))
             }
         }
     }
@@ -541,13 +574,16 @@ impl Store {
     ) -> Result<Ticket, StoreError> {
         let tasks = &self.inner.tasks;
         let entry_key = key.seq_key(b'o', seq);
+        let _writing = self.inner.keys.lock(&entry_key);
         let mut batch = sled::Batch::default();
+        let old = tasks.get(&entry_key)?;
         parts::insert(
             &mut batch,
+            &self.inner.db,
             &entry_key,
             entry,
-            parts::stored_parts(tasks, &entry_key)?,
-        );
+            old.as_deref(),
+        )?;
         tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
@@ -562,13 +598,20 @@ impl Store {
         let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
         let entry_key = key.seq_key(b'o', seq);
+        let _writing = self.inner.keys.lock(&entry_key);
         if let Some(head) = tasks.get(&entry_key)? {
             parts::remove(&mut batch, &entry_key, &head);
         }
         if let Some(record) = given_up {
             let given_key = key.seq_key(b'g', seq);
-            let old = parts::stored_parts(tasks, &given_key)?;
-            parts::insert(&mut batch, &given_key, record, old);
+            let old = tasks.get(&given_key)?;
+            parts::insert(
+                &mut batch,
+                &self.inner.db,
+                &given_key,
+                record,
+                old.as_deref(),
+            )?;
         }
         tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
@@ -594,11 +637,13 @@ impl Store {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(b"g\0")
-            .take(limit)
-            .map(|entry| {
-                let (k, head) = entry?;
-                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
             })
+            .take(limit)
             .collect()
     }
 
@@ -608,14 +653,18 @@ impl Store {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(&prefix)
-            .map(|entry| {
-                let (k, head) = entry?;
-                let index = k
-                    .get(prefix.len()..)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_be_bytes)
-                    .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
-                Ok((index, parts::assemble(tasks, &k, &head)?.into_owned()))
+            .filter_map(|entry| {
+                let read = || {
+                    let (k, head) = entry?;
+                    let index = k
+                        .get(prefix.len()..)
+                        .and_then(|b| b.try_into().ok())
+                        .map(u64::from_be_bytes)
+                        .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
+                    let value = parts::assemble(tasks, &k, &head)?;
+                    Ok(value.map(|v| (index, v.into_owned())))
+                };
+                read().transpose()
             })
             .collect()
     }
@@ -638,10 +687,19 @@ impl Store {
                     .get(2..)
                     .and_then(TaskKey::from_tail)
                     .ok_or_else(|| StoreError::Corrupt("malformed task key".into()))?;
-                let record = parts::assemble(tasks, &k, &head)?;
-                let live = liveness(&record).map_err(|e| {
-                    StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
-                })?;
+                let Some(record) = parts::assemble(tasks, &k, &head)? else {
+                    continue;
+                };
+                // One unreadable record must not keep the host from starting: it is left out
+                // of the index (and fails loudly when a command loads it).
+                let live = match liveness(&record) {
+                    Ok(live) => live,
+                    Err(e) => {
+                        tracing::error!(agent = %key.agent, task = %key.task, error = %e,
+                            "an unreadable task record is left out of the running index");
+                        continue;
+                    }
+                };
                 if live == Some(Liveness::Running) {
                     batch.insert(key.live_key(), &b"r"[..]);
                     built += 1;
@@ -671,9 +729,11 @@ impl Store {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(key.product_prefix(product))
-            .map(|entry| {
-                let (k, head) = entry?;
-                Ok(parts::assemble(tasks, &k, &head)?.into_owned())
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
             })
             .collect()
     }
@@ -703,7 +763,10 @@ impl Store {
             if !k.starts_with(&prefix) || out.len() >= limit {
                 break;
             }
-            let value = parts::assemble(&self.inner.tasks, &k, &head)?;
+            // Trimmed while read: its tail, if any, is under a higher key, met next.
+            let Some(value) = parts::assemble(&self.inner.tasks, &k, &head)? else {
+                continue;
+            };
             for (seq, event) in stored_events(&prefix, &k, &value)? {
                 // A trim that runs while this reads moves the tail of the entry it cuts to a
                 // higher key, where sled's iterator (no snapshot) may meet it again.
@@ -795,13 +858,17 @@ impl Store {
         value: &[u8],
     ) -> Result<Ticket, StoreError> {
         let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        // Invocations of one partner may set one agent-scoped key at once.
+        let _writing = self.inner.keys.lock(&entry_key);
         let mut batch = sled::Batch::default();
+        let old = kv.get(&entry_key)?;
         parts::insert(
             &mut batch,
+            &self.inner.db,
             &entry_key,
             value,
-            parts::stored_parts(kv, &entry_key)?,
-        );
+            old.as_deref(),
+        )?;
         kv.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
@@ -814,6 +881,7 @@ impl Store {
         key: &str,
     ) -> Result<Ticket, StoreError> {
         let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        let _writing = self.inner.keys.lock(&entry_key);
         if let Some(head) = kv.get(&entry_key)? {
             let mut batch = sled::Batch::default();
             parts::remove(&mut batch, &entry_key, &head);

@@ -144,6 +144,10 @@ pub struct TaskRecord {
     /// The bookkeeping of `task.commands` (rebuilt from the entries on load).
     #[serde(skip)]
     log: CommandLog,
+    /// Loaded in the older form (every command inline): the record itself must be written
+    /// again with the entries that take its commands out, not the entries alone.
+    #[serde(skip)]
+    adopted: bool,
 }
 
 impl TaskRecord {
@@ -178,6 +182,7 @@ impl TaskRecord {
             agent_version: 0,
             next_command: 0,
             log: CommandLog::default(),
+            adopted: false,
         };
         record.record_command(start, false, history);
         record
@@ -227,7 +232,13 @@ impl TaskRecord {
 
     /// Whether history entries wait to be written.
     pub fn has_history_writes(&self) -> bool {
-        self.log.has_writes()
+        self.log.has_writes() || self.adopted
+    }
+
+    /// Whether the record itself must be written with its next history entries (it was loaded
+    /// in the older form, with every command inline).
+    pub fn must_rewrite(&self) -> bool {
+        self.adopted
     }
 
     /// The history entries the next write must store and delete.
@@ -243,6 +254,7 @@ impl TaskRecord {
             let (log, next) = CommandLog::adopt_inline(&self.task.commands);
             self.log = log;
             self.next_command = next;
+            self.adopted = true;
             return Ok(());
         }
         let start = self.task.commands.first().cloned();
@@ -271,6 +283,7 @@ impl TaskRecord {
             .split_off(self.task.commands.len().min(1));
         let bytes = serde_json::to_vec(self);
         self.task.commands.extend(later);
+        self.adopted = false;
         for (product, items) in self.task.products.iter_mut().zip(items) {
             product.data_items = items;
         }
@@ -500,7 +513,13 @@ mod tests {
         let mut old: TaskRecord = serde_json::from_value(inline).unwrap();
         old.restore_history(Vec::new()).unwrap();
         assert_eq!(old.task.commands, r.task.commands);
+        assert!(
+            old.must_rewrite(),
+            "an adopted record is written again, not its entries alone"
+        );
         assert_eq!(old.take_history_writes().put.len(), 1);
+        old.stored_bytes().unwrap();
+        assert!(!old.must_rewrite() && !old.has_history_writes());
     }
 
     #[test]

@@ -34,6 +34,22 @@ impl Drop for Turn {
     }
 }
 
+/// One invocation waiting for its turn, counted until it stops waiting (however it stops).
+struct Waiting<'a>(&'a AtomicU64);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicU64) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// How many of a partner's invocations run and wait now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShareView {
@@ -66,9 +82,11 @@ impl Shares {
                 })
                 .clone()
         };
-        share.waiting.fetch_add(1, Ordering::Relaxed);
-        let permit = share.slots.clone().acquire_owned().await;
-        share.waiting.fetch_sub(1, Ordering::Relaxed);
+        let permit = {
+            // Counted while waiting, also when the wait is given up (the future dropped).
+            let _waiting = Waiting::new(&share.waiting);
+            share.slots.clone().acquire_owned().await
+        };
         let permit = permit.ok()?;
         share.running.fetch_add(1, Ordering::Relaxed);
         Some(Turn {

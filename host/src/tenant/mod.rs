@@ -825,10 +825,10 @@ impl Tenancy {
         ttl_seconds: Option<u64>,
     ) -> Result<(LeaderKey, String), TenancyError> {
         let record = self.owned_agent(principal, agent)?;
-        if leader.trim().is_empty() || leader.len() > 256 {
+        if leader.trim().is_empty() || leader.len() > 256 || leader.chars().any(char::is_control) {
             return Err(invalid(
                 "leader",
-                "must be the Leader's AIC (1-256 characters)",
+                "must be the Leader's AIC (1-256 characters, none of them control characters)",
             ));
         }
         if ttl_seconds == Some(0) {

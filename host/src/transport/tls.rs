@@ -108,7 +108,8 @@ pub fn leader_aic(cert: &CertificateDer<'_>) -> Option<String> {
         x509_parser::extensions::GeneralName::URI(uri) => uri
             .strip_prefix("acps://")
             .map(|aic| aic.trim_end_matches('/').to_string())
-            .filter(|aic| !aic.is_empty()),
+            // An AIC names a namespace in store keys: no control characters in it.
+            .filter(|aic| !aic.is_empty() && !aic.chars().any(char::is_control)),
         _ => None,
     })
 }

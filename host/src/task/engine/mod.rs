@@ -903,8 +903,9 @@ impl TaskEngine {
     /// the entries it pushed out), not the record. With changes kept back in the slot, those go
     /// too, in one write.
     fn persist_history(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
-        if !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
-            return self.write_out(slot, st);
+        let rewrite = st.record.as_ref().is_some_and(TaskRecord::must_rewrite);
+        if rewrite || !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
+            return self.store_change(slot, st, Vec::new(), false);
         }
         let Some(record) = st.record.as_mut() else {
             return Ok(());
@@ -1213,13 +1214,17 @@ impl TaskEngine {
         let run = async {
             // The partner's share first, so an invocation waiting for its own partner's turn
             // holds nothing its tenant's other partners need.
-            let _turn = self.inner.shares.turn(agent.id()).await;
+            let mut holds: Vec<crate::runtime::Hold> = Vec::new();
+            if let Some(turn) = self.inner.shares.turn(agent.id()).await {
+                holds.push(Box::new(turn));
+            }
             // The tenant's concurrency quota: its invocations wait for each other, not for
             // other tenants'.
-            let _permit = match &agent.tenant {
-                Some(tenant) => tenant.invocations.clone().acquire_owned().await.ok(),
-                None => None,
-            };
+            if let Some(tenant) = &agent.tenant
+                && let Ok(permit) = tenant.invocations.clone().acquire_owned().await
+            {
+                holds.push(Box::new(permit));
+            }
             // Task-scoped entries live in the task's Leader namespace, like the task.
             let task = slot.key.scoped_task();
             let owner = KvOwner {
@@ -1228,7 +1233,7 @@ impl TaskEngine {
             };
             self.inner
                 .runtime
-                .invoke(&agent.code, reporter, store, owner, invocation)
+                .invoke(&agent.code, reporter, store, owner, invocation, holds)
                 .await
         };
         tokio::select! {
@@ -1324,6 +1329,7 @@ impl TaskEngine {
                 .unwrap_or_else(|p| p.into_inner()),
         );
         let mut failed = 0;
+        let mut last = Ticket::default();
         for key in keys {
             let slot = self.hold(&key);
             let mut st = slot.state.lock().await;
@@ -1331,18 +1337,28 @@ impl TaskEngine {
             if st.running.is_some() || st.pending.is_some() {
                 continue;
             }
-            let path = state::host_failure_path(st.record.as_ref().map(TaskRecord::state));
-            // A task that rests or ended (its index entry was stale) or does not exist stays.
-            if st.record.is_none() || path.is_empty() {
+            let state = st.record.as_ref().map(TaskRecord::state);
+            let path = state::host_failure_path(state);
+            if state.is_none() || path.is_empty() {
+                // The index said running, the record says otherwise (or is gone): mend the
+                // index, and the count start-up took from it.
+                let now = state.and_then(liveness);
+                self.inner.live.moved(&key, Some(Liveness::Running), now);
+                last = self.inner.store.write_task(TaskWrite {
+                    record: None,
+                    live: (Some(Liveness::Running), now),
+                    ..TaskWrite::record_only(&key, Vec::new())
+                })?;
+                st.stored_live = now;
                 continue;
             }
             tracing::warn!(agent = %key.agent, task = %key.task, "failing a task whose invocation the previous process did not finish");
             self.fail_through(&slot, &mut st, path, REASON.to_string())?;
-            let ticket = st.ticket;
-            drop(st);
-            self.inner.store.durable(ticket).await?;
+            last = last.max(st.ticket);
             failed += 1;
         }
+        // One flush for all of them.
+        self.inner.store.durable(last).await?;
         Ok(failed)
     }
 
