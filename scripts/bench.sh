@@ -59,7 +59,7 @@ bench=(target/release/aiphost-bench)
     echo
     echo "## rpc start side by side"; "${bench[@]}" compare --seconds 10
     echo; echo "## instantiate + invoke (Criterion)"
-    cargo bench -p aiphost --bench invoke 2>&1 | grep -E "time:|instantiate" || true
+    cargo bench -p aiphost-runtime --bench invoke 2>&1 | grep -E "time:|instantiate" || true
     echo; echo "## stream fan-out"; "${bench[@]}" stream --fanout 1,100 --events 10000
     echo; echo "## group round trips"; "${bench[@]}" group --partners 1,10 --seconds 8
     echo; echo "## start-up with 100 published partners"; "${bench[@]}" memory startup --partners 100

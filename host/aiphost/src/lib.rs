@@ -1,0 +1,41 @@
+//! aiphost: hosts AIP (ACPs Agent Interaction Protocol) partners as sandboxed WebAssembly
+//! components.
+//!
+//! A Leader talks AIP over HTTP to the host; the host runs the partner's code in wasmtime, keeps every
+//! task durable in sled, and answers in the Leader's dialect (AIP v01.00 or v02.01).
+//!
+//! The host is layered crates under `host/`; each depends only on those below it, so Cargo
+//! refuses an edge that reaches up:
+//!
+//! ```text
+//! aiphost (this crate)   doors (transport, group, notify), tenancy admin, CLI, the binary
+//!   └ aiphost-engine     the task engine, the agent registry, tenants' quotas
+//!       └ aiphost-runtime    wasmtime: partner components, the sandbox, the partner contract
+//!           ├ aiphost-store      sled with group commit
+//!           ├ aiphost-net-policy where the host may connect on someone else's say-so
+//!           └ aiphost-protocol   AIP on the wire, both dialects, the state machine (pure)
+//! ```
+//!
+//! This crate's parts, from the wire inwards:
+//! - [`transport`]: connections (timeouts, the cap), axum routes, JSON-RPC dispatch on the method;
+//! - [`group`]: group mode (RabbitMQ) memberships and their sessions;
+//! - [`notify`]: the webhook outbox's delivery;
+//! - [`tenant`]: tenants, publishing, Leader API keys;
+//! - [`server`]: assembles a host from a config; [`client`]: a Leader-side client.
+//!
+//! The lower crates are re-exported under their old names ([`protocol`], [`store`], [`runtime`],
+//! [`net_policy`], [`task`], [`agent`]).
+
+pub mod client;
+pub mod fan_out;
+pub mod group;
+pub mod notify;
+pub mod server;
+pub mod tenant;
+pub mod transport;
+
+pub use aiphost_engine::{agent, quota, task};
+pub use aiphost_net_policy as net_policy;
+pub use aiphost_protocol as protocol;
+pub use aiphost_runtime as runtime;
+pub use aiphost_store as store;

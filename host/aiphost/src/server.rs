@@ -1,0 +1,298 @@
+//! A running host: store, runtime, partners, task engine and HTTP, assembled from one config.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), aiphost::server::ServerError> {
+//! use aiphost::server::{Server, ServerConfig};
+//! let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), "./data".into(), vec!["plugins/dist".into()]);
+//! let server = Server::start(config).await?;
+//! println!("serving at {}", server.url());
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+use crate::agent::imports::ImportPolicy;
+use crate::agent::{AgentError, Registry};
+use crate::fan_out::Deliverers;
+use crate::group::{GroupConfig, GroupLinks, Groups};
+use crate::notify::{Notifier, NotifyConfig};
+use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
+use crate::store::{Store, StoreError};
+use crate::task::{TaskDefaults, TaskEngine};
+use crate::tenant::quota::Quotas;
+use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
+use crate::transport::connections::{ConnectionStats, HttpLimits};
+use crate::transport::tls::{TlsError, TlsFiles};
+use crate::transport::{self, AppState, HttpConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Everything a host is configured with.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub agent_dirs: Vec<PathBuf>,
+    pub max_body_bytes: usize,
+    pub public_url: Option<String>,
+    /// How often an idle stream gets a keep-alive comment.
+    pub sse_keep_alive: std::time::Duration,
+    /// sled's page cache, in bytes.
+    pub store_cache_bytes: u64,
+    pub tasks: TaskDefaults,
+    pub runtime: RuntimeConfig,
+    /// Webhook delivery (the notification style).
+    pub notify: NotifyConfig,
+    /// Group mode.
+    pub groups: GroupConfig,
+    /// The operator's admin token (`None`: read `{data}/operator-token`, made on first start).
+    pub operator_token: Option<String>,
+    /// Quotas of tenants created without their own.
+    pub tenant_quotas: Quotas,
+    /// What published components may import.
+    pub imports: ImportPolicy,
+    /// How often tenants' stored bytes are measured.
+    pub storage_meter: std::time::Duration,
+    /// Serve HTTPS (and accept client certificates) instead of plain HTTP.
+    pub tls: Option<TlsFiles>,
+    /// Timeouts of slow or idle clients and the connection cap.
+    pub http: HttpLimits,
+}
+
+impl ServerConfig {
+    /// Defaults for everything but where to listen, where to keep data and what to host.
+    pub fn new(listen: SocketAddr, data_dir: PathBuf, agent_dirs: Vec<PathBuf>) -> Self {
+        ServerConfig {
+            listen,
+            runtime: RuntimeConfig::with_data_dir(&data_dir),
+            data_dir,
+            agent_dirs,
+            max_body_bytes: 4 * 1024 * 1024,
+            public_url: None,
+            sse_keep_alive: std::time::Duration::from_secs(15),
+            store_cache_bytes: crate::store::DEFAULT_CACHE_BYTES,
+            tasks: TaskDefaults::default(),
+            notify: NotifyConfig::default(),
+            groups: GroupConfig::default(),
+            operator_token: None,
+            tenant_quotas: Quotas::default(),
+            imports: ImportPolicy::default(),
+            storage_meter: std::time::Duration::from_secs(10),
+            tls: None,
+            http: HttpLimits::default(),
+        }
+    }
+}
+
+/// Why a host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot open the store: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot recover the tasks interrupted by the last stop: {0}")]
+    Recover(#[from] crate::task::EngineError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("cannot open tenancy: {0}")]
+    Tenancy(#[from] TenancyError),
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsError),
+    #[error("the operator token file {path}: {source}")]
+    OperatorToken {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// A host serving HTTP until [`Server::shutdown`].
+pub struct Server {
+    scheme: &'static str,
+    addr: SocketAddr,
+    engine: TaskEngine,
+    groups: Groups,
+    stop: CancellationToken,
+    serving: JoinHandle<()>,
+}
+
+impl Server {
+    /// Open the store, load the partners, re-arm timers and start serving.
+    pub async fn start(config: ServerConfig) -> Result<Self, ServerError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| ServerError::DataDir {
+            path: config.data_dir.display().to_string(),
+            source,
+        })?;
+        let store =
+            Store::open_with_cache(&config.data_dir.join("store"), config.store_cache_bytes)?;
+        let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
+        let agents = Arc::new(Registry::load_dirs(&runtime, &config.agent_dirs)?);
+        if agents.is_empty() {
+            tracing::warn!(dirs = ?config.agent_dirs, "no partner bundles found; serving no agents");
+        }
+        let notifier = Notifier::new(store.clone(), config.notify.clone());
+        let links = Arc::new(GroupLinks::default());
+        let engine = TaskEngine::start(
+            store,
+            runtime.clone(),
+            agents.clone(),
+            config.tasks.clone(),
+            Arc::new(Deliverers {
+                notifier: notifier.clone(),
+                groups: links.clone(),
+            }),
+        )?;
+        let pending = notifier.resume()?;
+        if pending > 0 {
+            tracing::info!(tasks = pending, "resuming undelivered notifications");
+        }
+        let tenancy = Tenancy::open(
+            engine.store().clone(),
+            runtime.clone(),
+            agents.clone(),
+            &config.data_dir,
+            TenancyConfig {
+                operator_token: operator_token(&config)?,
+                default_quotas: config.tenant_quotas.clone(),
+                imports: config.imports,
+            },
+        )?;
+        let groups = Groups::new(engine.clone(), agents.clone(), links, config.groups.clone());
+        let resumed = groups.resume()?;
+        if resumed > 0 {
+            tracing::info!(memberships = resumed, "resuming group memberships");
+        }
+        // After the memberships are live, so a failed task's group hears of it too.
+        let failed = engine.recover_interrupted().await?;
+        if failed > 0 {
+            tracing::warn!(
+                tasks = failed,
+                "failed the tasks whose invocation was running when the host stopped"
+            );
+        }
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| ServerError::Listen {
+                addr: config.listen,
+                source,
+            })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| ServerError::Listen {
+                addr: config.listen,
+                source,
+            })?;
+        let connections = Arc::new(ConnectionStats::default());
+        let app = transport::router(AppState {
+            engine: engine.clone(),
+            notifier,
+            groups: groups.clone(),
+            agents,
+            tenancy: tenancy.clone(),
+            config: Arc::new(HttpConfig {
+                max_body_bytes: config.max_body_bytes,
+                public_url: config.public_url.clone(),
+                sse_keep_alive: config.sse_keep_alive,
+            }),
+            connections: connections.clone(),
+        });
+        let tls = match &config.tls {
+            Some(files) => Some(transport::tls::server_config(files)?),
+            None => None,
+        };
+        let stop = CancellationToken::new();
+        tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
+        let serving = tokio::spawn(transport::connections::serve(
+            listener,
+            tls,
+            app,
+            config.http.clone(),
+            connections,
+            stop.clone(),
+        ));
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        tracing::info!(%addr, scheme, "aiphost is serving");
+        Ok(Server {
+            scheme,
+            addr,
+            engine,
+            groups,
+            stop,
+            serving,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`, or `https://ADDR` with TLS.
+    pub fn url(&self) -> String {
+        format!("{}://{}", self.scheme, self.addr)
+    }
+
+    /// Wait until the server stops (it stops only on [`Server::shutdown`] or an error).
+    pub async fn wait(&mut self) {
+        let _ = (&mut self.serving).await;
+    }
+
+    /// Stop accepting requests, finish those under way, flush the store.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        self.groups.shutdown();
+        let _ = self.serving.await;
+        if let Err(e) = self.engine.store().flush().await {
+            tracing::error!(error = %e, "final flush failed");
+        }
+    }
+}
+
+/// The operator token: configured, or kept in `{data}/operator-token` (made on first start,
+/// readable by its owner only).
+fn operator_token(config: &ServerConfig) -> Result<String, ServerError> {
+    if let Some(token) = &config.operator_token {
+        return Ok(token.clone());
+    }
+    let path = config.data_dir.join("operator-token");
+    let failed = |source| ServerError::OperatorToken {
+        path: path.display().to_string(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => return Ok(token.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(failed(e)),
+    }
+    let token = format!(
+        "aho.{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).map_err(failed)?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes()).map_err(failed)?;
+    file.sync_all().map_err(failed)?;
+    tracing::info!(path = %path.display(), "made the operator token");
+    Ok(token)
+}

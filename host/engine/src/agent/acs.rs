@@ -1,0 +1,161 @@
+//! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
+
+use super::manifest::Manifest;
+use aiphost_protocol::Timestamp;
+use serde_json::{Map, Value, json};
+
+/// What the host can do for every partner, which the ACS `capabilities` reports.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostCapabilities {
+    pub streaming: bool,
+    pub notification: bool,
+    pub group: bool,
+}
+
+/// Build the ACS document of a partner served at `agent_url` (e.g. `http://host:port/agents/echo`).
+pub fn document(
+    manifest: &Manifest,
+    agent_url: &str,
+    loaded_at: &Timestamp,
+    caps: HostCapabilities,
+) -> Value {
+    let agent = &manifest.agent;
+    let mut provider = Map::new();
+    if let Some(p) = &agent.provider {
+        for (key, value) in [
+            ("countryCode", &p.country_code),
+            ("organization", &p.organization),
+            ("department", &p.department),
+            ("url", &p.url),
+        ] {
+            if let Some(v) = value {
+                provider.insert(key.into(), json!(v));
+            }
+        }
+    }
+    let skills: Vec<Value> = manifest
+        .skills
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "name": s.name,
+                "description": s.description,
+                "version": s.version.clone().unwrap_or_else(|| agent.version.clone()),
+                "tags": s.tags,
+                "examples": s.examples,
+                "inputModes": s.input_modes,
+                "outputModes": s.output_modes,
+            })
+        })
+        .collect();
+    let union = |pick: fn(&super::manifest::Skill) -> &Vec<String>| {
+        let mut modes: Vec<&String> = manifest.skills.iter().flat_map(pick).collect();
+        modes.sort();
+        modes.dedup();
+        modes
+    };
+    let mut doc = json!({
+        "aic": agent.aic,
+        "active": true,
+        "lastModifiedTime": loaded_at,
+        "protocolVersion": "02.00",
+        "name": agent.name,
+        "description": agent.description,
+        "version": agent.version,
+        "provider": provider,
+        "securitySchemes": {},
+        "endPoints": [
+            {"url": format!("{agent_url}/rpc"), "transport": "JSONRPC"},
+        ],
+        "capabilities": {
+            "streaming": caps.streaming,
+            "notification": caps.notification,
+            "messageQueue": if caps.group { json!(["rabbitmq:3.11"]) } else { json!([]) },
+        },
+        "defaultInputModes": union(|s| &s.input_modes),
+        "defaultOutputModes": union(|s| &s.output_modes),
+        "skills": skills,
+    });
+    if let (Some(url), Value::Object(obj)) = (&agent.documentation_url, &mut doc) {
+        obj.insert("documentationUrl".into(), json!(url));
+    }
+    doc
+}
+
+/// How Leaders authenticate to a partner, as its ACS document declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecurityScheme {
+    /// `Authorization: Bearer <API key>`.
+    Bearer,
+    /// A client certificate naming the Leader's AIC.
+    MutualTls,
+}
+
+/// Declare `scheme` (OpenAPI-style) and require it on every endpoint.
+pub fn require(document: &mut Value, scheme: SecurityScheme) {
+    let (name, definition) = match scheme {
+        SecurityScheme::Bearer => (
+            "apiKey",
+            json!({
+                "type": "http",
+                "scheme": "bearer",
+                "description": "An API key the partner's tenant issued to the Leader, sent as `Authorization: Bearer <key>`; it identifies the Leader's AIC.",
+            }),
+        ),
+        SecurityScheme::MutualTls => (
+            "mtls",
+            json!({
+                "type": "mutualTLS",
+                "description": "A client certificate from the host operator's CA whose URI SAN is acps://{the Leader's AIC}.",
+            }),
+        ),
+    };
+    let requirement = json!([{ name: [] }]);
+    document["securitySchemes"] = json!({ name: definition });
+    document["security"] = requirement.clone();
+    if let Some(endpoints) = document["endPoints"].as_array_mut() {
+        for endpoint in endpoints {
+            endpoint["security"] = requirement.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_carries_identity_skills_and_endpoint() {
+        let m = Manifest::parse(
+            r#"
+[agent]
+id = "echo"
+aic = "1.2.3"
+name = "Echo"
+description = "d"
+version = "1.0.0"
+[[skills]]
+id = "s"
+name = "S"
+description = "sd"
+input-modes = ["text/plain"]
+output-modes = ["text/plain"]
+"#,
+            "t",
+        )
+        .unwrap();
+        let doc = document(
+            &m,
+            "http://h/agents/echo",
+            &Timestamp::now(),
+            HostCapabilities::default(),
+        );
+        assert_eq!(doc["aic"], "1.2.3");
+        assert_eq!(doc["endPoints"][0]["url"], "http://h/agents/echo/rpc");
+        assert_eq!(doc["skills"][0]["version"], "1.0.0");
+        assert_eq!(doc["skills"][0]["inputModes"][0], "text/plain");
+        assert_eq!(doc["capabilities"]["streaming"], false);
+        assert_eq!(doc["defaultInputModes"], json!(["text/plain"]));
+    }
+}

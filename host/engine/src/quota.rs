@@ -1,0 +1,231 @@
+//! Per-tenant quotas, the request-rate limiter (pure: time is passed in), and a tenant's state as
+//! the running host enforces it.
+
+use aiphost_protocol::{ErrorCode, RpcError, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::Semaphore;
+
+/// What one tenant may use. Every field has an operator default; a tenant is created with
+/// the defaults or with values the operator gives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Quotas {
+    /// Published partners.
+    pub max_agents: u32,
+    /// Invocations of the tenant's partners running at once; more wait for one to end.
+    pub max_concurrent_invocations: u32,
+    /// Linear memory per instance, in MiB (a manifest may ask for less).
+    pub max_memory_mib: u64,
+    /// Wall-clock time per invocation, in ms (a manifest may ask for less).
+    pub max_invocation_ms: u64,
+    /// Bytes stored for the tenant: published bundles, tasks, events and key-value entries.
+    pub max_stored_bytes: u64,
+    /// Sustained AIP requests per second to the tenant's partners, and the burst above it.
+    pub requests_per_second: u32,
+    pub request_burst: u32,
+    /// The largest component a publish may upload, in bytes.
+    pub max_component_bytes: u64,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            max_agents: 20,
+            max_concurrent_invocations: 16,
+            max_memory_mib: 128,
+            max_invocation_ms: 30_000,
+            max_stored_bytes: 1 << 30,
+            requests_per_second: 500,
+            request_burst: 1000,
+            max_component_bytes: 32 << 20,
+        }
+    }
+}
+
+impl Quotas {
+    /// The first field that is out of range, and why.
+    pub fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        let positive = [
+            ("maxAgents", u64::from(self.max_agents)),
+            (
+                "maxConcurrentInvocations",
+                u64::from(self.max_concurrent_invocations),
+            ),
+            ("maxMemoryMib", self.max_memory_mib),
+            ("maxInvocationMs", self.max_invocation_ms),
+            ("maxStoredBytes", self.max_stored_bytes),
+            ("requestsPerSecond", u64::from(self.requests_per_second)),
+            ("requestBurst", u64::from(self.request_burst)),
+            ("maxComponentBytes", self.max_component_bytes),
+        ];
+        for (field, value) in positive {
+            if value == 0 {
+                return Err((field, "must be at least 1"));
+            }
+        }
+        if self.max_concurrent_invocations > 4096 {
+            return Err(("maxConcurrentInvocations", "must be at most 4096"));
+        }
+        Ok(())
+    }
+}
+
+/// A token bucket: `rate` tokens a second, at most `burst` saved up.
+#[derive(Debug)]
+pub struct RateLimiter {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last_ms: i64,
+}
+
+impl RateLimiter {
+    /// A full bucket at `now_ms`.
+    pub fn new(rate: u32, burst: u32, now_ms: i64) -> Self {
+        let burst = f64::from(burst.max(1));
+        RateLimiter {
+            rate: f64::from(rate.max(1)),
+            burst,
+            tokens: burst,
+            last_ms: now_ms,
+        }
+    }
+
+    /// Take one token at `now_ms`: `Ok` or `Err(ms until one is there)`.
+    pub fn take(&mut self, now_ms: i64) -> Result<(), u64> {
+        let elapsed = (now_ms - self.last_ms).max(0) as f64 / 1000.0;
+        self.last_ms = self.last_ms.max(now_ms);
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - self.tokens) / self.rate * 1000.0).ceil() as u64)
+        }
+    }
+}
+
+/// A tenant as the running host enforces it.
+#[derive(Debug)]
+pub struct TenantState {
+    pub id: String,
+    pub quotas: Quotas,
+    /// Invocations of its partners running now.
+    pub invocations: Arc<Semaphore>,
+    limiter: Mutex<RateLimiter>,
+    /// Bytes stored for it, as last measured.
+    stored_bytes: AtomicU64,
+}
+
+impl TenantState {
+    /// A tenant with full buckets and no bytes counted yet.
+    pub fn new(id: &str, quotas: Quotas) -> Self {
+        TenantState {
+            id: id.to_string(),
+            invocations: Arc::new(Semaphore::new(quotas.max_concurrent_invocations as usize)),
+            limiter: Mutex::new(RateLimiter::new(
+                quotas.requests_per_second,
+                quotas.request_burst,
+                Timestamp::now_ms(),
+            )),
+            stored_bytes: AtomicU64::new(0),
+            quotas,
+        }
+    }
+
+    /// Count one AIP request against the rate quota.
+    pub fn admit_request(&self) -> Result<(), RpcError> {
+        let taken = match self.limiter.lock() {
+            Ok(mut limiter) => limiter.take(Timestamp::now_ms()),
+            Err(poisoned) => poisoned.into_inner().take(Timestamp::now_ms()),
+        };
+        taken.map_err(|retry_after_ms| {
+            quota_error(
+                &self.id,
+                "requestsPerSecond",
+                u64::from(self.quotas.requests_per_second),
+                json!({"retryAfterMs": retry_after_ms}),
+            )
+        })
+    }
+
+    /// Refuse new tasks while the tenant's stored bytes exceed its quota.
+    pub fn admit_new_task(&self) -> Result<(), RpcError> {
+        let stored = self.stored_bytes.load(Ordering::Relaxed);
+        if stored > self.quotas.max_stored_bytes {
+            return Err(quota_error(
+                &self.id,
+                "maxStoredBytes",
+                self.quotas.max_stored_bytes,
+                json!({"storedBytes": stored}),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes stored for the tenant, as last measured.
+    pub fn stored_bytes(&self) -> u64 {
+        self.stored_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Record a new measurement of the bytes stored for the tenant.
+    pub fn set_stored_bytes(&self, bytes: u64) {
+        self.stored_bytes.store(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The -32009 a Leader gets when a tenant's quota stops its request.
+fn quota_error(tenant: &str, quota: &str, limit: u64, extra: serde_json::Value) -> RpcError {
+    let mut data = json!({
+        "reason": format!("the partner's tenant has reached its {quota} quota"),
+        "tenant": tenant,
+        "quota": quota,
+        "limit": limit,
+    });
+    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
+        data.extend(extra);
+    }
+    RpcError::new(ErrorCode::AuthorizationFailed, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_allows_the_burst_then_the_rate() {
+        let mut bucket = RateLimiter::new(10, 5, 0);
+        for _ in 0..5 {
+            assert_eq!(bucket.take(0), Ok(()));
+        }
+        assert_eq!(bucket.take(0), Err(100));
+        assert_eq!(bucket.take(50), Err(50));
+        assert_eq!(bucket.take(100), Ok(()));
+        assert!(bucket.take(100).is_err());
+        // A long pause refills only up to the burst.
+        for _ in 0..5 {
+            assert_eq!(bucket.take(60_000), Ok(()));
+        }
+        assert!(bucket.take(60_000).is_err());
+        // A clock going backwards neither refills nor panics.
+        assert!(bucket.take(1_000).is_err());
+    }
+
+    #[test]
+    fn quotas_refuse_zero_and_absurd_values() {
+        assert_eq!(Quotas::default().check(), Ok(()));
+        let zero = Quotas {
+            max_agents: 0,
+            ..Quotas::default()
+        };
+        assert_eq!(zero.check(), Err(("maxAgents", "must be at least 1")));
+        let parsed: Quotas = serde_json::from_str(r#"{"maxAgents": 3}"#).unwrap();
+        assert_eq!(parsed.max_agents, 3);
+        assert_eq!(parsed.request_burst, Quotas::default().request_burst);
+        assert!(serde_json::from_str::<Quotas>(r#"{"maxAgent": 3}"#).is_err());
+    }
+}

@@ -1,0 +1,130 @@
+//! The streaming entry point of the engine: a command that came with the `stream` method answers
+//! with the task's events rather than a snapshot.
+
+use super::{EngineError, Incoming, StreamStart, TaskEngine};
+use crate::agent::Agent;
+use crate::task::feed::EventFeed;
+use aiphost_protocol::{CommandKind, ErrorCode, Inbound, JsonObject, RpcError};
+use aiphost_store::TaskKey;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tracing::Instrument;
+
+impl TaskEngine {
+    /// Carry out a Leader command that came with the `stream` method: the answer is the task's
+    /// events, from the ones this command causes on (all of them for a start or a re-stream from
+    /// the beginning), live until the task ends.
+    pub async fn stream(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+    ) -> Result<StreamStart, EngineError> {
+        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        inbound.check_sender()?;
+        let Inbound {
+            dialect,
+            command,
+            owner,
+        } = inbound;
+        let kind = command.command;
+        let after_param = match kind {
+            CommandKind::ReStream => last_event_seq(&command.params)?,
+            _ => None,
+        };
+        let task_id = command
+            .task_id
+            .clone()
+            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
+        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
+        let command_ids = (command.session_id.clone(), command.group_id.clone());
+        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %kind, style = "stream");
+        async move {
+            // Follow before anything can happen to the task, so no event slips past the stream.
+            let follow = self.inner.watermarks.follow(&key);
+            let slot = self.hold(&key);
+            let applied = self
+                .command_in_slot(
+                    agent,
+                    &slot,
+                    Incoming {
+                        command,
+                        task_id: task_id.clone(),
+                        dialect,
+                        notify: None,
+                        group: None,
+                    },
+                    false,
+                )
+                .await;
+            drop(slot);
+            let applied = applied?;
+            if kind == CommandKind::Get {
+                let reply = applied
+                    .reply
+                    .ok_or_else(|| RpcError::internal("get was not answered"))?;
+                let seq = reply.seq;
+                return Ok(StreamStart::Snapshot { reply, seq });
+            }
+            // The stream starts from what is durable now; later events reach it through the
+            // watermark it follows already.
+            let point = self.stream_point(&key).await?;
+            self.inner.store.durable(point.ticket).await?;
+            let (last, ended) = (point.last, point.ended);
+            let after = match kind {
+                CommandKind::ReStream => {
+                    let after = after_param.unwrap_or(0);
+                    if after > last {
+                        return Err(RpcError::invalid_params(
+                            "commandParams.lastEventSeq",
+                            format!("is {after}, beyond the task's newest event {last}"),
+                        )
+                        .into());
+                    }
+                    let oldest = self.inner.store.first_event_seq(&key)?;
+                    if after < last && oldest.is_none_or(|first| first > after + 1) {
+                        return Err(RpcError::new(
+                            ErrorCode::TaskNotFound,
+                            json!({
+                                "taskId": task_id,
+                                "lastEventSeq": after,
+                                "oldestAvailableSeq": oldest,
+                                "details": "the events after lastEventSeq are no longer stored (retention); get the task instead",
+                            }),
+                        )
+                        .into());
+                    }
+                    after
+                }
+                // Start for an existing task: replay everything.
+                CommandKind::Start if applied.reply.is_some() => 0,
+                _ => applied.seq_before,
+            };
+            let ids = point.ids.unwrap_or(command_ids);
+            Ok(StreamStart::Events(EventFeed::new(
+                key.clone(),
+                ids,
+                self.inner.store.clone(),
+                follow,
+                after,
+                last,
+                ended,
+            )))
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+/// `lastEventSeq` of a re-stream: absent or null = from the first event.
+fn last_event_seq(params: &JsonObject) -> Result<Option<u64>, RpcError> {
+    match params.get("lastEventSeq") {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            RpcError::invalid_params(
+                "commandParams.lastEventSeq",
+                "must be a non-negative whole number or null",
+            )
+        }),
+    }
+}

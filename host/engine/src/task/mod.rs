@@ -1,0 +1,17 @@
+//! Tasks: the pure state machine, the durable record, the timers and the engine that runs them.
+
+pub mod engine;
+pub mod fan_out;
+pub mod feed;
+pub mod history;
+pub mod live;
+pub mod live_tasks;
+pub mod record;
+pub mod shares;
+pub mod timers;
+
+pub use engine::{EngineError, Reply, StreamStart, TaskEngine};
+pub use fan_out::FanOut;
+pub use feed::{EventFeed, FeedError};
+pub use history::HistoryLimits;
+pub use record::{TaskDefaults, TaskLimits, TaskRecord};

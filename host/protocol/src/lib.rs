@@ -1,0 +1,18 @@
+//! AIP on the wire: the JSON-RPC envelope, both dialects, and the dialect-free model. No I/O here.
+
+pub mod dialect;
+pub mod event;
+pub mod group;
+pub mod jsonrpc;
+pub mod model;
+pub mod notification;
+pub mod state;
+pub mod time;
+
+pub use dialect::{Dialect, HistoryFilter, Inbound, Task};
+pub use event::{EventContext, EventKind, TaskEvent};
+pub use jsonrpc::{ErrorCode, RpcError};
+pub use model::{
+    CommandKind, DataItem, JsonObject, LeaderCommand, Product, ProductChunk, TaskState, TaskStatus,
+};
+pub use time::Timestamp;

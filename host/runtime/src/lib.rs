@@ -1,0 +1,654 @@
+//! The partner runtime: wasmtime with a pooling allocator, epoch deadlines, a memory cap per
+//! instance, async host functions, and a fresh instance per invocation from an `InstancePre`.
+//!
+//! An invocation starts on the thread that asked for it, like any other work of the host, and
+//! most end there within a fraction of an epoch tick. One that keeps running for
+//! [`BUSY_TICKS`] ticks moves to threads of its own (a tokio runtime for guests only), away from
+//! the threads that serve Leaders: a partner that spins until its deadline then costs the others
+//! a share of the CPU, as any busy process would, not the host's ability to answer. A running
+//! guest yields every epoch tick, so the guests of many partners take turns on those threads.
+//!
+//! A trap, a deadline, a memory or stack limit, or a panic in a partner ends only that invocation:
+//! [`Runtime::invoke`] turns it into an [`InvocationEnd`] with a readable reason.
+
+mod bindings;
+mod cache;
+mod host_api;
+pub mod outbound;
+
+pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
+
+use aiphost_protocol::{DataItem, JsonObject, TaskState};
+use aiphost_store::Store;
+use bindings::{Partner, PartnerPre, item_to_guest, wit};
+use host_api::{InvocationState, KvAccess};
+use outbound::{Capabilities, OutboundHooks, OutboundPolicy};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, StoreLimitsBuilder,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi_http::WasiHttpCtx;
+
+/// How often the epoch advances: how long a guest runs before it yields its thread to the next
+/// one waiting (and the granularity of deadlines).
+const EPOCH_TICK: Duration = Duration::from_millis(2);
+/// Epoch ticks an invocation may run on a Leader's thread before it moves to the guest threads
+/// (a tick is [`EPOCH_TICK`]; an invocation that waits on a host call does not tick).
+const BUSY_TICKS: u32 = 2;
+/// Guest output kept for error reports (a panic message lands on stderr).
+const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
+
+/// Operator-level limits of the runtime. A manifest may ask for less, never for more.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Where precompiled components are cached.
+    pub cache_dir: PathBuf,
+    /// Invocations that may run at once (pool slots); more wait for a slot.
+    pub max_concurrent: u32,
+    /// Memory per instance when the manifest does not say, and the most it may ask for.
+    pub default_memory_mib: u64,
+    pub max_memory_mib: u64,
+    /// Time per invocation when the manifest does not say, and the most it may ask for.
+    pub default_invocation_ms: u64,
+    pub max_invocation_ms: u64,
+    /// WebAssembly stack per invocation.
+    pub max_stack_bytes: usize,
+    /// What outbound HTTP partners may be granted.
+    pub outbound: Arc<OutboundPolicy>,
+    /// Threads that run partner code (0: one per CPU).
+    pub guest_threads: usize,
+}
+
+impl RuntimeConfig {
+    /// Defaults with the cache under `data_dir`.
+    pub fn with_data_dir(data_dir: &Path) -> Self {
+        RuntimeConfig {
+            cache_dir: data_dir.join("compiled"),
+            max_concurrent: 256,
+            default_memory_mib: 64,
+            max_memory_mib: 512,
+            default_invocation_ms: 30_000,
+            max_invocation_ms: 300_000,
+            max_stack_bytes: 512 * 1024,
+            outbound: Arc::default(),
+            guest_threads: 0,
+        }
+    }
+}
+
+/// A component that failed to load or does not fit the partner world.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot read component {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("not a usable WebAssembly component: {0:#}")]
+    Invalid(wasmtime::Error),
+    #[error("the component does not fit the aiphost:partner@0.1.0 world: {0:#}")]
+    World(wasmtime::Error),
+    #[error("{field} of {asked} exceeds the operator's limit of {limit}")]
+    OverLimit {
+        field: &'static str,
+        asked: u64,
+        limit: u64,
+    },
+    #[error("cannot start the WebAssembly engine: {0:#}")]
+    Engine(wasmtime::Error),
+    #[error("cannot start the threads that run partners: {0}")]
+    Threads(std::io::Error),
+}
+
+/// What an invocation is about (the host side of the WIT `invocation`).
+#[derive(Clone, Debug)]
+pub struct Invocation {
+    pub event: PartnerEvent,
+    pub task_id: String,
+    pub session_id: Option<String>,
+    pub leader_id: Option<String>,
+    pub state: Option<TaskState>,
+    pub data_items: Vec<DataItem>,
+    pub max_products_bytes: Option<u64>,
+    pub products_bytes: u64,
+    pub command_params: JsonObject,
+}
+
+/// The event a partner is invoked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartnerEvent {
+    Start,
+    Continue,
+    Complete(EndReason),
+    Cancel(EndReason),
+}
+
+/// Why a task ended without the partner asking for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    Leader,
+    Timeout,
+}
+
+/// How an invocation ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InvocationEnd {
+    /// `handle` returned `ok`.
+    Returned,
+    /// `handle` returned `err` with this message.
+    PartnerError(String),
+    /// The partner broke a limit or trapped; the reason says which.
+    Trapped(String),
+    /// The invocation ran past its deadline and was stopped.
+    DeadlineExceeded(Duration),
+}
+
+/// Whose key-value store an invocation uses: the agent's, and the task's as the store keys it
+/// (a task id scoped to its Leader when Leaders authenticate).
+#[derive(Clone, Copy, Debug)]
+pub struct KvOwner<'a> {
+    pub agent: &'a str,
+    pub task: &'a str,
+}
+
+/// A component [`Runtime::check`] compiled and linked, not yet cached.
+pub struct Checked {
+    component: Component,
+    pub code: PartnerCode,
+    /// The names of everything it imports (`wasi:cli/environment@0.2.6`, …).
+    pub imports: Vec<String>,
+}
+
+/// A loaded partner: its compiled component, linked and ready to instantiate.
+#[derive(Clone)]
+pub struct PartnerCode {
+    pre: PartnerPre<InvocationState>,
+    memory_bytes: usize,
+    deadline: Duration,
+    /// What it was granted beyond its sandbox (nothing until [`PartnerCode::granted`]).
+    capabilities: Arc<Capabilities>,
+}
+
+impl std::fmt::Debug for PartnerCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartnerCode")
+            .field("memory_bytes", &self.memory_bytes)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartnerCode {
+    /// This code with `capabilities` granted.
+    pub fn granted(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = Arc::new(capabilities);
+        self
+    }
+
+    /// The wall-clock time one invocation may take.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+}
+
+/// One wasmtime engine for the process, with its linker and pool.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<InvocationState>,
+    config: RuntimeConfig,
+    cache_dir: PathBuf,
+    slots: Arc<Semaphore>,
+    ticker_stop: Arc<AtomicBool>,
+    /// Where guests run: threads of their own (see the module doc).
+    guests: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+        // Dropped from async code too (the last hold on a host): do not block on the threads.
+        if let Some(guests) = self.guests.take() {
+            guests.shutdown_background();
+        }
+    }
+}
+
+/// Something an invocation holds until its instance is gone (a permit).
+pub type Hold = Box<dyn std::any::Any + Send>;
+
+/// An invocation that runs where it is polled until it is found busy, then on the guest
+/// threads (see the module doc).
+struct Migrating<F: Future> {
+    place: Place<F>,
+    /// Set by the guest's epoch callback once it has run [`BUSY_TICKS`].
+    busy: Arc<AtomicBool>,
+    guests: tokio::runtime::Handle,
+}
+
+enum Place<F: Future> {
+    Here(Pin<Box<F>>),
+    Guests(tokio::task::JoinHandle<F::Output>),
+    Moved,
+}
+
+impl<F: Future> Drop for Migrating<F> {
+    /// Dropped (a cancel, an abandoned request): the guest stops too, wherever it runs, so no
+    /// partner code runs on for a task nobody waits for.
+    fn drop(&mut self) {
+        if let Place::Guests(handle) = &self.place {
+            handle.abort();
+        }
+    }
+}
+
+impl<F> Future for Migrating<F>
+where
+    F: Future<Output = InvocationEnd> + Send + 'static,
+{
+    type Output = InvocationEnd;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<InvocationEnd> {
+        loop {
+            match &mut self.place {
+                Place::Here(run) => {
+                    let Poll::Ready(end) = run.as_mut().poll(cx) else {
+                        if !self.busy.load(Ordering::Relaxed) {
+                            return Poll::Pending;
+                        }
+                        // Between two polls a guest can move: its stack is its own.
+                        if let Place::Here(run) = std::mem::replace(&mut self.place, Place::Moved) {
+                            let run = tracing::Instrument::in_current_span(run);
+                            self.place = Place::Guests(self.guests.spawn(run));
+                        }
+                        continue;
+                    };
+                    return Poll::Ready(end);
+                }
+                Place::Guests(handle) => {
+                    return Pin::new(handle).poll(cx).map(|joined| {
+                        joined.unwrap_or_else(|e| {
+                            InvocationEnd::Trapped(format!(
+                                "the partner's invocation was lost: {e}"
+                            ))
+                        })
+                    });
+                }
+                Place::Moved => {
+                    return Poll::Ready(InvocationEnd::Trapped(
+                        "the partner's invocation was lost while moving".into(),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Runtime {
+    /// Build the engine and start its epoch ticker.
+    pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
+        let slots = config.max_concurrent.max(1);
+        // Slots' memory is decommitted after each invocation (the default). Keeping it resident
+        // and resetting only dirtied pages with PAGEMAP_SCAN halved an invocation's cost, but
+        // wasmtime 48's scan skips a dirty page that is swapped out (or in migration), and the
+        // next instance in that slot would read it (wasmtime PR #14357). Zeroing the kept range
+        // without the scan costs more than it saves.
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots.saturating_mul(8))
+            .total_memories(slots.saturating_mul(2))
+            .total_tables(slots.saturating_mul(8))
+            .total_stacks(slots)
+            .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX));
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .epoch_interruption(true)
+            .max_wasm_stack(config.max_stack_bytes)
+            .async_stack_size(config.max_stack_bytes + 1024 * 1024)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&wasm).map_err(RuntimeError::Engine)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(RuntimeError::Engine)?;
+        Partner::add_to_linker::<_, HasSelf<InvocationState>>(&mut linker, |s| s)
+            .map_err(RuntimeError::Engine)?;
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        let (stop, ticking) = (ticker_stop.clone(), engine.clone());
+        std::thread::Builder::new()
+            .name("aiphost-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            })
+            .map_err(|e| RuntimeError::Engine(e.into()))?;
+        let cache_dir = cache::engine_dir(&config.cache_dir, &engine);
+        let threads = match config.guest_threads {
+            0 => std::thread::available_parallelism().map_or(2, usize::from),
+            n => n,
+        };
+        let guests = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("aiphost-guest")
+            .enable_all()
+            .build()
+            .map_err(RuntimeError::Threads)?;
+        Ok(Runtime {
+            engine,
+            linker,
+            slots: Arc::new(Semaphore::new(slots as usize)),
+            config,
+            cache_dir,
+            ticker_stop,
+            guests: Some(guests),
+        })
+    }
+
+    /// Load a component from `path` with the manifest's limits (`None`: the defaults).
+    pub fn load(
+        &self,
+        path: &Path,
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<PartnerCode, RuntimeError> {
+        let wasm = std::fs::read(path).map_err(|source| RuntimeError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.load_bytes(&wasm, memory_mib, invocation_ms)
+    }
+
+    /// What outbound HTTP partners may be granted.
+    pub fn outbound_policy(&self) -> Arc<OutboundPolicy> {
+        self.config.outbound.clone()
+    }
+
+    /// The limits a manifest asks for, within the operator's.
+    fn limits(
+        &self,
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<(u64, u64), RuntimeError> {
+        let memory_mib = memory_mib.unwrap_or(self.config.default_memory_mib);
+        if memory_mib > self.config.max_memory_mib {
+            return Err(RuntimeError::OverLimit {
+                field: "limits.memory-mib",
+                asked: memory_mib,
+                limit: self.config.max_memory_mib,
+            });
+        }
+        let invocation_ms = invocation_ms.unwrap_or(self.config.default_invocation_ms);
+        if invocation_ms > self.config.max_invocation_ms {
+            return Err(RuntimeError::OverLimit {
+                field: "limits.invocation-ms",
+                asked: invocation_ms,
+                limit: self.config.max_invocation_ms,
+            });
+        }
+        Ok((memory_mib, invocation_ms))
+    }
+
+    /// Load a component from its bytes.
+    pub fn load_bytes(
+        &self,
+        wasm: &[u8],
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<PartnerCode, RuntimeError> {
+        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
+        if !is_component(wasm) {
+            return Err(RuntimeError::Invalid(wasmtime::Error::msg(
+                "the file is not a WebAssembly component (a core module or something else)",
+            )));
+        }
+        let component = cache::load_or_compile(&self.engine, &self.cache_dir, wasm)
+            .map_err(RuntimeError::Invalid)?;
+        self.link(&component, memory_mib, invocation_ms)
+    }
+
+    /// Compile and link a component without caching anything (publishing validates first and
+    /// keeps only what it accepts): the code, and the names of the component's imports.
+    pub fn check(
+        &self,
+        wasm: &[u8],
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<Checked, RuntimeError> {
+        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
+        if !is_component(wasm) {
+            return Err(RuntimeError::Invalid(wasmtime::Error::msg(
+                "the file is not a WebAssembly component (a core module or something else)",
+            )));
+        }
+        let component = Component::new(&self.engine, wasm).map_err(RuntimeError::Invalid)?;
+        let imports = component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let code = self.link(&component, memory_mib, invocation_ms)?;
+        Ok(Checked {
+            component,
+            code,
+            imports,
+        })
+    }
+
+    /// Cache the compiled form of a component [`Runtime::check`] accepted.
+    pub fn keep(&self, wasm: &[u8], checked: &Checked) -> Result<(), RuntimeError> {
+        cache::keep(&self.cache_dir, wasm, &checked.component).map_err(RuntimeError::Engine)
+    }
+
+    fn link(
+        &self,
+        component: &Component,
+        memory_mib: u64,
+        invocation_ms: u64,
+    ) -> Result<PartnerCode, RuntimeError> {
+        let instance_pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(RuntimeError::World)?;
+        let pre = PartnerPre::new(instance_pre).map_err(RuntimeError::World)?;
+        Ok(PartnerCode {
+            pre,
+            memory_bytes: usize::try_from(memory_mib << 20).unwrap_or(usize::MAX),
+            deadline: Duration::from_millis(invocation_ms),
+            capabilities: Arc::new(Capabilities::none(self.config.outbound.clone())),
+        })
+    }
+
+    /// Run one invocation of `code` in a fresh instance (see the module doc for where).
+    ///
+    /// `holds` (the caller's permits: a partner's turn, a tenant's quota) are kept until the
+    /// instance is gone, like the pool slot: a cancelled guest stops at its next yield, and until
+    /// then it still holds what it was granted.
+    pub async fn invoke(
+        &self,
+        code: &PartnerCode,
+        reporter: Arc<dyn Reporter>,
+        store: Store,
+        owner: KvOwner<'_>,
+        invocation: Invocation,
+        holds: Vec<Hold>,
+    ) -> InvocationEnd {
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return InvocationEnd::Trapped("the runtime is shutting down".into());
+        };
+        let Some(guests) = &self.guests else {
+            return InvocationEnd::Trapped("the runtime is shutting down".into());
+        };
+        let busy = Arc::new(AtomicBool::new(false));
+        let run = run_guest(
+            self.engine.clone(),
+            code.clone(),
+            reporter,
+            store,
+            (owner.agent.to_string(), owner.task.to_string()),
+            invocation,
+            busy.clone(),
+        );
+        let run = async move {
+            let end = run.await;
+            // The instance is gone: now the slot and the caller's permits may go.
+            drop((slot, holds));
+            end
+        };
+        Migrating {
+            place: Place::Here(Box::pin(run)),
+            busy,
+            guests: guests.handle().clone(),
+        }
+        .await
+    }
+}
+
+/// One invocation of `code` in a fresh instance (the part that runs on a guest thread).
+async fn run_guest(
+    engine: Engine,
+    code: PartnerCode,
+    reporter: Arc<dyn Reporter>,
+    store: Store,
+    (agent, task): (String, String),
+    invocation: Invocation,
+    busy: Arc<AtomicBool>,
+) -> InvocationEnd {
+    let output = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES);
+    let wasi = wasmtime_wasi::WasiCtx::builder()
+        .stdout(output.clone())
+        .stderr(output.clone())
+        .build();
+    let limits = StoreLimitsBuilder::new()
+        .memory_size(code.memory_bytes)
+        .trap_on_grow_failure(true)
+        .build();
+    let state = InvocationState {
+        wasi,
+        table: ResourceTable::new(),
+        limits,
+        reporter,
+        kv: KvAccess {
+            store,
+            agent: agent.clone(),
+            task,
+        },
+        http: WasiHttpCtx::new(),
+        outbound: OutboundHooks {
+            caps: code.capabilities.clone(),
+            agent: agent.clone(),
+        },
+    };
+    let mut wstore = wasmtime::Store::new(&engine, state);
+    wstore.limiter(|s| &mut s.limits);
+    // Yield at every epoch tick, so guests take turns; after BUSY_TICKS, move to the guest
+    // threads (at the next yield).
+    wstore.set_epoch_deadline(1);
+    let mut ticks = 0u32;
+    wstore.epoch_deadline_callback(move |_| {
+        ticks = ticks.saturating_add(1);
+        if ticks >= BUSY_TICKS {
+            busy.store(true, Ordering::Relaxed);
+        }
+        Ok(wasmtime::UpdateDeadline::Yield(1))
+    });
+    let guest_invocation = to_guest(&invocation);
+    let run = async {
+        let partner = code.pre.instantiate_async(&mut wstore).await?;
+        partner
+            .aiphost_partner_handler()
+            .call_handle(&mut wstore, &guest_invocation)
+            .await
+    };
+    let end = match tokio::time::timeout(code.deadline, run).await {
+        Err(_) => InvocationEnd::DeadlineExceeded(code.deadline),
+        Ok(Ok(Ok(()))) => InvocationEnd::Returned,
+        Ok(Ok(Err(message))) => InvocationEnd::PartnerError(message),
+        Ok(Err(trap)) => InvocationEnd::Trapped(describe_trap(&trap, code.memory_bytes, &output)),
+    };
+    let printed = output.contents();
+    if !printed.is_empty() {
+        tracing::debug!(target: "partner", agent, task = %invocation.task_id, output = %String::from_utf8_lossy(&printed), "partner output");
+    }
+    end
+}
+
+fn is_component(wasm: &[u8]) -> bool {
+    // A component's preamble: magic, then version 0x0d with layer 1.
+    wasm.len() >= 8 && wasm[0..4] == *b"\0asm" && wasm[4..8] == [0x0d, 0x00, 0x01, 0x00]
+}
+
+fn to_guest(inv: &Invocation) -> wit::Invocation {
+    let end = |r: EndReason| match r {
+        EndReason::Leader => wit::EndReason::Leader,
+        EndReason::Timeout => wit::EndReason::Timeout,
+    };
+    wit::Invocation {
+        event: match inv.event {
+            PartnerEvent::Start => wit::Event::Start,
+            PartnerEvent::Continue => wit::Event::Continue,
+            PartnerEvent::Complete(r) => wit::Event::Complete(end(r)),
+            PartnerEvent::Cancel(r) => wit::Event::Cancel(end(r)),
+        },
+        task_id: inv.task_id.clone(),
+        session_id: inv.session_id.clone(),
+        leader_id: inv.leader_id.clone(),
+        state: inv.state.map(Into::into),
+        data_items: inv.data_items.iter().map(item_to_guest).collect(),
+        max_products_bytes: inv.max_products_bytes,
+        products_bytes: inv.products_bytes,
+        command_params: serde_json::Value::Object(inv.command_params.clone()).to_string(),
+    }
+}
+
+/// A readable reason for a trap, naming the limit that was hit where there is one.
+fn describe_trap(err: &wasmtime::Error, memory_bytes: usize, output: &MemoryOutputPipe) -> String {
+    let printed = String::from_utf8_lossy(&output.contents()).into_owned();
+    let panic_line = printed
+        .lines()
+        .skip_while(|l| !l.contains("panicked"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let chain = format!("{err:#}");
+    if let Some(trap) = err.downcast_ref::<wasmtime::Trap>() {
+        match trap {
+            wasmtime::Trap::StackOverflow => {
+                return "the partner exhausted its stack (unbounded recursion?)".to_string();
+            }
+            wasmtime::Trap::UnreachableCodeReached if !panic_line.is_empty() => {
+                return format!("the partner panicked: {}", panic_line.trim());
+            }
+            // Rust keeps its stack in linear memory below the data; running off its bottom is
+            // an out-of-bounds access rather than a wasm stack overflow.
+            wasmtime::Trap::MemoryOutOfBounds => {
+                return "the partner accessed memory out of bounds (its stack overflowed, or it has a memory bug)"
+                    .to_string();
+            }
+            other => return format!("the partner trapped: {other}"),
+        }
+    }
+    if chain.contains("growing memory")
+        || chain.contains("memory allocation")
+        || printed.contains("memory allocation")
+    {
+        return format!(
+            "the partner exceeded its memory limit of {} MiB",
+            memory_bytes >> 20
+        );
+    }
+    if !panic_line.is_empty() {
+        return format!("the partner panicked: {}", panic_line.trim());
+    }
+    format!("the partner trapped: {chain}")
+}

@@ -1,0 +1,1264 @@
+//! Durable state in sled, behind an interface of our own so no other module sees sled types.
+//!
+//! Writes go to sled at once and are made durable by a shared flush: every caller that needs its
+//! write on disk awaits [`Store::durable`] with the ticket its write returned, and one flush serves
+//! every ticket issued before it started (group commit). A reply reports only durable state.
+//!
+//! Layout (all keys namespaced by agent; one tree, so a task's record, events and index entries
+//! change in one atomic batch; `{task}` is the task's id scoped to its Leader,
+//! [`TaskKey::scoped_task`]):
+//! - tree `tasks`: `t\0{agent}\0{task}` → task record (JSON);
+//!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
+//!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
+//!   (one event: its JSON; several: a batch, see `event_batch`);
+//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
+//!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
+//!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
+//!   `n\0{agent}\0{task}\0{config id}` → notification config;
+//!   `o\0{agent}\0{task}\0{seq, big-endian}` → outbox entry (a notification to deliver, in order);
+//!   `g\0{agent}\0{task}\0{seq, big-endian}` → a notification given up on, kept for inspection.
+//!   `h\0{agent}\0{task}\0{index, big-endian}` → one command of the task's history (so a
+//!   command costs its own bytes, not a rewrite of the record);
+//!   `l\0{agent}\0{task}` → `r`: the task is running (accepted or working; stored only once an
+//!   invocation's change is written before it rests), so that after a crash the tasks whose
+//!   invocation died with the host are found. A waiting task (awaiting input or completion) is
+//!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
+//!   `m\0live-index` → marks that the running index is complete (stores written before it
+//!   existed get it built once, at start-up).
+//!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
+//! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
+//! - tree `groups`: `{membership id}` → group membership (JSON).
+
+mod event_batch;
+mod group_commit;
+mod groups;
+mod outbox;
+mod parts;
+mod tenancy;
+
+pub use groups::Pending;
+pub use outbox::OutboxEntry;
+pub use parts::PART_BYTES;
+
+use group_commit::GroupCommit;
+use serde::de::DeserializeOwned;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Something went wrong with the disk or a record on it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store I/O failed: {0}")]
+    Io(#[from] sled::Error),
+    #[error("a stored record is unreadable: {0}")]
+    Corrupt(String),
+    #[error("the store could not make writes durable: {0}")]
+    Flush(String),
+}
+
+/// Proof that a write reached sled; await [`Store::durable`] with it before announcing the write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Ticket(u64);
+
+/// The key of a task: the agent that hosts it, the Leader whose namespace it lives in, and the id
+/// that Leader gave it.
+///
+/// Two authenticated Leaders may use the same task id: their tasks are two tasks, and neither can
+/// name the other's. Everything a Leader is shown carries [`TaskKey::task`], the id it sent; the
+/// store keeps the namespace in its keys (`{leader}\u{1f}{task}`, see [`TaskKey::scoped_task`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskKey {
+    pub agent: String,
+    /// The authenticated Leader (its AIC) that owns the task; `None`: the shared namespace of a
+    /// partner whose Leaders do not authenticate.
+    pub leader: Option<String>,
+    /// The task id as its Leader knows it.
+    pub task: String,
+}
+
+/// Separates a Leader from its task id in stored keys. Task ids never contain it: they may not
+/// hold control characters (`protocol::dialect::check_task_id`).
+const LEADER_SEPARATOR: char = '\u{1f}';
+
+impl TaskKey {
+    /// The key of task `task` of `agent` in the shared namespace (an open partner).
+    pub fn new(agent: impl Into<String>, task: impl Into<String>) -> Self {
+        TaskKey {
+            agent: agent.into(),
+            leader: None,
+            task: task.into(),
+        }
+    }
+
+    /// The key of task `task` of `agent` in the namespace of `leader` (an authenticated Leader),
+    /// or in the shared one for `None`.
+    pub fn owned(agent: &str, leader: Option<&str>, task: &str) -> Self {
+        TaskKey {
+            agent: agent.to_string(),
+            leader: leader.map(str::to_string),
+            task: task.to_string(),
+        }
+    }
+
+    /// The task id as the store keys it: the Leader's namespace and the task id.
+    ///
+    /// ```
+    /// # use aiphost::store::TaskKey;
+    /// assert_eq!(TaskKey::new("echo", "t1").scoped_task(), "t1");
+    /// assert_eq!(TaskKey::owned("echo", Some("L"), "t1").scoped_task(), "L\u{1f}t1");
+    /// ```
+    pub fn scoped_task(&self) -> std::borrow::Cow<'_, str> {
+        match &self.leader {
+            Some(leader) => format!("{leader}{LEADER_SEPARATOR}{}", self.task).into(),
+            None => self.task.as_str().into(),
+        }
+    }
+
+    /// The key whose [`TaskKey::scoped_task`] is `scoped`.
+    fn from_scoped(agent: &str, scoped: &str) -> Self {
+        // At the last separator: a task id holds none, whatever a Leader's name might.
+        match scoped.rsplit_once(LEADER_SEPARATOR) {
+            Some((leader, task)) => TaskKey::owned(agent, Some(leader), task),
+            None => TaskKey::new(agent, scoped),
+        }
+    }
+
+    /// `{agent}\0{scoped task}`.
+    fn push_names(&self, k: &mut Vec<u8>) {
+        k.extend_from_slice(self.agent.as_bytes());
+        k.push(0);
+        if let Some(leader) = &self.leader {
+            k.extend_from_slice(leader.as_bytes());
+            let mut sep = [0u8; 4];
+            k.extend_from_slice(LEADER_SEPARATOR.encode_utf8(&mut sep).as_bytes());
+        }
+        k.extend_from_slice(self.task.as_bytes());
+    }
+
+    fn names_len(&self) -> usize {
+        self.agent.len() + 2 + self.leader.as_ref().map_or(0, |l| l.len() + 1) + self.task.len()
+    }
+
+    fn record_key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(2 + self.names_len());
+        k.extend_from_slice(b"t\0");
+        self.push_names(&mut k);
+        k
+    }
+
+    fn timed_key(&self, tag: u8, at_ms: i64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(10 + self.names_len());
+        k.extend_from_slice(&[tag, 0]);
+        k.extend_from_slice(&(at_ms.max(0) as u64).to_be_bytes());
+        self.push_names(&mut k);
+        k
+    }
+
+    fn deadline_key(&self, at_ms: i64) -> Vec<u8> {
+        self.timed_key(b'd', at_ms)
+    }
+
+    fn events_prefix(&self) -> Vec<u8> {
+        self.tagged_prefix(b'e')
+    }
+
+    fn product_prefix(&self, product: &str) -> Vec<u8> {
+        let mut k = self.tagged_prefix(b'c');
+        k.extend_from_slice(product.as_bytes());
+        k.push(0);
+        k
+    }
+
+    /// `{tag}\0{agent}\0{scoped task}\0`: the prefix of this task's entries of a kind.
+    fn tagged_prefix(&self, tag: u8) -> Vec<u8> {
+        let mut k = Vec::with_capacity(3 + self.names_len() + 8);
+        k.extend_from_slice(&[tag, 0]);
+        self.push_names(&mut k);
+        k.push(0);
+        k
+    }
+
+    fn seq_key(&self, tag: u8, seq: u64) -> Vec<u8> {
+        let mut k = self.tagged_prefix(tag);
+        k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    fn live_key(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(2 + self.names_len());
+        k.extend_from_slice(b"l\0");
+        self.push_names(&mut k);
+        k
+    }
+
+    fn config_key(&self, config: &str) -> Vec<u8> {
+        let mut k = self.tagged_prefix(b'n');
+        k.extend_from_slice(config.as_bytes());
+        k
+    }
+
+    fn event_key(&self, seq: u64) -> Vec<u8> {
+        let mut k = self.events_prefix();
+        k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    /// Parse the agent and task out of a timed index key's tail.
+    fn from_tail(tail: &[u8]) -> Option<TaskKey> {
+        let rest = std::str::from_utf8(tail).ok()?;
+        let (agent, task) = rest.split_once('\0')?;
+        Some(TaskKey::from_scoped(agent, task))
+    }
+}
+
+/// Whether a task that has not ended is running or waiting (its entry in the live index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Accepted or working: an invocation drives it.
+    Running,
+    /// Awaiting input or completion: it waits for its Leader or its timer.
+    Waiting,
+}
+
+/// Marks a store whose live index is complete.
+const LIVE_INDEX_MARK: &[u8] = b"m\0live-index";
+
+/// One change of a task, written atomically: the record, its deadline index entry, new events,
+/// events dropped by retention, and the ended-task index entry.
+pub struct TaskWrite<'a> {
+    pub key: &'a TaskKey,
+    /// The record, serialised (`None`: it did not change, as when a command that changes nothing
+    /// only adds to the history).
+    pub record: Option<Vec<u8>>,
+    /// The deadline the index holds now, and the one it should hold.
+    pub deadline: (Option<i64>, Option<i64>),
+    /// Whether the task has not ended and how, as stored now and as it should be (`None`: it
+    /// has ended). Only a running task has an index entry of its own.
+    pub live: (Option<Liveness>, Option<Liveness>),
+    /// History entries to store: `(index, entry)`.
+    pub history: Vec<(u64, Vec<u8>)>,
+    /// History entries to delete, by index.
+    pub history_dropped: Vec<u64>,
+    /// New events: `(seq, event)`.
+    pub events: Vec<(u64, Vec<u8>)>,
+    /// Drop stored events with seq below this (count retention).
+    pub trim_below: Option<u64>,
+    /// The task ended at this instant (Unix ms): index it for age retention.
+    pub ended_at: Option<i64>,
+    /// Product chunks to store: `(product id, seq, DataItems as JSON, replaces the product)`.
+    pub chunks: Vec<ChunkWrite>,
+    /// Notifications to deliver: `(seq, entry)`.
+    pub outbox: Vec<(u64, Vec<u8>)>,
+    /// Results to publish to group memberships: `(membership, message)`.
+    pub published: Vec<(String, Vec<u8>)>,
+}
+
+impl<'a> TaskWrite<'a> {
+    /// A write of `record` alone; struct-update syntax fills in the rest.
+    ///
+    /// ```
+    /// # use aiphost::store::{TaskKey, TaskWrite};
+    /// let key = TaskKey::new("echo", "t1");
+    /// let write = TaskWrite {
+    ///     ended_at: Some(1_000),
+    ///     ..TaskWrite::record_only(&key, b"{}".to_vec())
+    /// };
+    /// assert!(write.events.is_empty());
+    /// ```
+    pub fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
+        TaskWrite {
+            key,
+            record: Some(record),
+            deadline: (None, None),
+            live: (None, None),
+            history: Vec::new(),
+            history_dropped: Vec::new(),
+            events: Vec::new(),
+            trim_below: None,
+            ended_at: None,
+            chunks: Vec::new(),
+            outbox: Vec::new(),
+            published: Vec::new(),
+        }
+    }
+}
+
+/// The stored part of one product chunk.
+pub struct ChunkWrite {
+    pub product: String,
+    pub seq: u64,
+    pub items: Vec<u8>,
+    /// The chunk starts the product afresh: its earlier chunks are dropped.
+    pub replaces: bool,
+}
+
+/// Whose key-value entries: one task's, or the whole agent's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvScope<'a> {
+    Task(&'a str),
+    Agent,
+}
+
+/// The host's durable store.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: sled::Db,
+    tasks: sled::Tree,
+    kv: sled::Tree,
+    groups: sled::Tree,
+    tenancy: sled::Tree,
+    commit: GroupCommit,
+    /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
+    /// reading its head first).
+    keys: KeyLocks,
+}
+
+/// A few locks, one per key by its hash: two writers of one key never overlap (two of different
+/// keys rarely wait for each other).
+struct KeyLocks([std::sync::Mutex<()>; 64]);
+
+impl KeyLocks {
+    fn new() -> Self {
+        KeyLocks(std::array::from_fn(|_| std::sync::Mutex::new(())))
+    }
+
+    fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+        self.0[(hash % 64) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Store {
+    /// Open (or create) the store under `dir` with the default cache (64 MiB). Must be called
+    /// inside a tokio runtime.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Open the store with a page cache of `cache_bytes`.
+    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
+        let db = open_db(dir, cache_bytes)?;
+        let tasks = db.open_tree("tasks")?;
+        let kv = db.open_tree("kv")?;
+        let groups = db.open_tree("groups")?;
+        let tenancy = db.open_tree("tenancy")?;
+        let commit = GroupCommit::start();
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db,
+                tasks,
+                kv,
+                groups,
+                tenancy,
+                commit,
+                keys: KeyLocks::new(),
+            }),
+        })
+    }
+
+    /// Read a task record.
+    pub fn load_task<T: DeserializeOwned>(&self, key: &TaskKey) -> Result<Option<T>, StoreError> {
+        match parts::get(&self.inner.tasks, &key.record_key())? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))),
+        }
+    }
+
+    /// Apply one change of a task atomically.
+    pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
+        let key = write.key;
+        let (tasks, db) = (&self.inner.tasks, &self.inner.db);
+        let mut batch = sled::Batch::default();
+        if let Some(record) = write.record {
+            let record_key = key.record_key();
+            let old = tasks.get(&record_key)?;
+            parts::insert(&mut batch, db, &record_key, &record, old.as_deref())?;
+        }
+        let (old_deadline, new_deadline) = write.deadline;
+        if old_deadline != new_deadline {
+            if let Some(at) = old_deadline {
+                batch.remove(key.deadline_key(at));
+            }
+            if let Some(at) = new_deadline {
+                batch.insert(key.deadline_key(at), &[][..]);
+            }
+        }
+        let running = |live: Option<Liveness>| live == Some(Liveness::Running);
+        match (running(write.live.0), running(write.live.1)) {
+            (false, true) => batch.insert(key.live_key(), &b"r"[..]),
+            (true, false) => batch.remove(key.live_key()),
+            _ => {}
+        }
+        for index in write.history_dropped {
+            let entry_key = key.seq_key(b'h', index);
+            if let Some(head) = tasks.get(&entry_key)? {
+                parts::remove(&mut batch, &entry_key, &head);
+            }
+        }
+        for (index, entry) in write.history {
+            parts::insert(&mut batch, db, &key.seq_key(b'h', index), &entry, None)?;
+        }
+        let mut events = write.events;
+        if let Some(below) = write.trim_below {
+            // Every stored entry that starts below `below` goes; the newest of them may also hold
+            // events at or after it, which stay, under a key of their own.
+            let prefix = key.events_prefix();
+            for entry in tasks.range(prefix.clone()..key.event_key(below)) {
+                let (k, head) = entry?;
+                // The engine writes a task one change at a time: nothing replaces these meanwhile.
+                let Some(value) = parts::assemble(tasks, &k, &head)? else {
+                    continue;
+                };
+                let kept: Vec<(u64, &[u8])> = stored_events(&prefix, &k, &value)?
+                    .into_iter()
+                    .filter(|(seq, _)| *seq >= below)
+                    .collect();
+                if let Some((first, _)) = kept.first() {
+                    let tail = event_batch::encode(&kept);
+                    parts::insert(&mut batch, db, &key.event_key(*first), &tail, None)?;
+                }
+                parts::remove(&mut batch, &k, &head);
+            }
+            events.retain(|(seq, _)| *seq >= below);
+        }
+        if let Some((first, _)) = events.first() {
+            let events: Vec<(u64, &[u8])> = events.iter().map(|(s, e)| (*s, &e[..])).collect();
+            let value = event_batch::encode(&events);
+            parts::insert(&mut batch, db, &key.event_key(*first), &value, None)?;
+        }
+        if let Some(at) = write.ended_at {
+            batch.insert(key.timed_key(b'x', at), &[][..]);
+        }
+        // One write may carry several chunks of a product (an invocation's chunks are written
+        // together): a replacing chunk drops the stored chunks and the earlier ones of this write.
+        let chunks = &write.chunks;
+        let kept: Vec<bool> = (0..chunks.len())
+            .map(|i| {
+                !chunks[i + 1..]
+                    .iter()
+                    .any(|later| later.replaces && later.product == chunks[i].product)
+            })
+            .collect();
+        // Of a product's chunks in this write, only the last replacing one is kept, so one scan
+        // per product at most.
+        for (chunk, kept) in write.chunks.into_iter().zip(kept) {
+            if !kept {
+                continue;
+            }
+            let prefix = key.product_prefix(&chunk.product);
+            if chunk.replaces {
+                for old in tasks.scan_prefix(&prefix) {
+                    let (k, head) = old?;
+                    parts::remove(&mut batch, &k, &head);
+                }
+            }
+            let mut chunk_key = prefix;
+            chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
+            parts::insert(&mut batch, db, &chunk_key, &chunk.items, None)?;
+        }
+        for (seq, entry) in write.outbox {
+            parts::insert(&mut batch, db, &key.seq_key(b'o', seq), &entry, None)?;
+        }
+        for (membership, message) in write.published {
+            let mut k = groups::outbox_prefix(&membership);
+            k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
+            parts::insert(&mut batch, db, &k, &message, None)?;
+        }
+        self.inner.tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// A notification config of a task.
+    pub fn config(&self, key: &TaskKey, config: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        parts::get(&self.inner.tasks, &key.config_key(config))
+    }
+
+    /// Every notification config of a task, in id order.
+    pub fn configs(&self, key: &TaskKey) -> Result<Vec<Vec<u8>>, StoreError> {
+        let tasks = &self.inner.tasks;
+        tasks
+            .scan_prefix(key.tagged_prefix(b'n'))
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
+            })
+            .collect()
+    }
+
+    /// Store a notification config.
+    pub fn put_config(
+        &self,
+        key: &TaskKey,
+        config: &str,
+        value: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        let tasks = &self.inner.tasks;
+        let config_key = key.config_key(config);
+        let _writing = self.inner.keys.lock(&config_key);
+        let mut batch = sled::Batch::default();
+        let old = tasks.get(&config_key)?;
+        parts::insert(
+            &mut batch,
+            &self.inner.db,
+            &config_key,
+            value,
+            old.as_deref(),
+        )?;
+        tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Delete one notification config (`Some`) or all of a task's; returns how many went.
+    pub fn delete_configs(
+        &self,
+        key: &TaskKey,
+        config: Option<&str>,
+    ) -> Result<(usize, Ticket), StoreError> {
+        let tasks = &self.inner.tasks;
+        let _writing = self.inner.keys.lock(&key.tagged_prefix(b'n'));
+        let found: Vec<(sled::IVec, sled::IVec)> = match config {
+            Some(id) => {
+                let k = key.config_key(id);
+                tasks
+                    .get(&k)?
+                    .map(|head| (sled::IVec::from(k), head))
+                    .into_iter()
+                    .collect()
+            }
+            None => tasks
+                .scan_prefix(key.tagged_prefix(b'n'))
+                .collect::<Result<_, _>>()?,
+        };
+        let mut batch = sled::Batch::default();
+        for (k, head) in &found {
+            parts::remove(&mut batch, k, head);
+        }
+        tasks.apply_batch(batch)?;
+        Ok((found.len(), self.inner.commit.written()))
+    }
+
+    /// The first pending notification of a task: `(seq, entry)`.
+    pub fn outbox_head(&self, key: &TaskKey) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.tagged_prefix(b'o');
+        match self.inner.tasks.scan_prefix(&prefix).next() {
+            None => Ok(None),
+            Some(entry) => {
+                let (k, head) = entry?;
+                let seq = k
+                    .get(prefix.len()..)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| StoreError::Corrupt("malformed outbox key".into()))?;
+                // Delivered and removed while read: the next head is for the next loop.
+                let value = parts::assemble(&self.inner.tasks, &k, &head)?;
+                Ok(value.map(|v| (seq, v.into_owned())))
+            }
+        }
+    }
+
+    /// Replace a pending notification (after a failed attempt).
+    pub fn outbox_update(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        entry: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        let tasks = &self.inner.tasks;
+        let entry_key = key.seq_key(b'o', seq);
+        let _writing = self.inner.keys.lock(&entry_key);
+        let mut batch = sled::Batch::default();
+        let old = tasks.get(&entry_key)?;
+        parts::insert(
+            &mut batch,
+            &self.inner.db,
+            &entry_key,
+            entry,
+            old.as_deref(),
+        )?;
+        tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Remove a pending notification: delivered, or (with `given_up`) moved to the given-up list.
+    pub fn outbox_remove(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        given_up: Option<&[u8]>,
+    ) -> Result<Ticket, StoreError> {
+        let tasks = &self.inner.tasks;
+        let mut batch = sled::Batch::default();
+        let entry_key = key.seq_key(b'o', seq);
+        let _writing = self.inner.keys.lock(&entry_key);
+        if let Some(head) = tasks.get(&entry_key)? {
+            parts::remove(&mut batch, &entry_key, &head);
+        }
+        if let Some(record) = given_up {
+            let given_key = key.seq_key(b'g', seq);
+            let old = tasks.get(&given_key)?;
+            parts::insert(
+                &mut batch,
+                &self.inner.db,
+                &given_key,
+                record,
+                old.as_deref(),
+            )?;
+        }
+        tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Tasks with pending notifications.
+    pub fn outbox_tasks(&self) -> Result<Vec<TaskKey>, StoreError> {
+        let mut tasks: Vec<TaskKey> = Vec::new();
+        for k in self.inner.tasks.scan_prefix(b"o\0").keys() {
+            let k = k?;
+            let tail = k.get(2..k.len().saturating_sub(9)).unwrap_or_default();
+            if let Some(task) = TaskKey::from_tail(tail)
+                && tasks.last() != Some(&task)
+            {
+                tasks.push(task);
+            }
+        }
+        Ok(tasks)
+    }
+
+    /// Notifications given up on (all agents), oldest task first.
+    pub fn given_up(&self, limit: usize) -> Result<Vec<Vec<u8>>, StoreError> {
+        let tasks = &self.inner.tasks;
+        tasks
+            .scan_prefix(b"g\0")
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
+            })
+            .take(limit)
+            .collect()
+    }
+
+    /// The stored history entries of a task: `(index, entry)`, in order.
+    pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.tagged_prefix(b'h');
+        let tasks = &self.inner.tasks;
+        tasks
+            .scan_prefix(&prefix)
+            .filter_map(|entry| {
+                let read = || {
+                    let (k, head) = entry?;
+                    let index = k
+                        .get(prefix.len()..)
+                        .and_then(|b| b.try_into().ok())
+                        .map(u64::from_be_bytes)
+                        .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
+                    let value = parts::assemble(tasks, &k, &head)?;
+                    Ok(value.map(|v| (index, v.into_owned())))
+                };
+                read().transpose()
+            })
+            .collect()
+    }
+
+    /// Every running task (accepted or working, as last written).
+    ///
+    /// A store written before the running index existed gets it built first, once: `liveness`
+    /// tells it from a stored record (`Err`: the record is unreadable).
+    pub fn running_tasks(
+        &self,
+        liveness: impl Fn(&[u8]) -> Result<Option<Liveness>, String>,
+    ) -> Result<Vec<TaskKey>, StoreError> {
+        let tasks = &self.inner.tasks;
+        if tasks.get(LIVE_INDEX_MARK)?.is_none() {
+            let mut batch = sled::Batch::default();
+            let mut built = 0usize;
+            for entry in tasks.scan_prefix(b"t\0") {
+                let (k, head) = entry?;
+                let key = k
+                    .get(2..)
+                    .and_then(TaskKey::from_tail)
+                    .ok_or_else(|| StoreError::Corrupt("malformed task key".into()))?;
+                let Some(record) = parts::assemble(tasks, &k, &head)? else {
+                    continue;
+                };
+                // One unreadable record must not keep the host from starting: it is left out
+                // of the index (and fails loudly when a command loads it).
+                let live = match liveness(&record) {
+                    Ok(live) => live,
+                    Err(e) => {
+                        tracing::error!(agent = %key.agent, task = %key.task, error = %e,
+                            "an unreadable task record is left out of the running index");
+                        continue;
+                    }
+                };
+                if live == Some(Liveness::Running) {
+                    batch.insert(key.live_key(), &b"r"[..]);
+                    built += 1;
+                }
+            }
+            batch.insert(LIVE_INDEX_MARK, &[][..]);
+            tasks.apply_batch(batch)?;
+            tasks.flush()?;
+            tracing::info!(
+                tasks = built,
+                "built the running-task index of an older store"
+            );
+        }
+        tasks
+            .scan_prefix(b"l\0")
+            .keys()
+            .map(|k| {
+                k?.get(2..)
+                    .and_then(TaskKey::from_tail)
+                    .ok_or_else(|| StoreError::Corrupt("malformed running index entry".into()))
+            })
+            .collect()
+    }
+
+    /// The stored chunks of one product of a task, in order: each its DataItems as JSON.
+    pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        let tasks = &self.inner.tasks;
+        tasks
+            .scan_prefix(key.product_prefix(product))
+            .filter_map(|entry| match entry {
+                Ok((k, head)) => parts::assemble(tasks, &k, &head)
+                    .map(|v| v.map(|v| v.into_owned()))
+                    .transpose(),
+                Err(e) => Some(Err(e.into())),
+            })
+            .collect()
+    }
+
+    /// Up to `limit` stored events of a task with seq greater than `after`, in order.
+    pub fn events_after(
+        &self,
+        key: &TaskKey,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let prefix = key.events_prefix();
+        let mut wanted = after.saturating_add(1);
+        // The entry holding `wanted` is the last one that starts at or before it.
+        let start = match self
+            .inner
+            .tasks
+            .range(prefix.clone()..=key.event_key(wanted))
+            .next_back()
+        {
+            Some(entry) => entry?.0,
+            None => key.event_key(wanted).into(),
+        };
+        let mut out = Vec::new();
+        for entry in self.inner.tasks.range(start..) {
+            let (k, head) = entry?;
+            if !k.starts_with(&prefix) || out.len() >= limit {
+                break;
+            }
+            // Trimmed while read: its tail, if any, is under a higher key, met next.
+            let Some(value) = parts::assemble(&self.inner.tasks, &k, &head)? else {
+                continue;
+            };
+            for (seq, event) in stored_events(&prefix, &k, &value)? {
+                // A trim that runs while this reads moves the tail of the entry it cuts to a
+                // higher key, where sled's iterator (no snapshot) may meet it again.
+                if seq >= wanted && out.len() < limit {
+                    out.push((seq, event.to_vec()));
+                    wanted = seq + 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The oldest stored event of a task, if any.
+    pub fn first_event_seq(&self, key: &TaskKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.events_after(key, 0, 1)?.first().map(|(seq, _)| *seq))
+    }
+
+    /// Delete the events of tasks that ended before `before_ms` (Unix ms); returns how many tasks.
+    pub fn sweep_ended(&self, before_ms: i64) -> Result<usize, StoreError> {
+        let mut swept = 0;
+        let end = TaskKey::new("", "").timed_key(b'x', before_ms);
+        let mut keys = Vec::new();
+        for entry in self.inner.tasks.range(b"x\0".to_vec()..end) {
+            let (k, _) = entry?;
+            keys.push(k);
+        }
+        for index_key in keys {
+            let Some(task) = index_key.get(10..).and_then(TaskKey::from_tail) else {
+                continue;
+            };
+            let mut batch = sled::Batch::default();
+            for entry in self.inner.tasks.scan_prefix(task.events_prefix()) {
+                let (k, head) = entry?;
+                parts::remove(&mut batch, &k, &head);
+            }
+            batch.remove(index_key);
+            self.inner.tasks.apply_batch(batch)?;
+            swept += 1;
+        }
+        Ok(swept)
+    }
+
+    /// Every pending deadline: `(at_ms, task)`, earliest first.
+    pub fn deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.inner.tasks.scan_prefix(b"d\0") {
+            let (k, _) = entry?;
+            let parsed = (|| {
+                let at = i64::try_from(u64::from_be_bytes(k.get(2..10)?.try_into().ok()?)).ok()?;
+                Some((at, TaskKey::from_tail(k.get(10..)?)?))
+            })();
+            out.push(parsed.ok_or_else(|| StoreError::Corrupt("malformed deadline key".into()))?);
+        }
+        Ok(out)
+    }
+
+    /// A ticket covering every write issued so far: for state read back from the store, whose
+    /// writer may not have waited for it to be durable.
+    pub fn latest_ticket(&self) -> Ticket {
+        self.inner.commit.latest()
+    }
+
+    /// Wait until the write that returned `ticket` (and every earlier one) is on disk.
+    pub async fn durable(&self, ticket: Ticket) -> Result<(), StoreError> {
+        self.inner.commit.durable(&self.inner.db, ticket).await
+    }
+
+    /// Flushes performed so far (for metrics: flushes per second against commands per second).
+    pub fn flush_count(&self) -> u64 {
+        self.inner.commit.flush_count()
+    }
+
+    /// Read a partner's key-value entry.
+    pub fn kv_get(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        parts::get(&self.inner.kv, &kv_key(agent, scope, key))
+    }
+
+    /// Write a partner's key-value entry. It becomes durable with the next flush.
+    pub fn kv_set(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+        value: &[u8],
+    ) -> Result<Ticket, StoreError> {
+        let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        // Invocations of one partner may set one agent-scoped key at once.
+        let _writing = self.inner.keys.lock(&entry_key);
+        let mut batch = sled::Batch::default();
+        let old = kv.get(&entry_key)?;
+        parts::insert(
+            &mut batch,
+            &self.inner.db,
+            &entry_key,
+            value,
+            old.as_deref(),
+        )?;
+        kv.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Delete a partner's key-value entry.
+    pub fn kv_delete(
+        &self,
+        agent: &str,
+        scope: KvScope<'_>,
+        key: &str,
+    ) -> Result<Ticket, StoreError> {
+        let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
+        let _writing = self.inner.keys.lock(&entry_key);
+        if let Some(head) = kv.get(&entry_key)? {
+            let mut batch = sled::Batch::default();
+            parts::remove(&mut batch, &entry_key, &head);
+            kv.apply_batch(batch)?;
+        }
+        Ok(self.inner.commit.written())
+    }
+
+    /// Flush everything now (used at shutdown).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.inner.db.flush_async().await?;
+        Ok(())
+    }
+}
+
+/// Open sled, waiting briefly for the lock of a previous owner that is still closing (a host
+/// restarting in the same process, or a killed one whose lock the kernel has not yet released).
+/// sled's page cache when the operator does not say.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
+    const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+    let started = std::time::Instant::now();
+    loop {
+        match sled::Config::new()
+            .path(dir)
+            .cache_capacity(cache_bytes)
+            .open()
+        {
+            Err(sled::Error::Io(e)) if is_lock_error(&e) && started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
+/// The events of one stored entry: `key` (under the task's events `prefix`) and its `value`.
+fn stored_events<'v>(
+    prefix: &[u8],
+    key: &[u8],
+    value: &'v [u8],
+) -> Result<Vec<(u64, &'v [u8])>, StoreError> {
+    let first = key
+        .get(prefix.len()..)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| StoreError::Corrupt("malformed event key".into()))?;
+    event_batch::decode(first, value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn is_lock_error(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("could not acquire lock")
+}
+
+fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
+    let (tag, task) = match scope {
+        KvScope::Task(task) => (b't', task),
+        KvScope::Agent => (b'a', ""),
+    };
+    let mut k = Vec::with_capacity(agent.len() + task.len() + key.len() + 5);
+    k.extend_from_slice(agent.as_bytes());
+    k.push(0);
+    k.push(tag);
+    k.push(0);
+    k.extend_from_slice(task.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// Write `record` for `key` with only a deadline change.
+    fn save(
+        store: &Store,
+        key: &TaskKey,
+        record: &Value,
+        old: Option<i64>,
+        new: Option<i64>,
+    ) -> Result<Ticket, StoreError> {
+        store.write_task(TaskWrite {
+            deadline: (old, new),
+            ..TaskWrite::record_only(key, serde_json::to_vec(record).unwrap())
+        })
+    }
+
+    #[tokio::test]
+    async fn tasks_and_deadlines_roundtrip_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = TaskKey::new("echo", "task-1");
+        {
+            let store = Store::open(dir.path()).unwrap();
+            save(&store, &key, &json!({"n": 1}), None, Some(5_000)).unwrap();
+            let t = save(&store, &key, &json!({"n": 2}), Some(5_000), Some(9_000)).unwrap();
+            store.durable(t).await.unwrap();
+            assert_eq!(store.deadlines().unwrap(), vec![(9_000, key.clone())]);
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(
+            store.load_task::<Value>(&key).unwrap(),
+            Some(json!({"n": 2}))
+        );
+        assert_eq!(store.deadlines().unwrap(), vec![(9_000, key.clone())]);
+        let t = save(&store, &key, &json!({"n": 3}), Some(9_000), None).unwrap();
+        store.durable(t).await.unwrap();
+        assert!(store.deadlines().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn events_are_ordered_trimmed_and_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let other = TaskKey::new("a", "t2");
+        let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim_below, ended_at| {
+            store
+                .write_task(TaskWrite {
+                    events: seqs.map(|s| (s, format!("e{s}").into_bytes())).collect(),
+                    trim_below,
+                    ended_at,
+                    ..TaskWrite::record_only(key, b"{}".to_vec())
+                })
+                .unwrap()
+        };
+        write(&key, 1..=300, None, None);
+        write(&other, 1..=2, None, None);
+        let first = store.events_after(&key, 0, 1000).unwrap();
+        assert_eq!(first.len(), 300, "no events of another task leak in");
+        assert_eq!(first[0], (1, b"e1".to_vec()));
+        assert_eq!(store.events_after(&key, 298, 10).unwrap().len(), 2);
+        assert_eq!(store.events_after(&key, 10, 5).unwrap()[0].0, 11);
+        write(&key, 301..=301, Some(101), Some(1_000));
+        assert_eq!(store.first_event_seq(&key).unwrap(), Some(101));
+        assert_eq!(store.sweep_ended(999).unwrap(), 0);
+        assert_eq!(store.sweep_ended(1_001).unwrap(), 1);
+        assert_eq!(store.first_event_seq(&key).unwrap(), None);
+        assert_eq!(store.first_event_seq(&other).unwrap(), Some(1));
+    }
+
+    /// Events written several to a key read back from any seq, with any limit; trimming below any
+    /// seq (inside an earlier entry, on its edge, or inside the trimming write itself) leaves
+    /// exactly the events from that seq on.
+    #[tokio::test]
+    async fn batched_events_read_from_any_seq_and_trim_below_any_seq() {
+        let event = |s: u64| format!("{{\"seq\":{s}}}").into_bytes();
+        for below in 1..=14 {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path()).unwrap();
+            let key = TaskKey::new("a", "t");
+            let write = |seqs: std::ops::RangeInclusive<u64>, trim_below| {
+                store
+                    .write_task(TaskWrite {
+                        events: seqs.map(|s| (s, event(s))).collect(),
+                        trim_below,
+                        ..TaskWrite::record_only(&key, b"{}".to_vec())
+                    })
+                    .unwrap()
+            };
+            // Entries: 1 | 2..=4 | 5 | 6..=9 | 10..=11, then 12..=14 trimming.
+            for seqs in [1..=1, 2..=4, 5..=5, 6..=9, 10..=11] {
+                write(seqs, None);
+            }
+            write(12..=14, Some(below));
+            let stored: Vec<(u64, Vec<u8>)> = (below..=14).map(|s| (s, event(s))).collect();
+            assert_eq!(store.first_event_seq(&key).unwrap(), Some(below));
+            for after in 0..=14 {
+                let expected: Vec<_> = stored.iter().filter(|(s, _)| *s > after).cloned().collect();
+                assert_eq!(
+                    store.events_after(&key, after, 100).unwrap(),
+                    expected,
+                    "below {below}, after {after}"
+                );
+                let limited = store.events_after(&key, after, 2).unwrap();
+                assert_eq!(limited, expected[..expected.len().min(2)], "below {below}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn product_chunks_append_and_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let write = |product: &str, seq: u64, replaces: bool| {
+            store
+                .write_task(TaskWrite {
+                    chunks: vec![ChunkWrite {
+                        product: product.into(),
+                        seq,
+                        items: format!("{product}{seq}").into_bytes(),
+                        replaces,
+                    }],
+                    ..TaskWrite::record_only(&key, b"{}".to_vec())
+                })
+                .unwrap()
+        };
+        write("p", 1, true);
+        write("q", 2, true);
+        write("p", 3, false);
+        write("p", 300, false);
+        let p = store.product_chunks(&key, "p").unwrap();
+        assert_eq!(p, [b"p1".to_vec(), b"p3".to_vec(), b"p300".to_vec()]);
+        write("p", 301, true);
+        assert_eq!(store.product_chunks(&key, "p").unwrap(), [b"p301".to_vec()]);
+        assert_eq!(store.product_chunks(&key, "q").unwrap(), [b"q2".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn chunks_of_one_write_replace_each_other_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let chunk = |product: &str, seq: u64, replaces: bool| ChunkWrite {
+            product: product.into(),
+            seq,
+            items: format!("{product}{seq}").into_bytes(),
+            replaces,
+        };
+        let write = |chunks: Vec<ChunkWrite>| {
+            store
+                .write_task(TaskWrite {
+                    chunks,
+                    ..TaskWrite::record_only(&key, b"{}".to_vec())
+                })
+                .unwrap()
+        };
+        write(vec![chunk("p", 1, true), chunk("p", 2, false)]);
+        // Stored p1 p2; this write appends, replaces (dropping p1, p2 and p3), appends again.
+        write(vec![
+            chunk("p", 3, false),
+            chunk("q", 4, true),
+            chunk("p", 5, true),
+            chunk("p", 6, false),
+            chunk("q", 7, false),
+        ]);
+        assert_eq!(
+            store.product_chunks(&key, "p").unwrap(),
+            [b"p5".to_vec(), b"p6".to_vec()]
+        );
+        assert_eq!(
+            store.product_chunks(&key, "q").unwrap(),
+            [b"q4".to_vec(), b"q7".to_vec()]
+        );
+    }
+
+    /// No value the store writes is larger than a part (sled keeps large values in memory for
+    /// good), and everything reads back whole: records, events, chunks, history, outbox, KV.
+    #[tokio::test]
+    async fn large_values_are_written_in_parts_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::owned("a", Some("L"), "t");
+        let big = |c: char, n: usize| c.to_string().repeat(n).into_bytes();
+        let record = format!("{{\"x\":\"{}\"}}", "r".repeat(100_000));
+        store
+            .write_task(TaskWrite {
+                events: vec![(1, big('e', 70_000)), (2, big('f', 9_000))],
+                chunks: vec![ChunkWrite {
+                    product: "p".into(),
+                    seq: 1,
+                    items: big('c', 50_000),
+                    replaces: true,
+                }],
+                history: vec![(0, big('h', 30_000))],
+                outbox: vec![(1, big('o', 20_000))],
+                ..TaskWrite::record_only(&key, record.clone().into_bytes())
+            })
+            .unwrap();
+        store
+            .kv_set("a", KvScope::Agent, "k", &big('k', 40_000))
+            .unwrap();
+        let largest =
+            |tree: &sled::Tree| tree.iter().map(|e| e.unwrap().1.len()).max().unwrap_or(0);
+        assert!(largest(&store.inner.tasks) <= PART_BYTES);
+        assert!(largest(&store.inner.kv) <= PART_BYTES);
+        let read: Value = store.load_task(&key).unwrap().unwrap();
+        assert_eq!(read.to_string(), record);
+        let events = store.events_after(&key, 0, 10).unwrap();
+        assert_eq!(events, vec![(1, big('e', 70_000)), (2, big('f', 9_000))]);
+        assert_eq!(store.product_chunks(&key, "p").unwrap(), [big('c', 50_000)]);
+        assert_eq!(
+            store.command_history(&key).unwrap(),
+            [(0, big('h', 30_000))]
+        );
+        assert_eq!(
+            store.outbox_head(&key).unwrap(),
+            Some((1, big('o', 20_000)))
+        );
+        assert_eq!(
+            store.kv_get("a", KvScope::Agent, "k").unwrap(),
+            Some(big('k', 40_000))
+        );
+        // Replaced, trimmed, delivered and deleted: their parts go with them.
+        store
+            .write_task(TaskWrite {
+                events: vec![(3, b"{}".to_vec())],
+                trim_below: Some(3),
+                chunks: vec![ChunkWrite {
+                    product: "p".into(),
+                    seq: 3,
+                    items: b"[]".to_vec(),
+                    replaces: true,
+                }],
+                history_dropped: vec![0],
+                ..TaskWrite::record_only(&key, b"{}".to_vec())
+            })
+            .unwrap();
+        store.outbox_remove(&key, 1, None).unwrap();
+        store.kv_delete("a", KvScope::Agent, "k").unwrap();
+        let parts_left = store
+            .inner
+            .tasks
+            .iter()
+            .filter(|e| e.as_ref().unwrap().0.first() == Some(&0xFF))
+            .count();
+        assert_eq!(parts_left, 0, "no part outlives its value");
+        assert_eq!(
+            store.events_after(&key, 0, 10).unwrap(),
+            vec![(3, b"{}".to_vec())]
+        );
+        assert!(store.inner.kv.is_empty());
+    }
+
+    #[tokio::test]
+    async fn kv_scopes_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.kv_set("a", KvScope::Task("t1"), "k", b"one").unwrap();
+        store.kv_set("a", KvScope::Agent, "k", b"all").unwrap();
+        store
+            .kv_set("b", KvScope::Task("t1"), "k", b"other agent")
+            .unwrap();
+        assert_eq!(
+            store.kv_get("a", KvScope::Task("t1"), "k").unwrap(),
+            Some(b"one".to_vec())
+        );
+        assert_eq!(store.kv_get("a", KvScope::Task("t2"), "k").unwrap(), None);
+        assert_eq!(
+            store.kv_get("a", KvScope::Agent, "k").unwrap(),
+            Some(b"all".to_vec())
+        );
+        store.kv_delete("a", KvScope::Agent, "k").unwrap();
+        assert_eq!(store.kv_get("a", KvScope::Agent, "k").unwrap(), None);
+        assert_eq!(
+            store.kv_get("b", KvScope::Task("t1"), "k").unwrap(),
+            Some(b"other agent".to_vec())
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_writers_share_flushes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let before = store.flush_count();
+        let mut joins = Vec::new();
+        for i in 0..200 {
+            let store = store.clone();
+            joins.push(tokio::spawn(async move {
+                let key = TaskKey::new("a", format!("t{i}"));
+                let t = save(&store, &key, &json!({"i": i}), None, None).unwrap();
+                store.durable(t).await.unwrap();
+            }));
+        }
+        for j in joins {
+            j.await.unwrap();
+        }
+        let flushes = store.flush_count() - before;
+        assert!(flushes >= 1);
+        assert!(
+            flushes < 200,
+            "200 concurrent writes took {flushes} flushes"
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! aiphost's end-to-end tests, in one binary so the suite links wasmtime once: a real host over
+//! real HTTP on 127.0.0.1, real partner components built from `plugins/`, a real sled store in a
+//! temporary directory, a real RabbitMQ and the real reference SDK. One module per area.
+
+mod cli;
+mod durability;
+mod endpoints;
+mod group;
+mod hostile;
+mod interop_acps_sdk;
+mod mtls;
+mod notification;
+mod outbound;
+mod quotas;
+mod rpc_errors;
+mod rpc_lifecycle;
+mod runtime;
+mod sandbox;
+mod slow_clients;
+mod spec_examples;
+mod streaming;
+mod streaming_process;
+mod tenancy;
