@@ -276,6 +276,57 @@ async fn v2_group_tasks_mentions_mute_and_leave() {
     leader.close(&[ECHO]).await;
 }
 
+/// The engine checks content types whatever door a command comes through: a group `start`
+/// with an item no skill of the partner accepts is refused with -32005, as over rpc, and starts
+/// no task (group mode has no channel for errors: the refusal shows in the log and `/metrics`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commands_are_refused_content_types_no_skill_accepts() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let refused = "aiphost_group_commands_refused_total{code=\"-32005\"}";
+    let mut leader = Leader::v2().await;
+    let answer = post(
+        &format!("{}/agents/echo/group", host.url),
+        &invite(leader.invitation(&[ECHO])),
+    )
+    .await;
+    result(&answer);
+    leader
+        .expect("connected:true", WAIT, |m| is_status(m, ECHO, true, false))
+        .await;
+    let pdf = json!([{"type": "file", "mimeType": "application/pdf", "uri": "https://example.com/a.pdf"}]);
+    leader
+        .publish(&leader.command("start", "gt-pdf", Some(json!([ECHO])), pdf))
+        .await;
+    // A good command after it: the consumer goes on.
+    leader
+        .publish(&leader.command("start", "gt-text", Some(json!([ECHO])), text("hi")))
+        .await;
+    leader
+        .expect("the text task", WAIT, |m| {
+            is_result(m, ECHO, "gt-text", "awaiting-completion")
+        })
+        .await;
+    let until = std::time::Instant::now() + WAIT;
+    while aiphost_tests::metric_if_any(&host.url, refused).await != Some(1) {
+        assert!(
+            std::time::Instant::now() < until,
+            "no -32005 refusal counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let results = leader
+        .all_within(QUIET, |m| m["taskId"] == "gt-pdf" && m["senderId"] == ECHO)
+        .await;
+    assert!(results.is_empty(), "{results:?}");
+    let get = post(
+        &host.rpc("echo"),
+        &v2("get", "gt-pdf", json!([]), json!({})),
+    )
+    .await;
+    assert_eq!(error_code(&get), -32001, "{get}");
+    leader.close(&[ECHO]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v1_group_and_disband() {
     let host = TestHost::start(HostOptions::default()).await;

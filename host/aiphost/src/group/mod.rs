@@ -120,6 +120,23 @@ pub struct GroupStats {
     pub published: AtomicU64,
     pub duplicates: AtomicU64,
     pub reconnects: AtomicU64,
+    /// Commands the engine refused, by JSON-RPC error code: group mode has no channel to answer
+    /// an error on, so this (and the log) is where a refusal shows.
+    refused: Mutex<std::collections::BTreeMap<i64, u64>>,
+}
+
+impl GroupStats {
+    /// Count a command refused with `code`.
+    pub fn refused(&self, code: i64) {
+        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        *refused.entry(code).or_default() += 1;
+    }
+
+    /// Refused commands by code.
+    pub fn refusals(&self) -> Vec<(i64, u64)> {
+        let refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        refused.iter().map(|(&code, &n)| (code, n)).collect()
+    }
 }
 
 /// What the actors share.

@@ -444,6 +444,7 @@ impl Worker {
                     // The Leader asked for something that cannot be (an unknown task, bad
                     // params): there is no reply channel for errors in group mode.
                     tracing::warn!(code = e.code, data = %e.data, "group command refused");
+                    self.shared.stats.refused(e.code);
                     broker::ack(&acker).await;
                 }
                 Err(EngineError::Store(e)) => {

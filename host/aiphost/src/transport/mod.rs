@@ -300,6 +300,12 @@ async fn metrics(State(state): State<AppState>) -> Response {
         "# HELP aiphost_task_slots Tasks held in memory now (in use by a command, an invocation or a stream's start)\n# TYPE aiphost_task_slots gauge\naiphost_task_slots {}\n",
         state.engine.slots_in_use()
     ));
+    text.push_str("# HELP aiphost_group_commands_refused_total Group commands the engine refused, by JSON-RPC error code (group mode has no channel for errors)\n# TYPE aiphost_group_commands_refused_total counter\n");
+    for (code, n) in state.groups.stats().refusals() {
+        text.push_str(&format!(
+            "aiphost_group_commands_refused_total{{code=\"{code}\"}} {n}\n"
+        ));
+    }
     let busy = state.engine.busy_partners();
     text.push_str("# HELP aiphost_partner_invocations_running Invocations of a partner running now\n# TYPE aiphost_partner_invocations_running gauge\n");
     for share in &busy {

@@ -7,7 +7,7 @@ use crate::agent::Agent;
 use crate::protocol::dialect::{self, render_task};
 use crate::protocol::jsonrpc::{self, Request};
 use crate::protocol::notification::Subscription;
-use crate::protocol::{CommandKind, ErrorCode, Inbound, RpcError};
+use crate::protocol::{ErrorCode, Inbound, RpcError};
 use crate::task::EngineError;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
@@ -172,7 +172,7 @@ pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<In
     Ok(inbound)
 }
 
-/// Carry out a command (checking its content types) and answer with the task in the caller's
+/// Carry out a command and answer with the task in the caller's
 /// dialect; `notify` for a `notification/start`.
 pub(super) async fn command(
     app: &AppState,
@@ -180,7 +180,6 @@ pub(super) async fn command(
     inbound: Inbound,
     notify: Option<Subscription>,
 ) -> Result<Value, RpcError> {
-    check_content_types(agent, &inbound)?;
     let dialect = inbound.dialect;
     let reply = app
         .engine
@@ -206,28 +205,4 @@ pub(super) fn engine_error(e: EngineError) -> RpcError {
             )
         }
     }
-}
-
-/// -32005 when a start or continue carries an item none of the partner's skills accepts.
-pub(super) fn check_content_types(agent: &Agent, inbound: &Inbound) -> Result<(), RpcError> {
-    if !matches!(
-        inbound.command.command,
-        CommandKind::Start | CommandKind::Continue
-    ) {
-        return Ok(());
-    }
-    for (i, item) in inbound.command.data_items.iter().enumerate() {
-        let mime = item.mime_type();
-        if !agent.manifest.accepts(mime) {
-            return Err(RpcError::new(
-                ErrorCode::ContentTypeNotSupported,
-                json!({
-                    "dataItem": format!("dataItems[{i}]"),
-                    "mimeType": mime,
-                    "accepted": agent.manifest.input_modes(),
-                }),
-            ));
-        }
-    }
-    Ok(())
 }

@@ -31,7 +31,6 @@ pub async fn stream(
     params: &Value,
 ) -> Result<Response, RpcError> {
     let inbound = super::rpc::parse_command_of(owner, params)?;
-    super::rpc::check_content_types(agent, &inbound)?;
     let dialect = inbound.dialect;
     let start = app
         .engine

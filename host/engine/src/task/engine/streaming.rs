@@ -21,7 +21,7 @@ impl TaskEngine {
         inbound: Inbound,
     ) -> Result<StreamStart, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
-        inbound.check_sender()?;
+        super::admission::admit(agent, &inbound)?;
         let Inbound {
             dialect,
             command,

@@ -1,0 +1,361 @@
+//! Applying Leader commands: where a command enters the engine (whatever door it came through),
+//! is checked against the state machine and the Leader's caps, and changes its task.
+
+use super::*;
+use crate::agent::Agent;
+use crate::task::live_tasks::{Starting, liveness};
+use crate::task::record::{TaskLimits, TaskRecord};
+use aiphost_protocol::notification::Subscription;
+use aiphost_protocol::state::{self, CommandEffect};
+use aiphost_protocol::{
+    CommandKind, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound, LeaderCommand,
+    RpcError, TaskState, TaskStatus,
+};
+use aiphost_runtime::{EndReason, Invocation, PartnerEvent};
+use aiphost_store::{StoreError, TaskKey};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tracing::Instrument;
+
+/// A Leader command on its way into a task's slot.
+pub(super) struct Incoming {
+    pub(super) command: LeaderCommand,
+    pub(super) task_id: String,
+    pub(super) dialect: Dialect,
+    /// Where to notify the task's changes (`notification/start`).
+    pub(super) notify: Option<Subscription>,
+    /// The group membership the task's results are published to (a command from a group).
+    pub(super) group: Option<String>,
+}
+
+/// What applying a command did.
+pub(super) struct Applied {
+    /// The answer, unless the command started an invocation and was told not to wait.
+    pub(super) reply: Option<Reply>,
+    /// The task's newest event before the command (0 for a new task).
+    pub(super) seq_before: u64,
+}
+
+pub(super) struct PendingStart {
+    pub(super) command: LeaderCommand,
+    pub(super) task_id: String,
+    pub(super) dialect: Dialect,
+    pub(super) limits: TaskLimits,
+    pub(super) notify: Option<Subscription>,
+    pub(super) group: Option<String>,
+    /// The partner version deciding it: the task runs on that version to its end.
+    pub(super) agent_version: u64,
+    /// Its place under the Leader's cap of live tasks, until the partner decides.
+    pub(super) _starting: Starting,
+}
+
+impl TaskEngine {
+    /// Carry out a Leader command for `agent` and answer with the task.
+    pub async fn command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        notify: Option<Subscription>,
+    ) -> Result<Reply, EngineError> {
+        self.routed_command(agent, inbound, notify, None).await
+    }
+
+    /// Carry out a command that came from the group of `membership`: a task it starts publishes
+    /// its results there.
+    pub async fn group_command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        membership: String,
+    ) -> Result<Reply, EngineError> {
+        self.routed_command(agent, inbound, None, Some(membership))
+            .await
+    }
+
+    /// Whether the task `key` has already taken the command with message id `id` (a broker's
+    /// redelivery of a command applied before a reconnect or crash).
+    pub async fn knows_command(&self, key: &TaskKey, id: &str) -> Result<bool, EngineError> {
+        let slot = self.hold(key);
+        let mut st = slot.state.lock().await;
+        self.ensure_loaded(key, &mut st)?;
+        Ok(st
+            .record
+            .as_ref()
+            .is_some_and(|r| r.task.commands.iter().any(|c| c.id == id)))
+    }
+
+    pub(super) async fn routed_command(
+        &self,
+        agent: &Arc<Agent>,
+        inbound: Inbound,
+        notify: Option<Subscription>,
+        group: Option<String>,
+    ) -> Result<Reply, EngineError> {
+        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        admission::admit(agent, &inbound)?;
+        let Inbound {
+            dialect,
+            command,
+            owner,
+        } = inbound;
+        if command.command == CommandKind::ReStream {
+            return Err(RpcError::new(
+                ErrorCode::UnsupportedOperation,
+                json!({"command": "re-stream", "reason": "re-stream reconnects a stream; send it with the `stream` method"}),
+            )
+            .into());
+        }
+        let task_id = command
+            .task_id
+            .clone()
+            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
+        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
+        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command);
+        async move {
+            let slot = self.hold(&key);
+            let result = self
+                .command_in_slot(
+                    agent,
+                    &slot,
+                    Incoming {
+                        command,
+                        task_id,
+                        dialect,
+                        notify,
+                        group,
+                    },
+                    true,
+                )
+                .await;
+
+            result?.reply.ok_or_else(|| {
+                RpcError::internal("the command was applied but not answered").into()
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    pub(super) async fn command_in_slot(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        incoming: Incoming,
+        wait: bool,
+    ) -> Result<Applied, EngineError> {
+        let Incoming {
+            command,
+            task_id,
+            dialect,
+            mut notify,
+            mut group,
+        } = incoming;
+        let mut changes = slot.changed.subscribe();
+        loop {
+            let mut st = slot.state.lock().await;
+            self.ensure_loaded(&slot.key, &mut st)?;
+            // A task runs on the partner version it started on, whatever serves new tasks now.
+            let pinned = match st.record.as_ref() {
+                Some(r) if r.agent_version != agent.version => {
+                    Some(self.inner.agents.version(agent.id(), r.agent_version).ok_or_else(|| {
+                        RpcError::internal(format!(
+                            "version {} of the partner, which this task runs on, cannot be loaded",
+                            r.agent_version
+                        ))
+                    })?)
+                }
+                _ => None,
+            };
+            let agent = pinned.as_ref().unwrap_or(agent);
+            // A start still being decided, or a continue while the last invocation winds down: wait,
+            // then look again (commands on one task are serialised).
+            let busy = st.pending.is_some()
+                || (command.command == CommandKind::Continue
+                    && st.running.is_some()
+                    && is_resting(&st));
+            if busy {
+                drop(st);
+                let _ = changes.changed().await;
+                continue;
+            }
+            let current = st.record.as_ref().map(TaskRecord::state);
+            let seq_before = st.record.as_ref().map_or(0, |r| r.last_event_seq);
+            let applied = |reply| Applied { reply, seq_before };
+            let effect = state::on_command(current, command.command);
+            return match effect {
+                CommandEffect::NotFound => Err(RpcError::task_not_found(&task_id).into()),
+                CommandEffect::Decide => {
+                    if let Some(tenant) = &agent.tenant {
+                        tenant.admit_new_task()?;
+                    }
+                    let limits = TaskLimits::from_params(&command.params, &self.inner.defaults)?;
+                    let starting = self
+                        .inner
+                        .live
+                        .admit(&slot.key)
+                        .map_err(|live| self.too_many_live_tasks(&slot.key, live))?;
+                    let response_timeout = Duration::from_millis(limits.response_timeout_ms);
+                    let invocation = Invocation {
+                        event: PartnerEvent::Start,
+                        task_id: task_id.clone(),
+                        session_id: command.session_id.clone(),
+                        leader_id: (!command.sender_id.is_empty())
+                            .then(|| command.sender_id.clone()),
+                        state: None,
+                        data_items: command.data_items.clone(),
+                        max_products_bytes: limits.leader_max_products_bytes,
+                        products_bytes: 0,
+                        command_params: command.params.clone(),
+                    };
+                    st.pending = Some(PendingStart {
+                        command,
+                        task_id,
+                        dialect,
+                        limits,
+                        notify: notify.take(),
+                        group: group.take(),
+                        agent_version: agent.version,
+                        _starting: starting,
+                    });
+                    self.invoke_and_answer(agent, slot, st, invocation, response_timeout, wait)
+                        .await
+                        .map(applied)
+                }
+                CommandEffect::Ignored | CommandEffect::Read => {
+                    // Both are recorded in the history; only a read answers with histories.
+                    let filter = match effect {
+                        CommandEffect::Read => Some(HistoryFilter::from_params(&command.params)?),
+                        _ => {
+                            tracing::debug!(state = ?current, "command does not apply; ignored");
+                            None
+                        }
+                    };
+                    let record = st
+                        .record
+                        .as_mut()
+                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                    record.record_command(command, true, &self.inner.defaults.history);
+                    self.persist_history(slot, &mut st)?;
+                    self.durable_reply(slot, st, filter)
+                        .await
+                        .map(|r| applied(Some(r)))
+                }
+                CommandEffect::Transition(to, row) => {
+                    let kind = command.command;
+                    let data_items = command.data_items.clone();
+                    let params = command.params.clone();
+                    let record = st
+                        .record
+                        .as_mut()
+                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                    record.record_command(command, false, &self.inner.defaults.history);
+                    self.transition(slot, &mut st, to, Vec::new(), row)?;
+                    match kind {
+                        CommandKind::Continue => {
+                            let response_timeout = self.response_timeout(&st);
+                            let invocation = self.invocation_for(
+                                &st,
+                                PartnerEvent::Continue,
+                                data_items,
+                                params,
+                            );
+                            self.invoke_and_answer(
+                                agent,
+                                slot,
+                                st,
+                                invocation,
+                                response_timeout,
+                                wait,
+                            )
+                            .await
+                            .map(applied)
+                        }
+                        _ => {
+                            let event = if to == TaskState::Completed {
+                                PartnerEvent::Complete(EndReason::Leader)
+                            } else {
+                                PartnerEvent::Cancel(EndReason::Leader)
+                            };
+                            if let Some(running) = st.running.take() {
+                                running.abort.cancel();
+                            }
+                            let hook = self.invocation_for(&st, event, Vec::new(), params);
+                            let reply = self.durable_reply(slot, st, None).await?;
+                            // The partner hears of the end only once it is durable.
+                            self.spawn_hook(agent, slot, hook);
+                            Ok(applied(Some(reply)))
+                        }
+                    }
+                }
+            };
+        }
+    }
+
+    /// Create the record of the slot's pending start with its first status (accepted or
+    /// rejected), logging the task's first event.
+    pub(super) fn create(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        status: TaskStatus,
+    ) -> Result<(), StoreError> {
+        let Some(p) = st.pending.take() else {
+            return Ok(());
+        };
+        let mut record = TaskRecord::new(
+            p.command,
+            p.task_id,
+            p.dialect,
+            p.limits,
+            status.clone(),
+            &self.inner.defaults.history,
+        );
+        record.agent_version = p.agent_version;
+        record.notify = p.notify;
+        record.group = p.group;
+        // Counted before the start's reservation (in `p`) is given back.
+        self.inner
+            .live
+            .moved(&slot.key, None, liveness(status.state));
+        st.record = Some(record);
+        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.persist(slot, st, vec![EventKind::Created { status }])
+    }
+
+    /// Move the slot's task to `to` (row `row` of the table), persisting it.
+    pub(super) fn transition(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        to: TaskState,
+        data_items: Vec<DataItem>,
+        row: state::Row,
+    ) -> Result<(), StoreError> {
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        tracing::debug!(from = %record.state(), to = %to, row, "transition");
+        let before = liveness(record.state());
+        record.enter(to, data_items, self.inner.defaults.history.max_statuses);
+        self.inner.live.moved(&slot.key, before, liveness(to));
+        let status = record.task.status.clone();
+        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.persist(slot, st, vec![EventKind::Status { status }])
+    }
+
+    /// The -32009 of a start over the Leader's cap of tasks that have not ended.
+    pub(super) fn too_many_live_tasks(&self, key: &TaskKey, live: u64) -> RpcError {
+        RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": "the Leader has as many tasks with this partner that have not ended as it may; complete or cancel some first",
+                "quota": "maxLiveTasks",
+                "limit": self.inner.live.max(),
+                "liveTasks": live,
+                "taskId": key.task,
+            }),
+        )
+    }
+}

@@ -1,0 +1,241 @@
+//! Invocations: running the partner for a task (its turn under the partner's share, its pool
+//! slot, the tenant's permits) and what happens when it ends or fails.
+
+use super::*;
+use crate::agent::Agent;
+use crate::task::record::TaskRecord;
+use aiphost_protocol::state;
+use aiphost_protocol::{DataItem, TaskState, TaskStatus};
+use aiphost_runtime::{Invocation, InvocationEnd, KvOwner, PartnerEvent};
+use aiphost_store::StoreError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// The tracing span of one invocation.
+pub(super) fn invocation_span(slot: &Slot, invocation: &Invocation) -> tracing::Span {
+    tracing::info_span!("invocation", agent = %slot.key.agent, task = %slot.key.task, event = ?invocation.event)
+}
+
+pub(super) struct Running {
+    pub(super) id: u64,
+    pub(super) abort: CancellationToken,
+}
+
+pub(super) static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
+impl TaskEngine {
+    /// Run `invocation` for the slot's task and, if asked to wait, answer once the task rests
+    /// or `timeout` passes.
+    pub(super) async fn invoke_and_answer(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        mut st: tokio::sync::MutexGuard<'_, SlotState>,
+        invocation: Invocation,
+        timeout: Duration,
+        wait: bool,
+    ) -> Result<Option<Reply>, EngineError> {
+        self.spawn_invocation(agent, slot, &mut st, invocation);
+        drop(st);
+        if !wait {
+            return Ok(None);
+        }
+        self.wait_for_rest(slot, timeout).await.map(Some)
+    }
+
+    pub(super) fn response_timeout(&self, st: &SlotState) -> Duration {
+        Duration::from_millis(
+            st.record
+                .as_ref()
+                .map_or(self.inner.defaults.response_timeout_ms, |r| {
+                    r.limits.response_timeout_ms
+                }),
+        )
+    }
+
+    pub(super) fn invocation_for(
+        &self,
+        st: &SlotState,
+        event: PartnerEvent,
+        data_items: Vec<DataItem>,
+        command_params: aiphost_protocol::JsonObject,
+    ) -> Invocation {
+        let record = st.record.as_ref();
+        Invocation {
+            event,
+            task_id: record.map(|r| r.task.id.clone()).unwrap_or_default(),
+            session_id: record.and_then(|r| r.task.session_id.clone()),
+            leader_id: record.and_then(|r| r.task.leader_id.clone()),
+            state: record.map(TaskRecord::state),
+            data_items,
+            max_products_bytes: record.and_then(|r| r.limits.leader_max_products_bytes),
+            products_bytes: record.map_or(0, |r| r.products_bytes),
+            command_params,
+        }
+    }
+
+    pub(super) fn spawn_invocation(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        st: &mut SlotState,
+        invocation: Invocation,
+    ) {
+        let run = Running {
+            id: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
+            abort: CancellationToken::new(),
+        };
+        let (run_id, abort) = (run.id, run.abort.clone());
+        st.running = Some(run);
+        let (slot, agent) = (self.held(slot), agent.clone());
+        let span = invocation_span(&slot, &invocation);
+        tokio::spawn(
+            async move {
+                let engine = &slot.engine;
+                let end = engine
+                    .invoke(&agent, &slot, Some(run_id), invocation, abort)
+                    .await;
+                if let Err(e) = engine.finish(&slot, run_id, end).await {
+                    tracing::error!(error = %e, "could not record the end of an invocation");
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    /// Tell the partner that its task completed or was canceled. Its reports are refused; it may
+    /// clean up its store.
+    pub(super) fn spawn_hook(&self, agent: &Arc<Agent>, slot: &Arc<Slot>, invocation: Invocation) {
+        let (slot, agent) = (self.held(slot), agent.clone());
+        let span = invocation_span(&slot, &invocation);
+        tokio::spawn(
+            async move {
+                let end = slot
+                    .engine
+                    .invoke(&agent, &slot, None, invocation, CancellationToken::new())
+                    .await;
+                if end != Some(InvocationEnd::Returned) {
+                    tracing::warn!(?end, "partner failed while hearing the end of its task");
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    pub(super) async fn invoke(
+        &self,
+        agent: &Arc<Agent>,
+        slot: &Arc<Slot>,
+        run: Option<u64>,
+        invocation: Invocation,
+        abort: CancellationToken,
+    ) -> Option<InvocationEnd> {
+        self.inner.stats.invocations.fetch_add(1, Ordering::Relaxed);
+        let reporter = Arc::new(TaskReporter {
+            slot: self.held(slot),
+            run,
+        });
+        let store = self.inner.store.clone();
+        let run = async {
+            // The partner's share first, so an invocation waiting for its own partner's turn
+            // holds nothing its tenant's other partners need.
+            let mut holds: Vec<aiphost_runtime::Hold> = Vec::new();
+            if let Some(turn) = self.inner.shares.turn(agent.id()).await {
+                holds.push(Box::new(turn));
+            }
+            // The tenant's concurrency quota: its invocations wait for each other, not for
+            // other tenants'.
+            if let Some(tenant) = &agent.tenant
+                && let Ok(permit) = tenant.invocations.clone().acquire_owned().await
+            {
+                holds.push(Box::new(permit));
+            }
+            // Task-scoped entries live in the task's Leader namespace, like the task.
+            let task = slot.key.scoped_task();
+            let owner = KvOwner {
+                agent: agent.id(),
+                task: &task,
+            };
+            self.inner
+                .runtime
+                .invoke(&agent.code, reporter, store, owner, invocation, holds)
+                .await
+        };
+        tokio::select! {
+            end = run => Some(end),
+            _ = abort.cancelled() => None,
+        }
+    }
+
+    /// After a start or continue invocation: a task the partner left moving fails, with the reason.
+    pub(super) async fn finish(
+        &self,
+        slot: &Arc<Slot>,
+        run_id: u64,
+        end: Option<InvocationEnd>,
+    ) -> Result<(), StoreError> {
+        let mut st = slot.state.lock().await;
+        if st.running.as_ref().is_none_or(|r| r.id != run_id) {
+            return Ok(()); // aborted by a cancel, which already settled the task
+        }
+        st.running = None;
+        let current = st.record.as_ref().map(TaskRecord::state);
+        let reason = match &end {
+            None | Some(InvocationEnd::Returned) => format!(
+                "the partner returned without reaching a resting state (it left the task {})",
+                current.map_or("undecided".to_string(), |s| s.to_string())
+            ),
+            Some(InvocationEnd::PartnerError(m)) => format!("the partner failed: {m}"),
+            Some(InvocationEnd::Trapped(r)) => r.clone(),
+            Some(InvocationEnd::DeadlineExceeded(d)) => {
+                format!(
+                    "the partner did not finish within its time limit of {} ms",
+                    d.as_millis()
+                )
+            }
+        };
+        let path = state::host_failure_path(current);
+        if path.is_empty() {
+            if !matches!(end, None | Some(InvocationEnd::Returned)) {
+                tracing::warn!(%reason, "partner failed after its task came to rest");
+            }
+            self.write_out(slot, &mut st)?;
+            slot.changed.send_modify(|n| *n += 1);
+            return Ok(());
+        }
+        self.inner
+            .stats
+            .invocation_failures
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(%reason, "partner failed; the task fails");
+        self.fail_through(slot, &mut st, path, reason)
+    }
+
+    /// Walk the slot's task along `path` (rows of the table) to its end, the last status
+    /// carrying `reason`.
+    pub(super) fn fail_through(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        path: &[TaskState],
+        reason: String,
+    ) -> Result<(), StoreError> {
+        for (i, &step) in path.iter().enumerate() {
+            let items = if i + 1 == path.len() {
+                vec![DataItem::text(reason.clone())]
+            } else {
+                Vec::new()
+            };
+            if st.record.is_none() {
+                self.create(slot, st, TaskStatus::now(step, items))?;
+            } else {
+                let row = state::on_partner_report(current_after(st), step).unwrap_or(0);
+                self.transition(slot, st, step, items, row)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,322 @@
+//! The write path: every change of a task goes to the store through [`TaskEngine::store_change`],
+//! with its events, product chunks, history entries, notifications and group results in one
+//! write; what nobody can have seen yet may be kept back and written with the next change.
+
+use super::*;
+use crate::task::live_tasks::liveness;
+use crate::task::record::TaskRecord;
+use aiphost_protocol::dialect::render_task;
+use aiphost_protocol::{Dialect, EventKind, TaskEvent, Timestamp};
+use aiphost_store::{ChunkWrite, OutboxEntry, StoreError, TaskKey, TaskWrite, Ticket};
+use serde_json::json;
+use std::sync::atomic::Ordering;
+
+/// Events and product chunks of the slot's task not yet handed to the store.
+#[derive(Default)]
+pub(super) struct Unwritten {
+    pub(super) events: Vec<(u64, Vec<u8>)>,
+    pub(super) chunks: Vec<ChunkWrite>,
+}
+
+impl Unwritten {
+    fn bytes(&self) -> usize {
+        bytes_of(&self.events, &self.chunks)
+    }
+}
+
+/// The bytes of serialised events and chunks.
+pub(super) fn bytes_of(events: &[(u64, Vec<u8>)], chunks: &[ChunkWrite]) -> usize {
+    events.iter().map(|(_, e)| e.len()).sum::<usize>()
+        + chunks.iter().map(|c| c.items.len()).sum::<usize>()
+}
+
+/// The most events a running invocation may keep unwritten: bounds the memory they take and how
+/// much a partner that never rests can pile up before it is written out.
+pub(super) const MAX_UNWRITTEN_EVENTS: usize = 64;
+
+/// The most bytes of events and chunks an invocation may keep unwritten: a partner streaming
+/// large chunks has them written as they come, not held in memory (each is held twice, as its
+/// event and as its product chunk).
+pub(super) const MAX_UNWRITTEN_BYTES: usize = 256 * 1024;
+
+impl TaskEngine {
+    /// Write the slot's record with the events of this change, move its deadline index entry,
+    /// arm a new deadline, and tell the task's followers once the write is durable.
+    ///
+    /// A change made by a running invocation that leaves the task moving (accepted, working, a
+    /// product chunk) and that nobody is told of — no notification, no group result, no stream
+    /// following the task — is kept in the slot instead and written with the next change that is
+    /// written: a `start` that passes through accepted, working and a product to
+    /// awaiting-completion costs one store write instead of four. Nothing is lost that anybody
+    /// was promised: every answer and every stream first writes out what the slot keeps
+    /// ([`TaskEngine::write_out`]), and an invocation's end always does.
+    pub(super) fn persist(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        events: Vec<EventKind>,
+    ) -> Result<(), StoreError> {
+        let may_keep_back = st.running.is_some();
+        self.store_change(slot, st, events, may_keep_back)
+    }
+
+    /// [`TaskEngine::persist`], told whether this change may be kept back in the slot.
+    pub(super) fn store_change(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        events: Vec<EventKind>,
+        may_keep_back: bool,
+    ) -> Result<(), StoreError> {
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        let at = Timestamp::now();
+        let appended = events.len() as u64;
+        let mut logged = Vec::with_capacity(events.len());
+        let mut chunks = Vec::new();
+        let mut ends = false;
+        let mut notified = Vec::new();
+        let mut status_changed = false;
+        for kind in events {
+            record.last_event_seq += 1;
+            if let EventKind::Created { status } | EventKind::Status { status } = &kind
+                && record
+                    .notify
+                    .as_ref()
+                    .is_some_and(|n| n.wants(status.state))
+            {
+                notified.push(record.last_event_seq);
+            }
+            status_changed |= matches!(kind, EventKind::Created { .. } | EventKind::Status { .. });
+            if let EventKind::Chunk { chunk } = &kind {
+                chunks.push(ChunkWrite {
+                    product: chunk.product.id.clone(),
+                    seq: record.last_event_seq,
+                    items: serde_json::to_vec(&chunk.product.data_items)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    replaces: !chunk.append,
+                });
+            }
+            let event = TaskEvent {
+                seq: record.last_event_seq,
+                at,
+                kind,
+            };
+            ends |= event.is_terminal();
+            let bytes =
+                serde_json::to_vec(&event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            logged.push((event.seq, bytes));
+        }
+        let outbox = self.outbox_entries(&slot.key, record, &notified)?;
+        let published_to = record
+            .group
+            .clone()
+            .filter(|m| status_changed && self.inner.fan_out.group_is_live(m));
+        let published = match &published_to {
+            Some(membership) => vec![(membership.clone(), self.group_result(&slot.key, record)?)],
+            None => Vec::new(),
+        };
+        let last = record.last_event_seq;
+        let unseen = may_keep_back
+            && !ends
+            && !record.state().is_resting()
+            && notified.is_empty()
+            && published_to.is_none()
+            && st.unwritten.events.len() + logged.len() <= MAX_UNWRITTEN_EVENTS
+            && st.unwritten.bytes() + bytes_of(&logged, &chunks) <= MAX_UNWRITTEN_BYTES
+            && !self.inner.watermarks.has_followers(&slot.key);
+        if unseen {
+            st.unwritten.events.extend(logged);
+            st.unwritten.chunks.extend(chunks);
+            self.inner
+                .stats
+                .events
+                .fetch_add(appended, Ordering::Relaxed);
+            slot.changed.send_modify(|n| *n += 1);
+            return Ok(());
+        }
+        let held_back = std::mem::take(&mut st.unwritten);
+        let newly = appended;
+        let appended = appended + held_back.events.len() as u64;
+        let mut events = held_back.events;
+        events.extend(logged);
+        let mut all_chunks = held_back.chunks;
+        all_chunks.extend(chunks);
+        let keep = self.inner.defaults.event_retention_count.max(1);
+        let trim_below = (appended > 0 && last > keep).then(|| last - keep + 1);
+        let (old, new) = (st.stored_deadline, record.deadline_ms);
+        let live = liveness(record.state());
+        let stored = record
+            .stored_bytes()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let history = record.take_history_writes();
+        let written = self.inner.store.write_task(TaskWrite {
+            key: &slot.key,
+            record: Some(stored),
+            deadline: (old, new),
+            live: (st.stored_live, live),
+            history: history.put,
+            history_dropped: history.dropped,
+            events,
+            trim_below,
+            ended_at: ends.then(|| at.unix_millis()),
+            chunks: all_chunks,
+            outbox,
+            published,
+        });
+        st.ticket = match written {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // The cached record is ahead of the store now: forget it, so the next command
+                // reads what is really stored, and wake whoever waits on the task.
+                self.forget_cached(slot, st);
+                return Err(e);
+            }
+        };
+        if let Some(&newest) = notified.last() {
+            let (fan_out, key) = (self.inner.fan_out.clone(), slot.key.clone());
+            self.when_durable(st.ticket, "notifications", move || {
+                fan_out.notifications_due(key, newest)
+            });
+        }
+        if let Some(membership) = published_to {
+            let fan_out = self.inner.fan_out.clone();
+            self.when_durable(st.ticket, "group results", move || {
+                fan_out.group_results_due(&membership)
+            });
+        }
+        st.stored_deadline = new;
+        st.stored_live = live;
+        match (old, new) {
+            (_, Some(at)) if Some(at) != old => self.inner.timers.arm(at, slot.key.clone()),
+            (Some(_), None) => self.inner.timers.disarm(slot.key.clone()),
+            _ => {}
+        }
+        if appended > 0 {
+            self.inner.stats.events.fetch_add(newly, Ordering::Relaxed);
+            if self.inner.watermarks.has_followers(&slot.key) {
+                let (marks, key) = (self.inner.watermarks.clone(), slot.key.clone());
+                self.when_durable(st.ticket, "events", move || marks.advance(&key, last));
+            }
+        }
+        slot.changed.send_modify(|n| *n += 1);
+        Ok(())
+    }
+
+    /// Hand the store what the slot has kept back (see [`TaskEngine::persist`]), before anybody
+    /// is shown the task or its events.
+    pub(super) fn write_out(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
+        let history = st
+            .record
+            .as_ref()
+            .is_some_and(TaskRecord::has_history_writes);
+        if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() && !history {
+            return Ok(());
+        }
+        self.store_change(slot, st, Vec::new(), false)
+    }
+
+    /// Store what a command that changed nothing added to the task's history: its entry (and
+    /// the entries it pushed out), not the record. With changes kept back in the slot, those go
+    /// too, in one write.
+    pub(super) fn persist_history(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+    ) -> Result<(), StoreError> {
+        let rewrite = st.record.as_ref().is_some_and(TaskRecord::must_rewrite);
+        if rewrite || !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
+            return self.store_change(slot, st, Vec::new(), false);
+        }
+        let Some(record) = st.record.as_mut() else {
+            return Ok(());
+        };
+        let history = record.take_history_writes();
+        let written = self.inner.store.write_task(TaskWrite {
+            record: None,
+            history: history.put,
+            history_dropped: history.dropped,
+            ..TaskWrite::record_only(&slot.key, Vec::new())
+        });
+        st.ticket = match written {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                self.forget_cached(slot, st);
+                return Err(e);
+            }
+        };
+        slot.changed.send_modify(|n| *n += 1);
+        Ok(())
+    }
+
+    /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
+    /// the dialect of the Leader that started it.
+    pub(super) fn outbox_entries(
+        &self,
+        key: &TaskKey,
+        record: &TaskRecord,
+        seqs: &[u64],
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let Some(subscription) = &record.notify else {
+            return Ok(Vec::new());
+        };
+        let aic = self.aic_of(key);
+        seqs.iter()
+            .map(|&seq| {
+                let entry = OutboxEntry {
+                    config_id: subscription.config_id.clone(),
+                    body: render_task(&record.task, record.dialect, &aic, None),
+                    attempts: 0,
+                    first_attempt_ms: 0,
+                    next_attempt_ms: 0,
+                    last_error: None,
+                };
+                serde_json::to_vec(&entry)
+                    .map(|bytes| (seq, bytes))
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// The AIC of the agent hosting `key`'s task (its `senderId`).
+    pub(super) fn aic_of(&self, key: &TaskKey) -> String {
+        self.inner
+            .agents
+            .get(&key.agent)
+            .map(|a| a.aic().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The task as its group hears of it: a task result in the dialect of the command that
+    /// started it, sent by the partner.
+    pub(super) fn group_result(
+        &self,
+        key: &TaskKey,
+        record: &TaskRecord,
+    ) -> Result<Vec<u8>, StoreError> {
+        let aic = self.aic_of(key);
+        let mut body = render_task(&record.task, record.dialect, &aic, None);
+        if record.dialect == Dialect::V1 {
+            body["senderRole"] = json!("partner");
+        }
+        serde_json::to_vec(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    /// Run `announce` once the write behind `ticket` is on disk: streams and webhooks, like
+    /// replies, never tell of a change that a crash could take back.
+    pub(super) fn when_durable(
+        &self,
+        ticket: Ticket,
+        what: &'static str,
+        announce: impl FnOnce() + Send + 'static,
+    ) {
+        let store = self.inner.store.clone();
+        self.inner.host.spawn(async move {
+            match store.durable(ticket).await {
+                Ok(()) => announce(),
+                Err(e) => tracing::error!(error = %e, "{what} could not be made durable"),
+            }
+        });
+    }
+}

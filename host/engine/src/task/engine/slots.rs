@@ -1,0 +1,188 @@
+//! Slots: each task in use has one, an async mutex over its cached record and the invocation
+//! running for it, plus a watch channel that ticks on every change. Idle slots are dropped; the
+//! record in the store is the truth.
+
+use super::*;
+use crate::task::live_tasks::liveness;
+use crate::task::record::TaskRecord;
+use aiphost_protocol::TaskState;
+use aiphost_store::{Liveness, StoreError, TaskKey, Ticket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::watch;
+
+/// A hold on a task's slot: dropping it releases the slot, also when a request is abandoned
+/// half-way (the client went away and its future was dropped).
+pub(super) struct Held {
+    pub(super) engine: TaskEngine,
+    pub(super) slot: Arc<Slot>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = Arc<Slot>;
+
+    fn deref(&self) -> &Arc<Slot> {
+        &self.slot
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.engine.release(&self.slot);
+    }
+}
+
+pub(super) struct Slot {
+    pub(super) key: TaskKey,
+    pub(super) state: tokio::sync::Mutex<SlotState>,
+    pub(super) changed: watch::Sender<u64>,
+    /// The [`Held`]s of the slot, counted under the slot map's lock: the last one to go removes
+    /// the slot (a count of `Arc`s cannot tell two holds dropped at once from two that remain).
+    pub(super) holders: AtomicUsize,
+}
+
+#[derive(Default)]
+pub(super) struct SlotState {
+    pub(super) loaded: bool,
+    pub(super) record: Option<TaskRecord>,
+    /// A start the partner has not decided on yet.
+    pub(super) pending: Option<PendingStart>,
+    /// The start or continue invocation running for the task.
+    pub(super) running: Option<Running>,
+    /// The newest write of this task; a reply waits for it to be durable.
+    pub(super) ticket: Ticket,
+    /// The deadline the store's index holds for the task.
+    pub(super) stored_deadline: Option<i64>,
+    /// The entry the store's live index holds for the task.
+    pub(super) stored_live: Option<Liveness>,
+    /// Changes made while an invocation runs that nobody can have seen yet; they go to the store
+    /// with the next change somebody can see (see [`TaskEngine::persist`]).
+    pub(super) unwritten: Unwritten,
+}
+
+pub(super) fn is_resting(st: &SlotState) -> bool {
+    st.record.as_ref().is_some_and(|r| r.state().is_resting())
+}
+
+pub(super) fn current_after(st: &SlotState) -> Option<TaskState> {
+    st.record.as_ref().map(TaskRecord::state)
+}
+
+impl TaskEngine {
+    /// Hold the slot of `key` (made if needed) until the returned guard drops.
+    pub(super) fn hold(&self, key: &TaskKey) -> Held {
+        let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    key: key.clone(),
+                    state: tokio::sync::Mutex::new(SlotState::default()),
+                    changed: watch::channel(0).0,
+                    holders: AtomicUsize::new(0),
+                })
+            })
+            .clone();
+        slot.holders.fetch_add(1, Ordering::Relaxed);
+        Held {
+            engine: self.clone(),
+            slot,
+        }
+    }
+
+    /// Another hold on a slot already held, for work that outlives the caller's.
+    pub(super) fn held(&self, slot: &Arc<Slot>) -> Held {
+        let _slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slot.holders.fetch_add(1, Ordering::Relaxed);
+        Held {
+            engine: self.clone(),
+            slot: slot.clone(),
+        }
+    }
+
+    /// Slots in memory now (tasks in use).
+    pub fn slots_in_use(&self) -> usize {
+        self.inner
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+    }
+
+    /// Drop a hold on a slot, and the slot itself when it was the last and nothing runs for it
+    /// or waits to be written.
+    pub(super) fn release(&self, slot: &Arc<Slot>) {
+        let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let left = slot
+            .holders
+            .fetch_sub(1, Ordering::Relaxed)
+            .saturating_sub(1);
+        // Whoever holds the state lock holds the slot too (only holders lock it), and will
+        // release it after this; so a slot busy now is removed by that last release.
+        if left == 0
+            && let Ok(st) = slot.state.try_lock()
+            && st.running.is_none()
+            && st.pending.is_none()
+            && st.unwritten.events.is_empty()
+            && st.unwritten.chunks.is_empty()
+            && !st
+                .record
+                .as_ref()
+                .is_some_and(TaskRecord::has_history_writes)
+        {
+            slots.remove(&slot.key);
+        }
+    }
+
+    pub(super) fn ensure_loaded(
+        &self,
+        key: &TaskKey,
+        st: &mut SlotState,
+    ) -> Result<(), StoreError> {
+        if !st.loaded {
+            // Whoever wrote the record may not have waited for it to be durable: a reply built
+            // from it waits for every write so far.
+            st.ticket = self.inner.store.latest_ticket();
+            st.record = self.inner.store.load_task::<TaskRecord>(key)?;
+            if let Some(record) = st.record.as_mut() {
+                let store = &self.inner.store;
+                record.restore_products(|product| {
+                    store
+                        .product_chunks(key, product)?
+                        .iter()
+                        .map(|bytes| {
+                            serde_json::from_slice(bytes).map_err(|e| {
+                                StoreError::Corrupt(format!(
+                                    "a product chunk of {}/{}: {e}",
+                                    key.agent, key.task
+                                ))
+                            })
+                        })
+                        .collect()
+                })?;
+            }
+            if let Some(record) = st.record.as_mut() {
+                let entries = self.inner.store.command_history(key)?;
+                record.restore_history(entries).map_err(|e| {
+                    StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
+                })?;
+            }
+            st.stored_deadline = st.record.as_ref().and_then(|r| r.deadline_ms);
+            st.stored_live = st.record.as_ref().and_then(|r| liveness(r.state()));
+            st.loaded = true;
+        }
+        Ok(())
+    }
+
+    /// After a failed write: the cached record is ahead of the store, so it is dropped (the next
+    /// command reads what is stored), the live count follows the stored state again, and
+    /// whoever waits on the task is woken.
+    pub(super) fn forget_cached(&self, slot: &Slot, st: &mut SlotState) {
+        let cached = st.record.as_ref().and_then(|r| liveness(r.state()));
+        self.inner.live.moved(&slot.key, cached, st.stored_live);
+        st.record = None;
+        st.loaded = false;
+        st.unwritten = Unwritten::default();
+        slot.changed.send_modify(|n| *n += 1);
+    }
+}
