@@ -19,14 +19,25 @@ use std::time::Duration;
 /// What went wrong with a call.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The request could not be sent, or its answer not read.
     #[error("HTTP request failed: {0}")]
     Http(#[from] reqwest::Error),
+    /// The partner answered with an HTTP status other than success.
     #[error("the partner answered HTTP {status}: {body}")]
-    Status { status: u16, body: String },
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The answer's body, as text.
+        body: String,
+    },
+    /// The partner answered a JSON-RPC error.
     #[error("JSON-RPC error {code} {message}: {data}")]
     Rpc {
+        /// The JSON-RPC error code (0 when the error has none).
         code: i64,
+        /// The error's message.
         message: String,
+        /// The error's `data` (`null` when it has none).
         data: Value,
     },
     /// The answer is not a valid AIP reply (the AIP InvalidAgentResponse case, -32006).
@@ -44,6 +55,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client for the partner endpoint at `url` (its `rpc` URL), speaking `dialect` as the
+    /// Leader whose AIC is `leader_id`. Each request may take at most 120 s.
     pub fn new(url: impl Into<String>, dialect: Dialect, leader_id: impl Into<String>) -> Self {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(120))

@@ -26,6 +26,8 @@
 //! The lower crates are re-exported under their old names ([`protocol`], [`store`], [`runtime`],
 //! [`net_policy`], [`task`], [`agent`]).
 
+#![deny(missing_docs)]
+
 pub mod client;
 pub mod fan_out;
 pub mod group;

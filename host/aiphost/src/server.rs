@@ -32,16 +32,23 @@ use tokio_util::sync::CancellationToken;
 /// Everything a host is configured with.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// Where the host listens (port 0: any free port; [`Server::url`] tells which).
     pub listen: SocketAddr,
+    /// Where the store, the precompiled-component cache and published bundles are kept.
     pub data_dir: PathBuf,
+    /// Directories of the operator's partner bundles.
     pub agent_dirs: Vec<PathBuf>,
+    /// The largest AIP request body, in bytes.
     pub max_body_bytes: usize,
+    /// The base URL written into ACS documents (`None`: the request's Host).
     pub public_url: Option<String>,
     /// How often an idle stream gets a keep-alive comment.
     pub sse_keep_alive: std::time::Duration,
     /// sled's page cache, in bytes.
     pub store_cache_bytes: u64,
+    /// Task defaults and limits (timeouts, retention, histories, caps).
     pub tasks: TaskDefaults,
+    /// The partner runtime (pool, memory and time limits, guest threads, outbound policy).
     pub runtime: RuntimeConfig,
     /// Webhook delivery (the notification style).
     pub notify: NotifyConfig,
@@ -89,31 +96,46 @@ impl ServerConfig {
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The data directory could not be created.
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
+        /// The data directory.
         path: String,
+        /// Why.
         source: std::io::Error,
     },
+    /// The store could not be opened (or read at start-up).
     #[error("cannot open the store: {0}")]
     Store(#[from] StoreError),
+    /// Tasks interrupted by the last stop could not be failed.
     #[error("cannot recover the tasks interrupted by the last stop: {0}")]
     Recover(#[from] crate::task::EngineError),
+    /// The partner runtime could not be built.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// An operator's bundle could not be hosted.
     #[error(transparent)]
     Agent(#[from] AgentError),
+    /// Tenancy (tenants, published partners, keys) could not be loaded.
     #[error("cannot open tenancy: {0}")]
     Tenancy(#[from] TenancyError),
+    /// The TLS certificate, key or client CA could not be used.
     #[error("TLS: {0}")]
     Tls(#[from] TlsError),
+    /// The operator token file could not be read or made.
     #[error("the operator token file {path}: {source}")]
     OperatorToken {
+        /// The token file.
         path: String,
+        /// Why.
         source: std::io::Error,
     },
+    /// The listening address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
+        /// The address asked for.
         addr: SocketAddr,
+        /// Why.
         source: std::io::Error,
     },
 }

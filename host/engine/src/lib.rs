@@ -9,6 +9,8 @@
 //! The engine reaches the world beyond the task through [`task::FanOut`] (notifications and
 //! group results), so the doors, the notifier and group mode sit above it.
 
+#![deny(missing_docs)]
+
 pub mod agent;
 pub mod quota;
 pub mod task;

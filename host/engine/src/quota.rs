@@ -26,6 +26,7 @@ pub struct Quotas {
     pub max_stored_bytes: u64,
     /// Sustained AIP requests per second to the tenant's partners, and the burst above it.
     pub requests_per_second: u32,
+    /// Requests admitted at once before the sustained rate applies (the token bucket's size).
     pub request_burst: u32,
     /// The largest component a publish may upload, in bytes.
     pub max_component_bytes: u64,
@@ -112,7 +113,9 @@ impl RateLimiter {
 /// A tenant as the running host enforces it.
 #[derive(Debug)]
 pub struct TenantState {
+    /// The tenant's id.
     pub id: String,
+    /// The quotas enforced for it, as they were when this state was made.
     pub quotas: Quotas,
     /// Invocations of its partners running now.
     pub invocations: Arc<Semaphore>,

@@ -10,20 +10,36 @@
 //! Knows nothing of webhooks, partners or groups: each caller decides whether its operator
 //! allows private targets.
 
+#![deny(missing_docs)]
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 /// Why a host's addresses may not be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
+    /// The name could not be resolved: an empty name, no answer in time, or a lookup error.
     #[error("{host} could not be resolved: {reason}")]
-    Resolve { host: String, reason: String },
+    Resolve {
+        /// The host as the caller gave it.
+        host: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The name resolved to no address at all.
     #[error("{host} resolves to no address")]
-    NoAddresses { host: String },
+    NoAddresses {
+        /// The host as the caller gave it.
+        host: String,
+    },
+    /// One of the addresses is of a kind the policy forbids.
     #[error("{host} resolves to {addr}, a {why} address, which this host's policy does not allow")]
     Forbidden {
+        /// The host as the caller gave it.
         host: String,
+        /// The first forbidden address it resolves to.
         addr: IpAddr,
+        /// What kind of address that is, as [`forbidden`] names it (e.g. `loopback`).
         why: &'static str,
     },
 }
@@ -193,6 +209,7 @@ pub async fn resolve_checked(
 /// An HTTP client's resolver under the policy: names resolve only to addresses it allows, at
 /// the moment of each connection, and the client connects to exactly those.
 pub struct PolicyResolver {
+    /// Allow private targets: resolve without refusing any address (the operator's choice).
     pub allow_private: bool,
 }
 

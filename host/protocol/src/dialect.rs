@@ -41,7 +41,9 @@ pub const MAX_TASK_ID_LEN: usize = 256;
 /// A Leader command read from a request, and the dialect it came in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inbound {
+    /// The dialect the command came in; the reply goes out in it.
     pub dialect: Dialect,
+    /// The command itself.
     pub command: LeaderCommand,
     /// The authenticated Leader whose task namespace the command acts in (`None`: the shared
     /// namespace of an open partner). Set by the transport, never read from the wire.
@@ -339,20 +341,26 @@ impl<'a> Reader<'a> {
 /// A task as the rest of the host sees it, dialect-free.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
+    /// The task's id: the Leader's `taskId`, or one the host made up for a start without one.
     pub id: String,
+    /// The session the task belongs to (`sessionId`).
     #[serde(default)]
     pub session_id: Option<String>,
     /// The Leader that started the task.
     #[serde(default)]
     pub leader_id: Option<String>,
+    /// The group the task was started in (`groupId`).
     #[serde(default)]
     pub group_id: Option<String>,
+    /// The current status.
     pub status: TaskStatus,
+    /// The products so far.
     #[serde(default)]
     pub products: Vec<Product>,
     /// Every Leader command that named this task, in arrival order.
     #[serde(default)]
     pub commands: Vec<LeaderCommand>,
+    /// Every status the task has been in, oldest first (`statusHistory`).
     #[serde(default)]
     pub status_history: Vec<TaskStatus>,
 }

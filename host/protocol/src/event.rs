@@ -15,18 +15,30 @@ use serde_json::{Map, Value, json};
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum EventKind {
     /// The task came into being (accepted or rejected): sent as a whole task.
-    Created { status: TaskStatus },
+    Created {
+        /// The status it came into being in.
+        status: TaskStatus,
+    },
     /// The task entered a new status.
-    Status { status: TaskStatus },
+    Status {
+        /// The new status.
+        status: TaskStatus,
+    },
     /// A product chunk.
-    Chunk { chunk: ProductChunk },
+    Chunk {
+        /// The chunk.
+        chunk: ProductChunk,
+    },
 }
 
 /// A logged event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskEvent {
+    /// Its number in the task's log, counting up from 1 (`eventSeq` when rendered).
     pub seq: u64,
+    /// When it was logged (a v2 event's `sentAt`).
     pub at: Timestamp,
+    /// What changed; flattened, so its `kind` tag sits beside `seq` and `at`.
     #[serde(flatten)]
     pub kind: EventKind,
 }
@@ -46,13 +58,18 @@ impl TaskEvent {
 /// The fixed facts of a task that events are rendered with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventContext<'a> {
+    /// The task's id as its Leader knows it.
     pub task_id: &'a str,
+    /// The task's session, if any.
     pub session_id: Option<&'a str>,
+    /// The task's group, if any.
     pub group_id: Option<&'a str>,
+    /// The AIC of the partner that runs the task (a v2 event's `senderId`).
     pub partner_aic: &'a str,
 }
 
 impl<'a> EventContext<'a> {
+    /// The context of `task`, run by the partner `partner_aic`.
     pub fn of(task: &'a Task, partner_aic: &'a str) -> Self {
         EventContext {
             task_id: &task.id,

@@ -13,7 +13,12 @@ use serde_json::{Value, json};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Credentials {
     /// `accessToken` of the form `user:password` (what acps-sdk sends).
-    UserPassword { user: String, password: String },
+    UserPassword {
+        /// The part before the first `:`, never empty.
+        user: String,
+        /// The rest.
+        password: String,
+    },
     /// Any other `accessToken`: a bearer-style token, sent as the password (the v1 spec's form).
     Token(String),
     /// No `accessToken`: SASL EXTERNAL with the partner's TLS client certificate.
@@ -23,9 +28,13 @@ pub enum Credentials {
 /// The broker a group lives on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Server {
+    /// The broker's host name or address (`params.server.host`, never empty).
     pub host: String,
+    /// The broker's AMQP port (`params.server.port`).
     pub port: u16,
+    /// The virtual host (`params.server.vhost`; `/` when absent).
     pub vhost: String,
+    /// How to log in, read from `params.server.accessToken`.
     pub credentials: Credentials,
 }
 
@@ -34,12 +43,19 @@ pub struct Server {
 pub struct Invitation {
     /// e.g. `rabbitmq:4.0`.
     pub protocol: String,
+    /// The group's id (`params.group.groupId`, never empty).
     pub group_id: String,
+    /// The inviting Leader's AIC (`params.group.leader.aic`).
     pub leader_aic: String,
+    /// The AICs of the invited partners (`params.group.partners[].aic`).
     pub partner_aics: Vec<String>,
+    /// The broker (`params.server`).
     pub server: Server,
+    /// The group's exchange (`params.amqp.exchange`).
     pub exchange: String,
+    /// The exchange's type (`params.amqp.exchangeType`; `fanout` when absent).
     pub exchange_type: String,
+    /// The routing key to bind and publish with (`params.amqp.routingKey`; empty when absent).
     pub routing_key: String,
 }
 
@@ -209,10 +225,15 @@ pub fn connection_failed(server: &Server, reason: impl Into<String>) -> RpcError
 /// A group management command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MgmtCommand {
+    /// `get-status`: report whether connected and muted.
     GetStatus,
+    /// `mute`: act only on commands addressed to this partner (named in `mentions`, or `all`).
     Mute,
+    /// `unmute`: take commands addressed to nobody again (as the host's policy says).
     Unmute,
+    /// `leave-group`: leave the group.
     LeaveGroup,
+    /// `disband`: the group is over; leave it.
     Disband,
 }
 
@@ -233,12 +254,17 @@ impl MgmtCommand {
 /// A management command from the Leader.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mgmt {
+    /// The dialect it came in (v1 `group-mgmt-message`, v2 `group-mgmt-command`).
     pub dialect: Dialect,
+    /// What the Leader asks.
     pub command: MgmtCommand,
     /// Who says it comes from it (`senderId`; empty when absent).
     pub sender_id: String,
+    /// Whom it addresses (`mentions`).
     pub mentions: Option<Mentions>,
+    /// The group it names (`groupId`).
     pub group_id: Option<String>,
+    /// The session it names (`sessionId`).
     pub session_id: Option<String>,
 }
 

@@ -7,20 +7,35 @@ use std::fmt;
 /// The error codes AIP uses: the JSON-RPC standard ones and AIP's own (spec 5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorCode {
+    /// -32700: the body is not JSON.
     ParseError,
+    /// -32600: the body is not a valid JSON-RPC request.
     InvalidRequest,
+    /// -32601: no such method.
     MethodNotFound,
+    /// -32602: the params are wrong; `data.field` names where.
     InvalidParams,
+    /// -32603: the host failed (also a group invitation it could not act on).
     InternalError,
+    /// -32001: no such task for this agent.
     TaskNotFound,
+    /// -32002: the task cannot be canceled.
     TaskNotCancelable,
+    /// -32003: the notification style is not supported.
     NotificationNotSupported,
+    /// -32004: the operation is not supported.
     UnsupportedOperation,
+    /// -32005: a DataItem's type is one no skill accepts.
     ContentTypeNotSupported,
+    /// -32006: the agent's response is of an invalid type.
     InvalidAgentResponse,
+    /// -32007: group mode is not supported (or not over the invitation's protocol).
     GroupNotSupported,
+    /// -32008: the request needs a credential and has none.
     AuthenticationRequired,
+    /// -32009: the credential does not allow this.
     AuthorizationFailed,
+    /// -32010: the access token is not valid.
     AccessTokenInvalid,
 }
 
@@ -71,8 +86,11 @@ impl ErrorCode {
 /// A JSON-RPC error object, always with a `data` that says what exactly was wrong.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RpcError {
+    /// The numeric code ([`ErrorCode::code`]).
     pub code: i64,
+    /// The spec's message for the code ([`ErrorCode::message`]).
     pub message: String,
+    /// What exactly was wrong, e.g. `{"field", "reason"}` for -32602.
     pub data: Value,
 }
 
@@ -126,21 +144,25 @@ impl std::error::Error for RpcError {}
 pub struct Request {
     /// `null` when the request had none (a JSON-RPC notification; we answer anyway, over HTTP).
     pub id: Value,
+    /// The method's name, never empty.
     pub method: String,
+    /// An object or an array; `{}` when absent or `null`.
     pub params: Value,
 }
 
 /// A request that could not be read, with the id to answer with (`null` when it is unknown).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejected {
+    /// The request's id, to answer with.
     pub id: Value,
+    /// Why the request was rejected.
     pub error: RpcError,
 }
 
 /// Read a JSON-RPC request body.
 ///
 /// ```
-/// use aiphost::protocol::jsonrpc::parse_request;
+/// use aiphost_protocol::jsonrpc::parse_request;
 /// let req = parse_request(br#"{"jsonrpc":"2.0","method":"rpc","id":7,"params":{}}"#).unwrap();
 /// assert_eq!(req.method, "rpc");
 /// let bad = parse_request(b"{nope").unwrap_err();

@@ -1,5 +1,7 @@
 //! AIP on the wire: the JSON-RPC envelope, both dialects, and the dialect-free model. No I/O here.
 
+#![deny(missing_docs)]
+
 pub mod dialect;
 pub mod event;
 pub mod group;

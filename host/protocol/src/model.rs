@@ -15,13 +15,21 @@ pub type JsonObject = Map<String, Value>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
+    /// The partner has taken the task on; it has not started working yet.
     Accepted,
+    /// The partner is working on the task.
     Working,
+    /// The partner needs more from the Leader (a `continue`); canceled if none comes in time.
     AwaitingInput,
+    /// The partner has a result for the Leader to `complete` (or `continue`); completed if neither comes in time.
     AwaitingCompletion,
+    /// Done: the Leader completed it, or its awaiting-completion time ran out. Terminal.
     Completed,
+    /// Canceled by the Leader, or its awaiting-input time ran out. Terminal.
     Canceled,
+    /// The partner (or the host for it) gave up on the task. Terminal.
     Failed,
+    /// The partner declined the task. Terminal.
     Rejected,
 }
 
@@ -93,26 +101,37 @@ impl fmt::Display for TaskState {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum DataItem {
+    /// Text (`"type": "text"`).
     Text {
+        /// The text.
         text: String,
+        /// Free-form metadata.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<JsonObject>,
     },
+    /// A file, by `uri` or inline `bytes` (`"type": "file"`).
     File {
+        /// The file's name.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// Its MIME type (`mimeType`).
         #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
+        /// Where the file can be fetched.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         uri: Option<String>,
         /// Base64, as on the wire; checked when it comes in.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bytes: Option<String>,
+        /// Free-form metadata.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<JsonObject>,
     },
+    /// Structured data (`"type": "data"`).
     Data {
+        /// The data, a JSON object.
         data: JsonObject,
+        /// Free-form metadata.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<JsonObject>,
     },
@@ -157,11 +176,15 @@ impl DataItem {
 /// A product (spec 4.4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Product {
+    /// The product's id, unique within the task; chunks name their product by it.
     pub id: String,
+    /// A name for people to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// What the product is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The content (`dataItems`).
     #[serde(rename = "dataItems", default)]
     pub data_items: Vec<DataItem>,
 }
@@ -176,6 +199,7 @@ impl Product {
 /// A piece of a product as a partner emits it (and as the streaming style sends it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProductChunk {
+    /// The product's id, name and description, with this chunk's items.
     pub product: Product,
     /// Add the items to the product with the same id instead of replacing it.
     pub append: bool,
@@ -187,9 +211,12 @@ pub struct ProductChunk {
 /// A task status (spec 4.2 `TaskStatus`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskStatus {
+    /// The state entered.
     pub state: TaskState,
+    /// When it was entered (`stateChangedAt`).
     #[serde(rename = "stateChangedAt")]
     pub state_changed_at: Timestamp,
+    /// What the partner says with it, e.g. the question when awaiting input (`dataItems`; left out when empty).
     #[serde(rename = "dataItems", default, skip_serializing_if = "Vec::is_empty")]
     pub data_items: Vec<DataItem>,
 }
@@ -209,15 +236,22 @@ impl TaskStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommandKind {
+    /// Start a new task.
     Start,
+    /// Give a task awaiting input or completion more input; it goes back to working.
     Continue,
+    /// Accept the result of a task awaiting completion.
     Complete,
+    /// Cancel a task that has not ended.
     Cancel,
+    /// Read a task, with its histories.
     Get,
+    /// Reconnect to a task's event stream after `lastEventSeq` (`re-stream`); changes nothing.
     ReStream,
 }
 
 impl CommandKind {
+    /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             CommandKind::Start => "start",
@@ -256,13 +290,16 @@ impl fmt::Display for CommandKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Mentions {
+    /// `"all"`: every member.
     All(AllMarker),
+    /// These AICs only.
     List(Vec<String>),
 }
 
 /// The literal `"all"`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AllMarker {
+    /// `"all"`.
     #[serde(rename = "all")]
     All,
 }
@@ -272,19 +309,28 @@ pub enum AllMarker {
 pub struct LeaderCommand {
     /// The message id the Leader gave.
     pub id: String,
+    /// When the Leader sent it (`sentAt` on the wire; the host's clock when absent).
     pub sent_at: Timestamp,
+    /// The Leader's AIC as the command gives it (`senderId` on the wire; empty when absent).
     pub sender_id: String,
+    /// What the command asks.
     pub command: CommandKind,
+    /// The command's `commandParams` (empty when absent).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: JsonObject,
+    /// The items sent with it (`dataItems` on the wire).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_items: Vec<DataItem>,
+    /// The task it names (`taskId` on the wire); `None` only for a start, whose id the host makes up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// The session it belongs to (`sessionId` on the wire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The group it was sent in (`groupId` on the wire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    /// Whom it addresses in a group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mentions: Option<Mentions>,
 }

@@ -15,9 +15,13 @@ pub const MAX_TOKEN_LEN: usize = 4096;
 /// A notification config: where to POST a task's changes, and the token to send along.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NotificationConfig {
+    /// The config's id (`id` in `notification/set`, `notificationConfigId` elsewhere).
     pub id: String,
+    /// The webhook to POST to.
     pub url: String,
+    /// Sent with every notification, so the receiver can tell it is genuine.
     pub token: String,
+    /// The task whose changes it reports (`taskId`).
     #[serde(rename = "taskId")]
     pub task_id: String,
 }
@@ -25,16 +29,22 @@ pub struct NotificationConfig {
 /// `notification/set`: create (no `id`) or update (`id` of an existing config).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SetParams {
+    /// The config to update; `None` creates one.
     pub id: Option<String>,
+    /// The webhook to POST to, at most [`MAX_URL_LEN`] bytes.
     pub url: String,
+    /// The token to send along, at most [`MAX_TOKEN_LEN`] bytes, no control characters.
     pub token: String,
+    /// The task (`taskId`).
     pub task_id: String,
 }
 
 /// `notification/get` and `notification/delete`: one config, or (no id) all of a task's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IdParams {
+    /// The task (`taskId`).
     pub task_id: String,
+    /// The config (`notificationConfigId`); `None`: all of the task's.
     pub config_id: Option<String>,
 }
 
@@ -42,7 +52,9 @@ pub struct IdParams {
 /// (empty: every state).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Subscription {
+    /// The config to notify through (`notificationConfigId`).
     pub config_id: String,
+    /// The states to notify on (`notifyOnStates`); empty: every state.
     #[serde(default)]
     pub states: Vec<TaskState>,
 }

@@ -48,12 +48,17 @@ pub fn on_command(current: Option<TaskState>, command: CommandKind) -> CommandEf
 /// Why a partner's report was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReportRefused {
+    /// The task has ended, in this state.
     #[error("the task has ended ({0}); nothing can change it")]
     Ended(TaskState),
+    /// No row of the table lets the partner make this move.
     #[error("a partner cannot move a task from {from} to {to}{hint}")]
     NotAllowed {
+        /// The state the task is in, as text (or a note that it is new).
         from: String,
+        /// The state the partner asked for.
         to: TaskState,
+        /// What to do instead, starting `: ` so it can follow the message; empty when there is no hint.
         hint: &'static str,
     },
 }

@@ -30,7 +30,7 @@ impl Timestamp {
     /// Parse leniently: RFC 3339 (`Z` or `±HH:MM`), `±HHMM`, or no offset at all (taken as UTC).
     ///
     /// ```
-    /// use aiphost::protocol::Timestamp;
+    /// use aiphost_protocol::Timestamp;
     /// let a = Timestamp::parse("2025-09-01T12:00:00+08:00").unwrap();
     /// let b = Timestamp::parse("2025-09-01T04:00:00Z").unwrap();
     /// assert_eq!(a, b);

@@ -23,12 +23,18 @@ const MAX_LOG_BYTES: usize = 8 * 1024;
 /// Why the host refused a partner's report (mirrors the WIT `report-error`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReportError {
+    /// The state machine does not allow this change from the current state; the message says
+    /// why.
     #[error("not allowed: {0}")]
     InvalidTransition(String),
+    /// The task already ended (completed, canceled, failed or rejected).
     #[error("the task has ended")]
     TaskEnded,
+    /// The products would have reached this many bytes, over the task's `maxProductsBytes`; the
+    /// task has been failed.
     #[error("products would reach {0} bytes, over the task's maxProductsBytes")]
     ProductsTooLarge(u64),
+    /// A DataItem is malformed (e.g. `data` that is not a JSON object).
     #[error("invalid data: {0}")]
     InvalidData(String),
 }

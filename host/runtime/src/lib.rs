@@ -11,6 +11,8 @@
 //! A trap, a deadline, a memory or stack limit, or a panic in a partner ends only that invocation:
 //! [`Runtime::invoke`] turns it into an [`InvocationEnd`] with a readable reason.
 
+#![deny(missing_docs)]
+
 mod bindings;
 mod cache;
 mod host_api;
@@ -56,9 +58,11 @@ pub struct RuntimeConfig {
     pub max_concurrent: u32,
     /// Memory per instance when the manifest does not say, and the most it may ask for.
     pub default_memory_mib: u64,
+    /// The most memory per instance a manifest may ask for, in MiB (also each pool slot's size).
     pub max_memory_mib: u64,
     /// Time per invocation when the manifest does not say, and the most it may ask for.
     pub default_invocation_ms: u64,
+    /// The most time per invocation a manifest may ask for, in ms.
     pub max_invocation_ms: u64,
     /// WebAssembly stack per invocation.
     pub max_stack_bytes: usize,
@@ -88,23 +92,35 @@ impl RuntimeConfig {
 /// A component that failed to load or does not fit the partner world.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
+    /// The component file could not be read.
     #[error("cannot read component {path}: {source}")]
     Read {
+        /// The component file.
         path: String,
+        /// What reading it failed with.
         source: std::io::Error,
     },
+    /// The bytes are not a component wasmtime can compile (a core module, say).
     #[error("not a usable WebAssembly component: {0:#}")]
     Invalid(wasmtime::Error),
+    /// The component's imports or exports do not match the partner world.
     #[error("the component does not fit the aiphost:partner@0.1.0 world: {0:#}")]
     World(wasmtime::Error),
+    /// The manifest asks for more than the operator allows.
     #[error("{field} of {asked} exceeds the operator's limit of {limit}")]
     OverLimit {
+        /// The manifest field: `limits.memory-mib` or `limits.invocation-ms`.
         field: &'static str,
+        /// What the manifest asks for, in the field's unit.
         asked: u64,
+        /// The operator's limit, in the same unit.
         limit: u64,
     },
+    /// The engine, its linker or its epoch thread could not be set up, or a compiled component
+    /// could not be cached.
     #[error("cannot start the WebAssembly engine: {0:#}")]
     Engine(wasmtime::Error),
+    /// The tokio runtime of the guest threads could not be built.
     #[error("cannot start the threads that run partners: {0}")]
     Threads(std::io::Error),
 }
@@ -112,30 +128,46 @@ pub enum RuntimeError {
 /// What an invocation is about (the host side of the WIT `invocation`).
 #[derive(Clone, Debug)]
 pub struct Invocation {
+    /// What the partner is invoked for.
     pub event: PartnerEvent,
+    /// The task's id, as the Leader knows it.
     pub task_id: String,
+    /// The task's session, if it has one.
     pub session_id: Option<String>,
+    /// The Leader's identity (its AIC), if it gave one.
     pub leader_id: Option<String>,
+    /// The task's state as the invocation begins; `None` for a new task not yet accepted or
+    /// rejected.
     pub state: Option<TaskState>,
+    /// The DataItems that came with the command.
     pub data_items: Vec<DataItem>,
+    /// The Leader's `maxProductsBytes`, if it set one.
     pub max_products_bytes: Option<u64>,
+    /// Product bytes the task already holds (they count against `max_products_bytes`).
     pub products_bytes: u64,
+    /// The command's `commandParams`.
     pub command_params: JsonObject,
 }
 
 /// The event a partner is invoked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PartnerEvent {
+    /// A new task: the partner accepts or rejects it, then works.
     Start,
+    /// New input for a task that was awaiting input or completion.
     Continue,
+    /// The task was completed; the partner may clean up, but its reports are refused.
     Complete(EndReason),
+    /// The task was canceled; the partner may clean up, but its reports are refused.
     Cancel(EndReason),
 }
 
 /// Why a task ended without the partner asking for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndReason {
+    /// The Leader sent the command.
     Leader,
+    /// The awaiting-input or awaiting-completion timeout ran out.
     Timeout,
 }
 
@@ -156,13 +188,16 @@ pub enum InvocationEnd {
 /// (a task id scoped to its Leader when Leaders authenticate).
 #[derive(Clone, Copy, Debug)]
 pub struct KvOwner<'a> {
+    /// The agent id: whose agent-scoped entries the invocation uses.
     pub agent: &'a str,
+    /// The task as the store keys it: whose task-scoped entries the invocation uses.
     pub task: &'a str,
 }
 
 /// A component [`Runtime::check`] compiled and linked, not yet cached.
 pub struct Checked {
     component: Component,
+    /// The linked code, ready to run (with nothing granted yet).
     pub code: PartnerCode,
     /// The names of everything it imports (`wasi:cli/environment@0.2.6`, …).
     pub imports: Vec<String>,

@@ -87,7 +87,9 @@ fn names_authority(entry: &str, host: &str, port: u16, default_port: u16) -> boo
 pub struct SecretHeader {
     /// `host` or `host:port` the header is sent to, and to no other.
     pub host: String,
+    /// The header's name, e.g. `authorization`.
     pub header: String,
+    /// The header's value, sent as given and marked sensitive.
     pub value: String,
 }
 
@@ -96,14 +98,18 @@ pub struct SecretHeader {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentValues {
+    /// Config values by name.
     pub config: BTreeMap<String, String>,
+    /// Secret headers by the name the tenant gave each.
     pub secrets: BTreeMap<String, SecretHeader>,
 }
 
 /// Why a config value was not given (mirrors the WIT `config-error`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConfigError {
+    /// The manifest did not ask for this name.
     NotGranted,
+    /// Granted, but the tenant has not set a value.
     NotSet,
 }
 
@@ -114,7 +120,9 @@ pub struct Capabilities {
     pub http_hosts: Vec<String>,
     /// Config names it may read.
     pub config_names: Vec<String>,
+    /// The tenant's config values and secrets, read at request time (so changes apply at once).
     pub values: Arc<RwLock<AgentValues>>,
+    /// The operator's policy: private addresses, timeouts, the response size cap.
     pub policy: Arc<OutboundPolicy>,
 }
 
@@ -160,7 +168,9 @@ impl Capabilities {
 
 /// The `wasi:http` hooks of one invocation: every outgoing request passes through here.
 pub struct OutboundHooks {
+    /// What the partner was granted.
     pub caps: Arc<Capabilities>,
+    /// The partner's agent id, for logs.
     pub agent: String,
 }
 

@@ -10,6 +10,7 @@ pub struct Pending {
     pub key: Vec<u8>,
     /// Its stored head (how many parts it has).
     head: Vec<u8>,
+    /// The message to publish.
     pub body: Vec<u8>,
 }
 

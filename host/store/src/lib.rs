@@ -29,6 +29,8 @@
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
 
+#![deny(missing_docs)]
+
 mod event_batch;
 mod group_commit;
 mod groups;
@@ -48,10 +50,13 @@ use std::sync::Arc;
 /// Something went wrong with the disk or a record on it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// sled failed.
     #[error("store I/O failed: {0}")]
     Io(#[from] sled::Error),
+    /// A stored record or key could not be read.
     #[error("a stored record is unreadable: {0}")]
     Corrupt(String),
+    /// A flush to disk failed.
     #[error("the store could not make writes durable: {0}")]
     Flush(String),
 }
@@ -68,6 +73,7 @@ pub struct Ticket(u64);
 /// store keeps the namespace in its keys (`{leader}\u{1f}{task}`, see [`TaskKey::scoped_task`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
+    /// The agent that hosts the task.
     pub agent: String,
     /// The authenticated Leader (its AIC) that owns the task; `None`: the shared namespace of a
     /// partner whose Leaders do not authenticate.
@@ -103,7 +109,7 @@ impl TaskKey {
     /// The task id as the store keys it: the Leader's namespace and the task id.
     ///
     /// ```
-    /// # use aiphost::store::TaskKey;
+    /// # use aiphost_store::TaskKey;
     /// assert_eq!(TaskKey::new("echo", "t1").scoped_task(), "t1");
     /// assert_eq!(TaskKey::owned("echo", Some("L"), "t1").scoped_task(), "L\u{1f}t1");
     /// ```
@@ -226,6 +232,7 @@ const LIVE_INDEX_MARK: &[u8] = b"m\0live-index";
 /// One change of a task, written atomically: the record, its deadline index entry, new events,
 /// events dropped by retention, and the ended-task index entry.
 pub struct TaskWrite<'a> {
+    /// The task written.
     pub key: &'a TaskKey,
     /// The record, serialised (`None`: it did not change, as when a command that changes nothing
     /// only adds to the history).
@@ -257,7 +264,7 @@ impl<'a> TaskWrite<'a> {
     /// A write of `record` alone; struct-update syntax fills in the rest.
     ///
     /// ```
-    /// # use aiphost::store::{TaskKey, TaskWrite};
+    /// # use aiphost_store::{TaskKey, TaskWrite};
     /// let key = TaskKey::new("echo", "t1");
     /// let write = TaskWrite {
     ///     ended_at: Some(1_000),
@@ -285,8 +292,11 @@ impl<'a> TaskWrite<'a> {
 
 /// The stored part of one product chunk.
 pub struct ChunkWrite {
+    /// The product's id.
     pub product: String,
+    /// The seq of the chunk's event: a product's chunks are read back in this order.
     pub seq: u64,
+    /// The chunk's DataItems, as JSON.
     pub items: Vec<u8>,
     /// The chunk starts the product afresh: its earlier chunks are dropped.
     pub replaces: bool,
@@ -295,7 +305,9 @@ pub struct ChunkWrite {
 /// Whose key-value entries: one task's, or the whole agent's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KvScope<'a> {
+    /// The entries of one task, by its scoped id ([`TaskKey::scoped_task`]).
     Task(&'a str),
+    /// The agent's own entries, shared by all its tasks.
     Agent,
 }
 
@@ -899,11 +911,11 @@ impl Store {
     }
 }
 
-/// Open sled, waiting briefly for the lock of a previous owner that is still closing (a host
-/// restarting in the same process, or a killed one whose lock the kernel has not yet released).
 /// sled's page cache when the operator does not say.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Open sled, waiting briefly for the lock of a previous owner that is still closing (a host
+/// restarting in the same process, or a killed one whose lock the kernel has not yet released).
 fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
     const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
     let started = std::time::Instant::now();

@@ -148,3 +148,88 @@ fn build_refuses_bad_manifests_precisely() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("agent.id"), "{}", stderr(&out));
 }
+
+/// The flags `aiphost serve --help` lists, each with the default it shows (`[default: …]`).
+fn serve_flags() -> std::collections::BTreeMap<String, Option<String>> {
+    let help = aiphost(&["serve", "--help"]);
+    assert!(help.status.success(), "{}", stderr(&help));
+    let mut flags = std::collections::BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in stdout(&help).lines() {
+        let trimmed = line.trim_start();
+        if line.starts_with("  ") && (trimmed.starts_with("--") || trimmed.starts_with("-h")) {
+            let flag = trimmed
+                .split_whitespace()
+                .find(|w| w.starts_with("--"))
+                .map(|w| w.trim_end_matches(',').to_string());
+            current = flag.clone();
+            if let Some(flag) = flag {
+                flags.insert(flag, None);
+            }
+        } else if let (Some(flag), Some(at)) = (&current, line.find("[default: ")) {
+            let rest = &line[at + "[default: ".len()..];
+            let value = rest.split(']').next().unwrap_or_default().to_string();
+            flags.insert(flag.clone(), Some(value));
+        }
+    }
+    flags
+}
+
+/// A README default as `--help` would show it: `4 MiB` as bytes, without backticks.
+fn readme_value(cell: &str) -> String {
+    let cell = cell.trim().trim_matches('`');
+    match cell.strip_suffix(" MiB").map(str::parse::<u64>) {
+        Some(Ok(mib)) => (mib << 20).to_string(),
+        _ => cell.to_string(),
+    }
+}
+
+/// The README's configuration table and `aiphost serve --help` name the same flags, with the
+/// same defaults: the library's config holds them and `--help` shows them from there, so a
+/// README that drifts from the code fails here.
+#[test]
+fn the_readme_configuration_table_matches_serve_help() {
+    let help = serve_flags();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let section = readme
+        .split("## Configuration (`aiphost serve`)")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has a configuration section");
+    let mut documented = std::collections::BTreeSet::new();
+    for row in section.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        // The flags of the first cell (`--a` / `--b`, or `--a X --b Y [--c Z]`).
+        let flags: Vec<String> = cells[0]
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--"))
+            .map(str::to_string)
+            .collect();
+        let defaults: Vec<&str> = cells[1].split(" / ").collect();
+        for (i, flag) in flags.iter().enumerate() {
+            documented.insert(flag.clone());
+            let shown = help.get(flag).unwrap_or_else(|| {
+                panic!("README documents {flag}, which `aiphost serve --help` does not list")
+            });
+            if let (Some(shown), true) = (shown, defaults.len() == flags.len()) {
+                assert_eq!(
+                    &readme_value(defaults[i]),
+                    shown,
+                    "{flag}: README says {:?}, --help {shown:?}",
+                    defaults[i]
+                );
+            }
+        }
+    }
+    // Global flags (logging, help) are documented apart.
+    let undocumented: Vec<&String> = help
+        .keys()
+        .filter(|f| {
+            !documented.contains(*f) && !["--help", "--log", "--log-json"].contains(&f.as_str())
+        })
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "flags missing from the README's configuration table: {undocumented:?}"
+    );
+}

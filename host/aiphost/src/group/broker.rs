@@ -27,21 +27,28 @@ use std::time::Duration;
 /// Why the broker could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum BrokerError {
+    /// Opening the link took longer than the connect timeout (given here); it was cut.
     #[error("could not connect within {0:?}")]
     Timeout(Duration),
+    /// The connection, the channel or an AMQP operation failed.
     #[error("{0}")]
     Amqp(#[from] lapin::Error),
+    /// The broker did not acknowledge a publish.
     #[error("the broker did not confirm a publish")]
     NotConfirmed,
+    /// The invitation asks for SASL EXTERNAL, which needs a client certificate this host lacks.
     #[error(
         "the invitation carries no accessToken, which means SASL EXTERNAL over TLS with a client \
          certificate; this host has no client certificate configured for groups"
     )]
     NoClientCertificate,
+    /// The queue's consumer ended: cancelled, or the connection closed.
     #[error("the consumer was cancelled or the connection closed")]
     ConsumerEnded,
+    /// The broker's name did not resolve, or resolved to an address the address policy forbids.
     #[error("{0}")]
     Address(#[from] AddressError),
+    /// The invitation's server does not make a valid AMQP URI (the parser's reason).
     #[error("no AMQP URI could be made for the broker: {0}")]
     Uri(String),
 }
@@ -223,6 +230,7 @@ async fn connect(
 pub struct Link {
     connection: Connection,
     channel: Channel,
+    /// The consumer on the membership's queue; [`Link::next`] takes its deliveries.
     pub consumer: Consumer,
     queue: String,
     exchange: String,

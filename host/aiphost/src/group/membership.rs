@@ -29,11 +29,14 @@ pub struct Membership {
     /// `None`: an open partner, whose tasks share one namespace.
     #[serde(default)]
     pub leader: Option<String>,
+    /// The invitation the member joined on: the broker, the exchange, the group.
     pub invitation: Invitation,
     /// The dialect the group speaks, as far as the host knows: guessed from the invitation,
     /// then taken from the Leader's messages.
     pub dialect: Dialect,
+    /// The Leader muted the member: it handles only messages that name it.
     pub muted: bool,
+    /// When the partner joined the group.
     #[serde(rename = "joinedAt")]
     pub joined_at: Timestamp,
 }

@@ -39,6 +39,7 @@ pub struct GroupConfig {
     pub connect_timeout: Duration,
     /// The first reconnect waits this long, each next one twice as long, up to `reconnect_max`.
     pub reconnect_min: Duration,
+    /// The longest wait between reconnects.
     pub reconnect_max: Duration,
     /// Brokers an invitation may name whatever they resolve to: exactly these hosts (as
     /// spelled here) and ports. Any other broker must resolve to addresses the address policy
@@ -90,25 +91,38 @@ impl GroupLinks {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemberState {
+    /// The link is open and serving.
     Connected,
+    /// The link is down (or not yet reopened after a restart); it is retried with backoff.
     Reconnecting,
 }
 
 /// A membership as `/admin/groups` and `aiphost groups` show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemberView {
+    /// The hosted partner's id.
     pub agent: String,
+    /// The group's id.
     #[serde(rename = "groupId")]
     pub group_id: String,
+    /// The AIC of the Leader the invitation names.
     pub leader: String,
+    /// The member's queue on the broker (also the membership's id).
     pub queue: String,
+    /// The group's exchange, where the member publishes.
     pub exchange: String,
+    /// The broker's host and port, followed by the vhost.
     pub broker: String,
+    /// The dialect the group speaks, as far as the host knows: `v01.00` or `v02.01`.
     pub dialect: &'static str,
+    /// Whether the link is up.
     pub state: MemberState,
+    /// The Leader muted the member: it handles only messages that name it.
     pub muted: bool,
+    /// When the partner joined the group.
     #[serde(rename = "joinedAt")]
     pub joined_at: Timestamp,
+    /// Why the link last failed, while it is reconnecting.
     #[serde(rename = "lastError", skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }
@@ -116,9 +130,13 @@ pub struct MemberView {
 /// Counters for `/metrics`.
 #[derive(Default)]
 pub struct GroupStats {
+    /// Commands from group queues handed to the task engine (duplicates not counted).
     pub commands: AtomicU64,
+    /// Outbox messages (task results, answers to `get`) published and confirmed by the broker.
     pub published: AtomicU64,
+    /// Commands found already applied, and acknowledged without running them again.
     pub duplicates: AtomicU64,
+    /// Times a serving link broke (the member then reconnects).
     pub reconnects: AtomicU64,
     /// Commands the engine refused, by JSON-RPC error code: group mode has no channel to answer
     /// an error on, so this (and the log) is where a refusal shows.
@@ -240,6 +258,7 @@ impl Groups {
         }
     }
 
+    /// The group counters, for `/metrics`.
     pub fn stats(&self) -> &GroupStats {
         &self.shared.stats
     }

@@ -33,7 +33,9 @@ pub struct NotifyConfig {
     pub retry_max: Duration,
     /// Give up on a notification this long after its first attempt.
     pub horizon: Duration,
+    /// How long connecting to a receiver may take.
     pub connect_timeout: Duration,
+    /// How long one delivery request may take in all, connecting included.
     pub timeout: Duration,
     /// Requests in flight at once, over all receivers.
     pub max_in_flight: usize,
@@ -60,15 +62,23 @@ impl Default for NotifyConfig {
 /// A notification given up on, kept for operators.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GivenUp {
+    /// The partner whose task it was.
     pub agent: String,
+    /// The task's id.
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// The notification's sequence number in the task's outbox.
     pub seq: u64,
+    /// The receiver's URL, with any user name and password hidden.
     pub url: String,
+    /// The task state the notification announced, if it carried one.
     pub state: Option<String>,
+    /// Delivery attempts made.
     pub attempts: u32,
+    /// Why the last attempt failed.
     #[serde(rename = "lastError")]
     pub last_error: String,
+    /// When the host gave up.
     #[serde(rename = "gaveUpAt")]
     pub gave_up_at: crate::protocol::Timestamp,
 }
@@ -76,8 +86,11 @@ pub struct GivenUp {
 /// Counters for `/metrics`.
 #[derive(Default)]
 pub struct NotifyStats {
+    /// Notifications a receiver took (it answered HTTP 200).
     pub delivered: AtomicU64,
+    /// Attempts that failed, each then retried or given up on.
     pub failed_attempts: AtomicU64,
+    /// Notifications given up on past the horizon.
     pub given_up: AtomicU64,
 }
 
@@ -91,6 +104,7 @@ pub struct Notifier {
     running: Mutex<HashMap<TaskKey, u64>>,
     in_flight: Semaphore,
     per_receiver: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Delivery counters, for `/metrics`.
     pub stats: NotifyStats,
 }
 

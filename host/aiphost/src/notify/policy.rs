@@ -14,17 +14,22 @@ use std::net::SocketAddr;
 /// Why a webhook URL was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
+    /// The URL does not parse (the parser's reason).
     #[error("not a valid URL: {0}")]
     Parse(String),
+    /// The scheme (given) is not http or https.
     #[error("the scheme must be http or https, not {0:?}")]
     Scheme(String),
+    /// The URL names no host.
     #[error("the URL has no host")]
     NoHost,
+    /// The URL carries a user name or password.
     #[error(
         "the URL carries a user name or password, which would be shown and logged with it; \
          authenticate notifications with the config's token instead"
     )]
     Credentials,
+    /// The host did not resolve, or resolved to an address the address policy forbids.
     #[error(transparent)]
     Address(#[from] AddressError),
 }

@@ -37,8 +37,11 @@ impl Kind {
 /// A freshly issued credential: the token is shown once, only the hash is kept.
 #[derive(Clone, Debug)]
 pub struct Credential {
+    /// The id in the token, which finds its stored record: 16 lowercase hex digits.
     pub id: String,
+    /// The whole token, `{kind}.{id}.{secret}`, for its holder.
     pub token: String,
+    /// SHA-256 of the token, hex: all that is stored.
     pub hash: String,
 }
 

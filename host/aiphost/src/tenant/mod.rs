@@ -32,22 +32,47 @@ pub const MAX_MANIFEST_BYTES: usize = 64 * 1024;
 /// Why a tenancy operation was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum TenancyError {
+    /// No such thing, or one the caller may not see (HTTP 404).
     #[error("no {what} {id:?}")]
-    NotFound { what: &'static str, id: String },
+    NotFound {
+        /// What was looked for: `tenant`, `partner`, `version`, `key`, ...
+        what: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// It exists already (HTTP 409).
     #[error("{what} {id:?} already exists")]
-    Exists { what: &'static str, id: String },
+    Exists {
+        /// What exists: `tenant`, or `hosted partner with AIC`.
+        what: &'static str,
+        /// The id (or AIC) taken.
+        id: String,
+    },
+    /// A field of the request is not acceptable (HTTP 422).
     #[error("{field}: {reason}")]
-    Invalid { field: String, reason: String },
+    Invalid {
+        /// Which field, as a path (`manifest.capabilities.http[0]`).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The change would exceed one of the tenant's quotas.
     #[error("quota {quota} is {limit}; this would need {needed}")]
     Quota {
+        /// The quota's name, as spelled in JSON (`maxAgents`, `maxStoredBytes`, ...).
         quota: &'static str,
+        /// Its value, in the quota's own unit.
         limit: u64,
+        /// What the change would need, in the same unit.
         needed: u64,
     },
+    /// The caller may not do this: a bad admin token, or a partner id held by someone else.
     #[error("{0}")]
     Forbidden(String),
+    /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Files or the compiler failed: writing, caching or loading a bundle.
     #[error("{0}")]
     Io(String),
 }
@@ -66,7 +91,9 @@ fn corrupt(e: serde_json::Error) -> TenancyError {
 /// Who is calling the admin API.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Principal {
+    /// The holder of the operator token: may manage every tenant and partner.
     Operator,
+    /// A tenant, by id, with its admin token: may manage its own partners.
     Tenant(String),
 }
 
@@ -77,6 +104,7 @@ pub struct TenancyConfig {
     pub operator_token: String,
     /// Quotas of a tenant created without its own.
     pub default_quotas: Quotas,
+    /// Which imports a published component may have.
     pub imports: ImportPolicy,
 }
 

@@ -36,12 +36,17 @@ pub struct HttpConfig {
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
 pub struct AppState {
+    /// The task engine every AIP command goes through.
     pub engine: TaskEngine,
     /// Webhook delivery (its configs are checked against its address policy).
     pub notifier: Arc<crate::notify::Notifier>,
+    /// Group memberships: answers `group` invitations and lists memberships.
     pub groups: crate::group::Groups,
+    /// The hosted partners.
     pub agents: Arc<Registry>,
+    /// Tenants, publishing and keys: authenticates admin callers and Leaders.
     pub tenancy: Arc<Tenancy>,
+    /// HTTP settings.
     pub config: Arc<HttpConfig>,
     /// The connection layer's counters.
     pub connections: Arc<connections::ConnectionStats>,

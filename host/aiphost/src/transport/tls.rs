@@ -30,10 +30,23 @@ pub struct TlsFiles {
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// A file could not be read, or not as PEM.
     #[error("cannot read {path}: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A PEM file holds none of what it should.
     #[error("{path} holds no {what}")]
-    Empty { path: String, what: &'static str },
+    Empty {
+        /// The file.
+        path: String,
+        /// What it should hold (`certificate`).
+        what: &'static str,
+    },
+    /// rustls refused the configuration (say, a key that does not match the certificate).
     #[error("the TLS configuration is not usable: {0}")]
     Config(String),
 }

@@ -7,8 +7,11 @@ use serde_json::{Map, Value, json};
 /// What the host can do for every partner, which the ACS `capabilities` reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HostCapabilities {
+    /// The host answers with SSE streams (the streaming style).
     pub streaming: bool,
+    /// The host pushes task notifications to the URLs Leaders register (the notification style).
     pub notification: bool,
+    /// The host runs group mode (a message queue, reported as `rabbitmq:3.11`).
     pub group: bool,
 }
 

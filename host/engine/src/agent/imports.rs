@@ -2,7 +2,7 @@
 //! Rust's standard library links against, and nothing that reaches outside unless granted.
 //!
 //! ```
-//! use aiphost::agent::imports::{check, ImportPolicy};
+//! use aiphost_engine::agent::imports::{check, ImportPolicy};
 //! let policy = ImportPolicy::default();
 //! assert!(check(&["aiphost:partner/task@0.1.0".into()], &policy, false).is_ok());
 //! let refused = check(&["wasi:sockets/tcp@0.2.6".into()], &policy, false).unwrap_err();
@@ -21,7 +21,9 @@ pub struct ImportPolicy {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("the component imports {import}: {reason}")]
 pub struct Refused {
+    /// The refused import name, as the component declares it.
     pub import: String,
+    /// Why the policy refuses it, readable by the publisher.
     pub reason: String,
 }
 

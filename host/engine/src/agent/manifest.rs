@@ -35,17 +35,30 @@ use std::path::Path;
 /// Why a manifest was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
+    /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The manifest file.
         path: String,
+        /// What reading it failed with.
         source: std::io::Error,
     },
+    /// The text is not TOML of the manifest's shape (including unknown fields).
     #[error("{path} is not a valid manifest: {message}")]
-    Syntax { path: String, message: String },
+    Syntax {
+        /// Where the manifest came from (a path or another origin).
+        path: String,
+        /// The TOML parser's message.
+        message: String,
+    },
+    /// The manifest parses but a field breaks a rule.
     #[error("{path}: {field} {reason}")]
     Invalid {
+        /// Where the manifest came from (a path or another origin).
         path: String,
+        /// The field at fault, e.g. `agent.id` or `skills[0].name`.
         field: String,
+        /// The rule it breaks.
         reason: String,
     },
 }
@@ -54,13 +67,18 @@ pub enum ManifestError {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// `[agent]`: the partner's identity.
     pub agent: AgentInfo,
+    /// `[[skills]]`: at least one.
     #[serde(default)]
     pub skills: Vec<Skill>,
+    /// `[limits]`: resource limits it asks for.
     #[serde(default)]
     pub limits: Limits,
+    /// `[access]`: who may call it.
     #[serde(default)]
     pub access: Access,
+    /// `[capabilities]`: what it asks for beyond its sandbox.
     #[serde(default)]
     pub capabilities: CapabilityRequest,
 }
@@ -113,11 +131,16 @@ pub struct AgentInfo {
     pub id: String,
     /// Its ACPs identity code.
     pub aic: String,
+    /// Its display name.
     pub name: String,
+    /// What it does, for Leaders reading its ACS document.
     pub description: String,
+    /// Its version string; also the version of a skill that declares none.
     pub version: String,
+    /// Who provides it (ACS `provider`).
     #[serde(default)]
     pub provider: Option<Provider>,
+    /// Where its documentation is (ACS `documentationUrl`).
     #[serde(default)]
     pub documentation_url: Option<String>,
 }
@@ -126,12 +149,16 @@ pub struct AgentInfo {
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Provider {
+    /// The providing organization's name.
     #[serde(default)]
     pub organization: Option<String>,
+    /// The department within the organization.
     #[serde(default)]
     pub department: Option<String>,
+    /// The provider's web site.
     #[serde(default)]
     pub url: Option<String>,
+    /// The provider's country code (ACS `countryCode`).
     #[serde(default)]
     pub country_code: Option<String>,
 }
@@ -140,17 +167,25 @@ pub struct Provider {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Skill {
+    /// The skill's id, unique among the partner's skills.
     pub id: String,
+    /// Its display name.
     pub name: String,
+    /// What it does.
     pub description: String,
+    /// Its version; `None`: the partner's version.
     #[serde(default)]
     pub version: Option<String>,
+    /// Keywords for discovery.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Example requests it handles.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// MIME types it accepts (`*/*` and `type/*` allowed).
     #[serde(default)]
     pub input_modes: Vec<String>,
+    /// MIME types it produces.
     #[serde(default)]
     pub output_modes: Vec<String>,
 }

@@ -25,36 +25,59 @@ pub const COMPONENT_FILE: &str = "partner.wasm";
 /// Why a bundle could not be hosted.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// Its manifest was refused.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// The runtime could not load its component.
     #[error("{path}: {source}")]
-    Runtime { path: String, source: RuntimeError },
+    Runtime {
+        /// The component file.
+        path: String,
+        /// Why the runtime refused it.
+        source: RuntimeError,
+    },
+    /// A directory of bundles could not be listed.
     #[error("cannot list agent bundles in {path}: {source}")]
     List {
+        /// The directory.
         path: String,
+        /// What listing it failed with.
         source: std::io::Error,
     },
+    /// Another hosted bundle already has its id.
     #[error("two bundles declare agent id {id:?}: {first} and {second}")]
     Duplicate {
+        /// The agent id both declare.
         id: String,
+        /// The bundle hosted already.
         first: String,
+        /// The bundle refused.
         second: String,
     },
+    /// Another hosted partner already has its AIC.
+    ///
     /// Group queues, mentions and `senderId`s name partners by AIC: two hosted partners with
     /// one AIC would read each other's group commands.
     #[error("agent {second:?} declares AIC {aic:?}, which hosted agent {first:?} already has")]
     DuplicateAic {
+        /// The AIC both declare.
         aic: String,
+        /// The id of the partner hosted already.
         first: String,
+        /// The id of the partner refused.
         second: String,
     },
 }
 
 /// A hosted partner: one version of it.
 pub struct Agent {
+    /// Its checked manifest.
     pub manifest: Manifest,
+    /// Its compiled component, with the capabilities granted to it.
     pub code: PartnerCode,
+    /// When this version was loaded (the ACS `lastModifiedTime`).
     pub loaded_at: Timestamp,
+    /// The bundle directory it was loaded from.
     pub bundle: PathBuf,
     /// Its published version (0: a bundle the operator serves from a directory).
     pub version: u64,
@@ -146,6 +169,7 @@ pub fn grant(
 /// Loads versions of published partners that are no longer the current one (a task started on
 /// an earlier version finishes on it).
 pub trait VersionLoader: Send + Sync {
+    /// Load `version` of partner `agent`; `None` if there is no such version.
     fn load(&self, agent: &str, version: u64) -> Option<Arc<Agent>>;
 }
 
@@ -291,10 +315,12 @@ impl Registry {
         current.values().cloned().collect()
     }
 
+    /// How many partners are serving now.
     pub fn len(&self) -> usize {
         self.current.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// Whether no partner is serving now.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -25,8 +25,15 @@ pub struct EventFeed {
 /// The log no longer holds events the stream needs (retention dropped them while it lagged).
 #[derive(Debug, thiserror::Error)]
 pub enum FeedError {
+    /// Retention dropped events the stream had not sent yet.
     #[error("events from seq {wanted} on are no longer stored (the oldest kept is {oldest:?})")]
-    Expired { wanted: u64, oldest: Option<u64> },
+    Expired {
+        /// The seq the stream was to send next.
+        wanted: u64,
+        /// The oldest seq the log still holds (`None`: it holds none).
+        oldest: Option<u64>,
+    },
+    /// The store could not be read, or held an event that does not parse.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

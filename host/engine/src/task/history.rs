@@ -74,6 +74,7 @@ pub struct HistoryWrites {
 }
 
 impl HistoryWrites {
+    /// Whether there is nothing to store or delete.
     pub fn is_empty(&self) -> bool {
         self.put.is_empty() && self.dropped.is_empty()
     }
@@ -93,7 +94,9 @@ pub struct CommandLog {
 #[derive(Debug, thiserror::Error)]
 #[error("history entry {index}: {reason}")]
 pub struct UnreadableEntry {
+    /// The index of the entry.
     pub index: u64,
+    /// Why it does not parse.
     pub reason: String,
 }
 

@@ -53,8 +53,11 @@ impl Default for TaskDefaults {
 /// The limits of one task, fixed at its start.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskLimits {
+    /// How long a start or continue waits for the partner to rest before replying, in ms.
     pub response_timeout_ms: u64,
+    /// How long the task may wait in awaiting-input before it is canceled, in ms.
     pub awaiting_input_timeout_ms: u64,
+    /// How long the task may wait in awaiting-completion before it is completed, in ms.
     pub awaiting_completion_timeout_ms: u64,
     /// What the Leader asked for (told to the partner), if anything.
     pub leader_max_products_bytes: Option<u64>,
@@ -116,13 +119,17 @@ impl TaskLimits {
 /// What is stored for each task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
+    /// The task as Leaders see it (products without their DataItems, and only the creating
+    /// command, in the stored form: see [`TaskRecord::stored_bytes`]).
     pub task: Task,
     /// The dialect of the Leader that started the task (for events sent later, unasked).
     pub dialect: Dialect,
+    /// Its limits, fixed at its start.
     pub limits: TaskLimits,
     /// When the current awaiting state times out (Unix ms), if it is one.
     #[serde(default)]
     pub deadline_ms: Option<i64>,
+    /// The content bytes its products hold now (kept within `limits.max_products_bytes`).
     #[serde(default)]
     pub products_bytes: u64,
     /// The seq of the task's newest event (0: none yet).
@@ -188,6 +195,7 @@ impl TaskRecord {
         record
     }
 
+    /// The task's current state.
     pub fn state(&self) -> TaskState {
         self.task.status.state
     }

@@ -53,8 +53,11 @@ impl Drop for Waiting<'_> {
 /// How many of a partner's invocations run and wait now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShareView {
+    /// The partner's agent id.
     pub agent: String,
+    /// Its invocations holding a turn now.
     pub running: u64,
+    /// Its invocations waiting for a turn.
     pub waiting: u64,
 }
 

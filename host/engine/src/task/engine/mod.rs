@@ -57,7 +57,9 @@ pub enum EngineError {
 /// What a command answers: the task as it durably is, and whether histories were asked for.
 #[derive(Clone, Debug)]
 pub struct Reply {
+    /// The task, as durably stored.
     pub task: Task,
+    /// `Some` for a `get`: which parts of the histories to include; `None`: no histories.
     pub history: Option<HistoryFilter>,
     /// The task's newest event when this answer was taken.
     pub seq: u64,
@@ -65,18 +67,31 @@ pub struct Reply {
 
 /// How a stream begins: with the task's events from some seq on, or (for `get`) one snapshot.
 pub enum StreamStart {
+    /// Follow the task's events with this feed, live until the task ends.
     Events(EventFeed),
-    Snapshot { reply: Reply, seq: u64 },
+    /// Answer once with the task (a `get`).
+    Snapshot {
+        /// The task, as for a `get` without `stream`.
+        reply: Reply,
+        /// The task's newest event seq when the snapshot was taken (the same as `reply.seq`).
+        seq: u64,
+    },
 }
 
 /// Counters for `/metrics`.
 #[derive(Default)]
 pub struct EngineStats {
+    /// Leader commands received, whatever became of them.
     pub commands: AtomicU64,
+    /// Partner invocations started.
     pub invocations: AtomicU64,
+    /// Invocations whose failure (trap, deadline, limit) failed their task.
     pub invocation_failures: AtomicU64,
+    /// Task state changes stored, a task's creation included.
     pub transitions: AtomicU64,
+    /// Awaiting timers that ran out.
     pub timeouts: AtomicU64,
+    /// Task events appended to the log.
     pub events: AtomicU64,
 }
 
@@ -189,10 +204,12 @@ impl TaskEngine {
         self.inner.watermarks.open()
     }
 
+    /// The engine's counters.
     pub fn stats(&self) -> &EngineStats {
         &self.inner.stats
     }
 
+    /// The store the engine writes tasks to.
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
