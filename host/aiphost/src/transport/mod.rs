@@ -1,6 +1,7 @@
 //! HTTP: the AIP endpoints of every hosted agent, its ACS document, and the host's own endpoints.
 
 mod admin;
+mod aip;
 mod body;
 pub mod connections;
 mod notification;
@@ -54,7 +55,7 @@ pub struct AppState {
 
 /// The router of a host.
 pub fn router(state: AppState) -> Router {
-    let aip = post(rpc::handle);
+    let endpoint = post(aip::handle);
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
@@ -62,16 +63,16 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/notifications/given-up", get(given_up))
         .route("/admin/groups", get(group_memberships))
         .route("/agents/{agent}/.well-known/acs.json", get(acs_document))
-        .route("/agents/{agent}/rpc", aip.clone())
-        .route("/agents/{agent}/stream", aip.clone())
+        .route("/agents/{agent}/rpc", endpoint.clone())
+        .route("/agents/{agent}/stream", endpoint.clone())
         .route(
             "/agents/{agent}/notification/{op}",
             post(|s, p, Path((agent, _op)): Path<(String, String)>, h, b| {
-                rpc::handle(s, p, Path(agent), h, b)
+                aip::handle(s, p, Path(agent), h, b)
             }),
         )
-        .route("/agents/{agent}/group", aip.clone())
-        .route("/agents/{agent}/group/rpc", aip)
+        .route("/agents/{agent}/group", endpoint.clone())
+        .route("/agents/{agent}/group/rpc", endpoint)
         .merge(admin_routes())
         .with_state(state)
 }

@@ -152,7 +152,7 @@ pub async fn start(
     owner: Option<&str>,
     params: &Value,
 ) -> Result<Value, RpcError> {
-    let inbound = super::rpc::parse_command_of(owner, params)?;
+    let inbound = super::aip::parse_command_of(owner, params)?;
     let field = if params.get("command").is_some_and(Value::is_object) {
         "params.command"
     } else {
@@ -190,5 +190,5 @@ pub async fn start(
             ),
         ));
     }
-    super::rpc::command(app, agent, inbound, Some(subscription)).await
+    super::aip::command(app, agent, inbound, Some(subscription)).await
 }

@@ -30,13 +30,13 @@ pub async fn stream(
     id: Value,
     params: &Value,
 ) -> Result<Response, RpcError> {
-    let inbound = super::rpc::parse_command_of(owner, params)?;
+    let inbound = super::aip::parse_command_of(owner, params)?;
     let dialect = inbound.dialect;
     let start = app
         .engine
         .stream(agent, inbound)
         .await
-        .map_err(super::rpc::engine_error)?;
+        .map_err(super::aip::engine_error)?;
     let aic = agent.aic().to_string();
     let events: BoxStream<'static, Result<Event, Infallible>> = match start {
         StreamStart::Snapshot { reply, seq } => {

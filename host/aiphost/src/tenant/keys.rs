@@ -1,0 +1,91 @@
+//! API keys: a tenant issues, lists and revokes the keys its partners' Leaders authenticate with
+//! (only their hashes are kept).
+
+use super::credentials::{Credential, Kind};
+use super::records::*;
+use super::*;
+use crate::protocol::Timestamp;
+use serde_json::json;
+
+impl Tenancy {
+    /// Issue an API key for a Leader (`leader`: its AIC) to call `agent`.
+    pub async fn issue_key(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        leader: &str,
+        ttl_seconds: Option<u64>,
+    ) -> Result<(LeaderKey, String), TenancyError> {
+        let record = self.owned_agent(principal, agent)?;
+        if leader.trim().is_empty() || leader.len() > 256 || leader.chars().any(char::is_control) {
+            return Err(invalid(
+                "leader",
+                "must be the Leader's AIC (1-256 characters, none of them control characters)",
+            ));
+        }
+        if ttl_seconds == Some(0) {
+            return Err(invalid("ttlSeconds", "must be at least 1"));
+        }
+        let credential = Credential::issue(Kind::LeaderKey);
+        let now = Timestamp::now_ms();
+        let key = LeaderKey {
+            id: credential.id.clone(),
+            tenant: record.tenant,
+            agent: agent.into(),
+            leader: leader.into(),
+            hash: credential.hash,
+            created_ms: now,
+            expires_ms: ttl_seconds.map(|s| now.saturating_add((s as i64).saturating_mul(1000))),
+        };
+        let ticket = self
+            .store
+            .tenancy_apply(&[(leader_key_key(&key.id), to_json(&key)?)], &[])?;
+        self.store.durable(ticket).await?;
+        Ok((key, credential.token))
+    }
+
+    /// The keys of `agent` (without their hashes).
+    pub fn list_keys(
+        &self,
+        principal: &Principal,
+        agent: &str,
+    ) -> Result<Vec<serde_json::Value>, TenancyError> {
+        self.owned_agent(principal, agent)?;
+        let mut keys = Vec::new();
+        for (_, bytes) in self.store.tenancy_scan("key/")? {
+            let key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            if key.agent == agent {
+                keys.push(json!({
+                    "id": key.id, "leader": key.leader,
+                    "createdMs": key.created_ms, "expiresMs": key.expires_ms,
+                }));
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Revoke a key: the next request bearing it is refused.
+    pub async fn revoke_key(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        key_id: &str,
+    ) -> Result<(), TenancyError> {
+        self.owned_agent(principal, agent)?;
+        let not_found = || TenancyError::NotFound {
+            what: "key",
+            id: key_id.into(),
+        };
+        let bytes = self
+            .store
+            .tenancy_get(&leader_key_key(key_id))?
+            .ok_or_else(not_found)?;
+        let key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        if key.agent != agent {
+            return Err(not_found());
+        }
+        let ticket = self.store.tenancy_apply(&[], &[leader_key_key(key_id)])?;
+        self.store.durable(ticket).await?;
+        Ok(())
+    }
+}

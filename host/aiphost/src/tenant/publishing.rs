@@ -1,0 +1,398 @@
+//! Publishing: a tenant's partners as numbered versions under `{data}/published/{agent}/{version}/`,
+//! switched in order (publish, rollback, unpublish), each checked against the tenant's quotas.
+
+use super::records::*;
+use super::*;
+use crate::agent::imports::{self};
+use crate::agent::manifest::Manifest;
+use crate::agent::{Agent, VersionLoader, grant};
+use crate::protocol::Timestamp;
+use crate::runtime::RuntimeError;
+use aiphost_engine::quota::Quotas;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The largest manifest a publish may carry.
+pub const MAX_MANIFEST_BYTES: usize = 64 * 1024;
+
+impl VersionLoader for Tenancy {
+    fn load(&self, agent: &str, version: u64) -> Option<Arc<Agent>> {
+        let record = self.agent_record(agent).ok().flatten()?;
+        match self.load_version(&record, version) {
+            Ok(agent) => Some(agent),
+            Err(e) => {
+                tracing::error!(agent, version, error = %e, "cannot load the version a task runs on");
+                None
+            }
+        }
+    }
+}
+
+/// Write a bundle to `dir` so that it appears whole or not at all.
+pub(super) fn write_bundle(dir: &Path, manifest: &str, wasm: &[u8]) -> Result<(), TenancyError> {
+    let io = |e: std::io::Error| TenancyError::Io(format!("cannot store the bundle: {e}"));
+    let parent = dir
+        .parent()
+        .ok_or_else(|| TenancyError::Io("bundle directory has no parent".into()))?;
+    std::fs::create_dir_all(parent).map_err(io)?;
+    let tmp = parent.join(format!(".incoming-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&tmp).map_err(io)?;
+    let written = std::fs::write(tmp.join(crate::agent::MANIFEST_FILE), manifest)
+        .and_then(|()| std::fs::write(tmp.join(crate::agent::COMPONENT_FILE), wasm))
+        .and_then(|()| {
+            if dir.exists() {
+                // A version number left by a publish that crashed before its record was stored.
+                std::fs::remove_dir_all(dir)?;
+            }
+            std::fs::rename(&tmp, dir)
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
+impl Tenancy {
+    pub(super) fn agent_records(&self) -> Result<Vec<AgentRecord>, TenancyError> {
+        self.store
+            .tenancy_scan("agent/")?
+            .into_iter()
+            .map(|(_, bytes)| serde_json::from_slice(&bytes).map_err(corrupt))
+            .collect()
+    }
+
+    pub(super) fn agent_record(&self, id: &str) -> Result<Option<AgentRecord>, TenancyError> {
+        self.store
+            .tenancy_get(&agent_key(id))?
+            .map(|bytes| serde_json::from_slice(&bytes).map_err(corrupt))
+            .transpose()
+    }
+
+    /// The record of `agent` if `principal` may manage it.
+    pub(super) fn owned_agent(
+        &self,
+        principal: &Principal,
+        agent: &str,
+    ) -> Result<AgentRecord, TenancyError> {
+        let not_found = || TenancyError::NotFound {
+            what: "partner",
+            id: agent.into(),
+        };
+        let record = self.agent_record(agent)?.ok_or_else(not_found)?;
+        match principal {
+            Principal::Operator => Ok(record),
+            // Another tenant's partner looks exactly like one that does not exist.
+            Principal::Tenant(t) if *t == record.tenant && !record.orphaned => Ok(record),
+            Principal::Tenant(_) => Err(not_found()),
+        }
+    }
+
+    /// The tenant owning published partner `agent` (`None`: the operator's, or unknown).
+    pub fn owner_of(&self, agent: &str) -> Option<String> {
+        self.agent_record(agent)
+            .ok()
+            .flatten()
+            .filter(|r| !r.orphaned)
+            .map(|r| r.tenant)
+    }
+
+    /// The published partners `principal` manages.
+    pub fn list_agents(
+        &self,
+        principal: &Principal,
+    ) -> Result<Vec<serde_json::Value>, TenancyError> {
+        Ok(self
+            .agent_records()?
+            .into_iter()
+            .filter(|r| match principal {
+                Principal::Operator => true,
+                Principal::Tenant(t) => *t == r.tenant && !r.orphaned,
+            })
+            .map(|r| {
+                json!({
+                    "id": r.id,
+                    "tenant": r.tenant,
+                    "current": r.current,
+                    "versions": r.versions.len(),
+                    "orphaned": r.orphaned,
+                })
+            })
+            .collect())
+    }
+
+    /// Publish a new version of a partner for `tenant` and switch new tasks to it.
+    pub async fn publish(
+        &self,
+        tenant: &str,
+        manifest_text: &str,
+        wasm: Vec<u8>,
+    ) -> Result<VersionInfo, TenancyError> {
+        let state = self.tenant(tenant).ok_or_else(|| TenancyError::NotFound {
+            what: "tenant",
+            id: tenant.into(),
+        })?;
+        let quotas = &state.quotas;
+        if manifest_text.len() > MAX_MANIFEST_BYTES {
+            return Err(invalid(
+                "manifest",
+                format!(
+                    "is {} bytes; at most {MAX_MANIFEST_BYTES}",
+                    manifest_text.len()
+                ),
+            ));
+        }
+        if wasm.len() as u64 > quotas.max_component_bytes {
+            return Err(TenancyError::Quota {
+                quota: "maxComponentBytes",
+                limit: quotas.max_component_bytes,
+                needed: wasm.len() as u64,
+            });
+        }
+        let manifest = Manifest::parse(manifest_text, "manifest")
+            .map_err(|e| invalid("manifest", e.to_string()))?;
+        let memory_mib = manifest
+            .limits
+            .memory_mib
+            .unwrap_or(quotas.max_memory_mib.min(64));
+        if memory_mib > quotas.max_memory_mib {
+            return Err(TenancyError::Quota {
+                quota: "maxMemoryMib",
+                limit: quotas.max_memory_mib,
+                needed: memory_mib,
+            });
+        }
+        let invocation_ms = manifest
+            .limits
+            .invocation_ms
+            .unwrap_or(quotas.max_invocation_ms);
+        if invocation_ms > quotas.max_invocation_ms {
+            return Err(TenancyError::Quota {
+                quota: "maxInvocationMs",
+                limit: quotas.max_invocation_ms,
+                needed: invocation_ms,
+            });
+        }
+        let outbound = self.runtime.outbound_policy();
+        for (i, host) in manifest.capabilities.http.iter().enumerate() {
+            if !outbound.allows(host) {
+                return Err(invalid(
+                    format!("manifest.capabilities.http[{i}]"),
+                    format!("{host:?} is not a host this host's operator lets partners reach"),
+                ));
+            }
+        }
+        let http_granted = !manifest.capabilities.http.is_empty();
+        let id = manifest.agent.id.clone();
+        let _guard = self.changes.lock().await;
+        let existing = self.agent_record(&id)?;
+        match &existing {
+            Some(record) if record.tenant != tenant || record.orphaned => {
+                return Err(TenancyError::Forbidden(format!(
+                    "partner id {id:?} belongs to another tenant"
+                )));
+            }
+            None if self.agents.get(&id).is_some() => {
+                return Err(TenancyError::Forbidden(format!(
+                    "partner id {id:?} is hosted by the operator"
+                )));
+            }
+            _ => {}
+        }
+        self.check_aic_free(&manifest.agent.aic, &id)?;
+        if existing.as_ref().is_none_or(|r| r.current.is_none()) {
+            self.check_room_for_one_more(tenant, quotas)?;
+        }
+        let stored = state.stored_bytes() + wasm.len() as u64;
+        if stored > quotas.max_stored_bytes {
+            return Err(TenancyError::Quota {
+                quota: "maxStoredBytes",
+                limit: quotas.max_stored_bytes,
+                needed: stored,
+            });
+        }
+
+        // Compile and link without caching anything: a refused component leaves no trace.
+        let runtime = self.runtime.clone();
+        let policy = self.config.imports;
+        let wasm = Arc::new(wasm);
+        let checking = wasm.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            let checked = runtime.check(&checking, Some(memory_mib), Some(invocation_ms))?;
+            Ok::<_, RuntimeError>(checked)
+        })
+        .await
+        .map_err(|e| TenancyError::Io(format!("the compiler task failed: {e}")))?
+        .map_err(|e| invalid("component", e.to_string()))?;
+        imports::check(&checked.imports, &policy, http_granted)
+            .map_err(|e| invalid("component", e.to_string()))?;
+
+        let mut record = existing.unwrap_or_else(|| AgentRecord {
+            id: id.clone(),
+            tenant: tenant.into(),
+            current: None,
+            versions: Vec::new(),
+            orphaned: false,
+        });
+        let version = record.next_version();
+        let info = VersionInfo {
+            version,
+            label: manifest.agent.version.clone(),
+            published_ms: Timestamp::now_ms(),
+            sha256: Sha256::digest(wasm.as_slice())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            component_bytes: wasm.len() as u64,
+        };
+        let dir = self.version_dir(&id, version);
+        write_bundle(&dir, manifest_text, &wasm)?;
+        self.runtime
+            .keep(&wasm, &checked)
+            .map_err(|e| TenancyError::Io(format!("cannot cache the compiled component: {e}")))?;
+        record.versions.push(info.clone());
+        record.current = Some(version);
+        let ticket = self
+            .store
+            .tenancy_apply(&[(agent_key(&id), to_json(&record)?)], &[])?;
+        self.store.durable(ticket).await?;
+        let capabilities = grant(&manifest, outbound, self.values_of(&id)?);
+        let agent = Agent {
+            manifest,
+            code: checked.code.granted(capabilities),
+            loaded_at: Timestamp::now(),
+            bundle: dir,
+            version,
+            tenant: Some(state.clone()),
+        };
+        self.agents
+            .switch(Arc::new(agent))
+            .map_err(|e| TenancyError::Forbidden(e.to_string()))?;
+        tracing::info!(tenant, agent = %id, version, "published");
+        Ok(info)
+    }
+
+    /// Refuse to serve partner `id` under `aic` when another hosted partner has that AIC (group
+    /// queues and mentions name partners by AIC). The holder is not named: it may be another
+    /// tenant's.
+    pub(super) fn check_aic_free(&self, aic: &str, id: &str) -> Result<(), TenancyError> {
+        match self.agents.holder_of_aic(aic) {
+            Some(holder) if holder != id => Err(TenancyError::Exists {
+                what: "hosted partner with AIC",
+                id: aic.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `maxAgents`: may `tenant` serve one more partner than it does now?
+    pub(super) fn check_room_for_one_more(
+        &self,
+        tenant: &str,
+        quotas: &Quotas,
+    ) -> Result<(), TenancyError> {
+        let serving = self
+            .agent_records()?
+            .iter()
+            .filter(|a| a.tenant == tenant && !a.orphaned && a.current.is_some())
+            .count() as u64;
+        let limit = u64::from(quotas.max_agents);
+        if serving + 1 > limit {
+            return Err(TenancyError::Quota {
+                quota: "maxAgents",
+                limit,
+                needed: serving + 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// The versions of a partner and the one serving.
+    pub fn versions(
+        &self,
+        principal: &Principal,
+        agent: &str,
+    ) -> Result<AgentRecord, TenancyError> {
+        self.owned_agent(principal, agent)
+    }
+
+    /// Serve `version` again for new tasks.
+    pub async fn rollback(
+        &self,
+        principal: &Principal,
+        agent: &str,
+        version: u64,
+    ) -> Result<VersionInfo, TenancyError> {
+        let _guard = self.changes.lock().await;
+        let mut record = self.owned_agent(principal, agent)?;
+        let info = record
+            .version(version)
+            .cloned()
+            .ok_or_else(|| TenancyError::NotFound {
+                what: "version",
+                id: version.to_string(),
+            })?;
+        if record.current.is_none() {
+            let quotas = self
+                .tenant(&record.tenant)
+                .map(|t| t.quotas.clone())
+                .ok_or_else(|| TenancyError::NotFound {
+                    what: "tenant",
+                    id: record.tenant.clone(),
+                })?;
+            self.check_room_for_one_more(&record.tenant, &quotas)?;
+        }
+        let loaded = self.load_version(&record, version)?;
+        self.check_aic_free(loaded.aic(), agent)?;
+        record.current = Some(version);
+        let ticket = self
+            .store
+            .tenancy_apply(&[(agent_key(agent), to_json(&record)?)], &[])?;
+        self.store.durable(ticket).await?;
+        self.agents
+            .switch(loaded)
+            .map_err(|e| TenancyError::Forbidden(e.to_string()))?;
+        tracing::info!(agent, version, "rolled back");
+        Ok(info)
+    }
+
+    /// Stop serving a partner. Its versions stay, to be rolled back to; its tasks stay stored.
+    pub async fn unpublish(&self, principal: &Principal, agent: &str) -> Result<(), TenancyError> {
+        let _guard = self.changes.lock().await;
+        let mut record = self.owned_agent(principal, agent)?;
+        record.current = None;
+        let ticket = self
+            .store
+            .tenancy_apply(&[(agent_key(agent), to_json(&record)?)], &[])?;
+        self.store.durable(ticket).await?;
+        self.agents.remove(agent);
+        tracing::info!(agent, "unpublished");
+        Ok(())
+    }
+
+    pub(super) fn version_dir(&self, agent: &str, version: u64) -> PathBuf {
+        self.published_dir.join(agent).join(version.to_string())
+    }
+
+    /// Load a stored version of a published partner (through the compiled cache).
+    pub(super) fn load_version(
+        &self,
+        record: &AgentRecord,
+        version: u64,
+    ) -> Result<Arc<Agent>, TenancyError> {
+        if record.version(version).is_none() {
+            return Err(TenancyError::NotFound {
+                what: "version",
+                id: version.to_string(),
+            });
+        }
+        let dir = self.version_dir(&record.id, version);
+        let mut agent = Agent::load_with(&self.runtime, &dir, self.values_of(&record.id)?)
+            .map_err(|e| TenancyError::Io(format!("cannot load {}: {e}", dir.display())))?;
+        agent.version = version;
+        agent.tenant = self.tenant(&record.tenant);
+        Ok(Arc::new(agent))
+    }
+}

@@ -1,0 +1,120 @@
+//! Tenants: the operator creates, lists and removes them.
+
+use super::credentials::{Credential, Kind};
+use super::records::*;
+use super::*;
+use crate::protocol::Timestamp;
+use aiphost_engine::quota::{Quotas, TenantState};
+use serde_json::json;
+use std::sync::Arc;
+
+impl Tenancy {
+    /// Create a tenant; answers its record and its admin token (shown only now).
+    pub async fn create_tenant(
+        &self,
+        id: &str,
+        quotas: Option<Quotas>,
+    ) -> Result<(TenantRecord, String), TenancyError> {
+        check_id("id", id)?;
+        let quotas = quotas.unwrap_or_else(|| self.config.default_quotas.clone());
+        quotas
+            .check()
+            .map_err(|(field, reason)| invalid(format!("quotas.{field}"), reason))?;
+        let _guard = self.changes.lock().await;
+        if self.store.tenancy_get(&tenant_key(id))?.is_some() {
+            return Err(TenancyError::Exists {
+                what: "tenant",
+                id: id.into(),
+            });
+        }
+        let credential = Credential::issue(Kind::TenantAdmin);
+        let now = Timestamp::now_ms();
+        let record = TenantRecord {
+            id: id.into(),
+            created_ms: now,
+            quotas: quotas.clone(),
+            credentials: vec![credential.id.clone()],
+        };
+        let admin = AdminCredential {
+            tenant: id.into(),
+            hash: credential.hash.clone(),
+            created_ms: now,
+        };
+        let ticket = self.store.tenancy_apply(
+            &[
+                (tenant_key(id), to_json(&record)?),
+                (credential_key(&credential.id), to_json(&admin)?),
+            ],
+            &[],
+        )?;
+        self.store.durable(ticket).await?;
+        self.tenant_map_insert(Arc::new(TenantState::new(id, quotas)));
+        tracing::info!(tenant = id, "tenant created");
+        Ok((record, credential.token))
+    }
+
+    /// Every tenant, with its partners.
+    pub fn list_tenants(&self) -> Result<Vec<serde_json::Value>, TenancyError> {
+        let agents = self.agent_records()?;
+        self.store
+            .tenancy_scan("tenant/")?
+            .into_iter()
+            .map(|(_, bytes)| {
+                let record: TenantRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+                let owned: Vec<&str> = agents
+                    .iter()
+                    .filter(|a| a.tenant == record.id && !a.orphaned)
+                    .map(|a| a.id.as_str())
+                    .collect();
+                let stored = self.tenant(&record.id).map_or(0, |t| t.stored_bytes());
+                Ok(json!({
+                    "id": record.id,
+                    "createdMs": record.created_ms,
+                    "quotas": record.quotas,
+                    "agents": owned,
+                    "storedBytes": stored,
+                }))
+            })
+            .collect()
+    }
+
+    /// Remove a tenant: its partners stop serving, its credentials and keys stop working. Its
+    /// partner ids stay claimed so no other tenant inherits their tasks.
+    pub async fn remove_tenant(&self, id: &str) -> Result<(), TenancyError> {
+        let _guard = self.changes.lock().await;
+        let Some(bytes) = self.store.tenancy_get(&tenant_key(id))? else {
+            return Err(TenancyError::NotFound {
+                what: "tenant",
+                id: id.into(),
+            });
+        };
+        let record: TenantRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        let mut puts = Vec::new();
+        let mut deletes = vec![tenant_key(id)];
+        deletes.extend(record.credentials.iter().map(|c| credential_key(c)));
+        let mut unserved = Vec::new();
+        for mut agent in self.agent_records()? {
+            if agent.tenant == id && !agent.orphaned {
+                agent.orphaned = true;
+                agent.current = None;
+                unserved.push(agent.id.clone());
+                puts.push((agent_key(&agent.id), to_json(&agent)?));
+            }
+        }
+        for (key, bytes) in self.store.tenancy_scan("key/")? {
+            let leader_key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            if leader_key.tenant == id {
+                deletes.push(key);
+            }
+        }
+        let ticket = self.store.tenancy_apply(&puts, &deletes)?;
+        self.store.durable(ticket).await?;
+        for agent in unserved {
+            self.agents.remove(&agent);
+        }
+        let mut map = self.tenants.write().unwrap_or_else(|p| p.into_inner());
+        map.remove(id);
+        tracing::info!(tenant = id, "tenant removed");
+        Ok(())
+    }
+}
