@@ -261,7 +261,7 @@ impl Tenancy {
         let capabilities = grant(&manifest, outbound, self.values_of(&id)?);
         let agent = Agent {
             manifest,
-            code: checked.code.granted(capabilities),
+            code: Some(checked.code.granted(capabilities)),
             loaded_at: Timestamp::now(),
             bundle: dir,
             version,

@@ -73,8 +73,9 @@ pub enum AgentError {
 pub struct Agent {
     /// Its checked manifest.
     pub manifest: Manifest,
-    /// Its compiled component, with the capabilities granted to it.
-    pub code: PartnerCode,
+    /// Its compiled component, with the capabilities granted to it (`None`: no code, for engine
+    /// tests whose [`crate::task::PartnerRunner`] is a fake partner).
+    pub code: Option<PartnerCode>,
     /// When this version was loaded (the ACS `lastModifiedTime`).
     pub loaded_at: Timestamp,
     /// The bundle directory it was loaded from.
@@ -122,7 +123,7 @@ impl Agent {
         let code = code.granted(grant(&manifest, runtime.outbound_policy(), values));
         Ok(Agent {
             manifest,
-            code,
+            code: Some(code),
             loaded_at: Timestamp::now(),
             bundle: dir.to_path_buf(),
             version: 0,

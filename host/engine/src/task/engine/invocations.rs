@@ -161,7 +161,7 @@ impl TaskEngine {
             };
             self.inner
                 .runtime
-                .invoke(&agent.code, reporter, store, owner, invocation, holds)
+                .run(agent, reporter, store, owner, invocation, holds)
                 .await
         };
         tokio::select! {

@@ -16,9 +16,8 @@ use super::record::{TaskDefaults, TaskRecord};
 use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
-use crate::task::FanOut;
+use crate::task::{FanOut, PartnerRunner};
 use aiphost_protocol::{HistoryFilter, RpcError, Task, Timestamp};
-use aiphost_runtime::Runtime;
 use aiphost_store::{Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -35,6 +34,8 @@ mod replies;
 mod reports;
 mod slots;
 mod streaming;
+#[cfg(test)]
+mod tests;
 
 use commands::{Incoming, PendingStart};
 use invocations::Running;
@@ -103,7 +104,7 @@ pub struct TaskEngine {
 
 struct Inner {
     store: Store,
-    runtime: Arc<Runtime>,
+    runtime: Arc<dyn PartnerRunner>,
     agents: Arc<Registry>,
     defaults: TaskDefaults,
     slots: Mutex<HashMap<TaskKey, Arc<Slot>>>,
@@ -127,7 +128,7 @@ impl TaskEngine {
     /// Build the engine and re-arm every stored deadline (a restart loses no timer).
     pub fn start(
         store: Store,
-        runtime: Arc<Runtime>,
+        runtime: Arc<dyn PartnerRunner>,
         agents: Arc<Registry>,
         defaults: TaskDefaults,
         fan_out: Arc<dyn FanOut>,

@@ -1,0 +1,518 @@
+//! The engine on its own: a real sled store in a temporary directory, partners played by a fake
+//! [`PartnerRunner`] (no wasmtime), a [`FanOut`] that records what it is told. These drive rows of
+//! the state machine through the engine, its timers, its serialisation of one task's commands,
+//! its admission of commands, and what it hands the fan-out once a change is durable.
+
+use super::{EngineError, Reply, TaskEngine};
+use crate::agent::manifest::Manifest;
+use crate::agent::{Agent, Registry};
+use crate::task::record::TaskDefaults;
+use crate::task::{FanOut, PartnerRunner};
+use aiphost_protocol::dialect::parse_command;
+use aiphost_protocol::{DataItem, Inbound, Product, ProductChunk, TaskState, Timestamp};
+use aiphost_runtime::{Hold, Invocation, InvocationEnd, KvOwner, PartnerEvent, Reporter};
+use aiphost_store::{Store, TaskKey};
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Partners played in Rust, by agent id:
+/// - `echo`: accepts, works, answers with the command's items as product `echo`, awaits completion;
+/// - `asker`: accepts, works, asks a question (awaiting input); a continue is echoed like `echo`;
+/// - `failer`: accepts, works, then fails with "boom";
+/// - `slow`: like `echo`, 100 ms into each invocation.
+#[derive(Default)]
+struct FakePartners {
+    /// (agent, event, task) of every invocation, in the order they began.
+    calls: Mutex<Vec<(String, String, String)>>,
+    running: AtomicUsize,
+    most_at_once: AtomicUsize,
+}
+
+impl FakePartners {
+    fn calls(&self) -> Vec<(String, String, String)> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
+async fn echo(reporter: &dyn Reporter, items: Vec<DataItem>) -> Result<(), String> {
+    if reporter.current_state().await == Some(TaskState::Accepted) {
+        reporter
+            .set_status(TaskState::Working, Vec::new())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let chunk = ProductChunk {
+        product: Product {
+            id: "echo".into(),
+            name: None,
+            description: None,
+            data_items: items,
+        },
+        append: false,
+        last_chunk: true,
+    };
+    reporter
+        .emit_chunk(chunk)
+        .await
+        .map_err(|e| e.to_string())?;
+    reporter
+        .set_status(TaskState::AwaitingCompletion, Vec::new())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+impl PartnerRunner for FakePartners {
+    fn run<'a>(
+        &'a self,
+        agent: &'a Agent,
+        reporter: Arc<dyn Reporter>,
+        _store: Store,
+        _owner: KvOwner<'a>,
+        invocation: Invocation,
+        _holds: Vec<Hold>,
+    ) -> BoxFuture<'a, InvocationEnd> {
+        Box::pin(async move {
+            let event = match invocation.event {
+                PartnerEvent::Start => "start",
+                PartnerEvent::Continue => "continue",
+                PartnerEvent::Complete(_) => "complete",
+                PartnerEvent::Cancel(_) => "cancel",
+            };
+            if let Ok(mut calls) = self.calls.lock() {
+                calls.push((agent.id().into(), event.into(), invocation.task_id.clone()));
+            }
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_at_once.fetch_max(now, Ordering::SeqCst);
+            let reporter = reporter.as_ref();
+            let items = invocation.data_items.clone();
+            let outcome: Result<(), String> = async {
+                match (agent.id(), invocation.event) {
+                    (_, PartnerEvent::Complete(_) | PartnerEvent::Cancel(_)) => Ok(()),
+                    (id, PartnerEvent::Start) => {
+                        reporter
+                            .set_status(TaskState::Accepted, Vec::new())
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        if id == "slow" {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        match id {
+                            "asker" => {
+                                reporter
+                                    .set_status(TaskState::Working, Vec::new())
+                                    .await
+                                    .map_err(|e| e.to_string())?;
+                                let question = DataItem::Text {
+                                    text: "where to?".into(),
+                                    metadata: None,
+                                };
+                                reporter
+                                    .set_status(TaskState::AwaitingInput, vec![question])
+                                    .await
+                                    .map_err(|e| e.to_string())
+                            }
+                            "failer" => {
+                                reporter
+                                    .set_status(TaskState::Working, Vec::new())
+                                    .await
+                                    .map_err(|e| e.to_string())?;
+                                Err("boom".to_string())
+                            }
+                            _ => echo(reporter, items).await,
+                        }
+                    }
+                    (id, PartnerEvent::Continue) => {
+                        if id == "slow" {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        echo(reporter, items).await
+                    }
+                }
+            }
+            .await;
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            match outcome {
+                Ok(()) => InvocationEnd::Returned,
+                Err(message) => InvocationEnd::PartnerError(message),
+            }
+        })
+    }
+}
+
+/// A fan-out that records what it is told; memberships named `live-*` are live.
+#[derive(Default)]
+struct Recorded {
+    notifications: Mutex<Vec<(TaskKey, u64)>>,
+    group_results: Mutex<Vec<String>>,
+}
+
+impl FanOut for Recorded {
+    fn notifications_due(&self, task: TaskKey, durable_seq: u64) {
+        if let Ok(mut n) = self.notifications.lock() {
+            n.push((task, durable_seq));
+        }
+    }
+
+    fn group_is_live(&self, membership: &str) -> bool {
+        membership.starts_with("live-")
+    }
+
+    fn group_results_due(&self, membership: &str) {
+        if let Ok(mut g) = self.group_results.lock() {
+            g.push(membership.to_string());
+        }
+    }
+}
+
+fn manifest(id: &str, input_modes: &str) -> Manifest {
+    let text = format!(
+        r#"[agent]
+id = "{id}"
+aic = "1.2.156.3088.1.1.AIPHST.{upper}.1.0000"
+name = "{id}"
+description = "A fake partner of the engine's tests."
+version = "0.1.0"
+
+[[skills]]
+id = "{id}"
+name = "{id}"
+description = "Plays a part in the engine's tests."
+input-modes = [{input_modes}]
+output-modes = ["text/plain"]
+"#,
+        upper = id.to_uppercase()
+    );
+    Manifest::parse(&text, "test").expect("a test manifest")
+}
+
+struct Engine {
+    engine: TaskEngine,
+    agents: Arc<Registry>,
+    partners: Arc<FakePartners>,
+    fan_out: Arc<Recorded>,
+    _dir: tempfile::TempDir,
+}
+
+impl Engine {
+    fn start(defaults: TaskDefaults) -> Engine {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("store")).expect("store");
+        let agents = Arc::new(Registry::default());
+        for (id, modes) in [
+            ("echo", r#""text/plain""#),
+            ("asker", r#""text/plain""#),
+            ("failer", r#""text/plain""#),
+            ("slow", r#""text/plain""#),
+            ("numbers", r#""application/json""#),
+        ] {
+            agents
+                .insert(Agent {
+                    manifest: manifest(id, modes),
+                    code: None,
+                    loaded_at: Timestamp::now(),
+                    bundle: PathBuf::from("test"),
+                    version: 0,
+                    tenant: None,
+                })
+                .expect("insert a fake partner");
+        }
+        let partners = Arc::new(FakePartners::default());
+        let fan_out = Arc::new(Recorded::default());
+        let engine = TaskEngine::start(
+            store,
+            partners.clone(),
+            agents.clone(),
+            defaults,
+            fan_out.clone(),
+        )
+        .expect("engine");
+        Engine {
+            engine,
+            agents,
+            partners,
+            fan_out,
+            _dir: dir,
+        }
+    }
+
+    fn agent(&self, id: &str) -> Arc<Agent> {
+        self.agents.get(id).expect("a fake partner")
+    }
+
+    async fn send(&self, agent: &str, inbound: Inbound) -> Result<Reply, EngineError> {
+        self.engine.command(&self.agent(agent), inbound, None).await
+    }
+}
+
+/// A v2 command as the Leader `leader` sends it.
+fn command(command: &str, task: &str, items: Value, params: Value) -> Inbound {
+    let mut inbound = parse_command(&json!({"command": {
+        "type": "task-command", "id": format!("cmd-{}", uuid::Uuid::new_v4()),
+        "sentAt": Timestamp::now().to_string(), "senderRole": "leader",
+        "senderId": "1.2.156.3088.1.1.TEST.LEADER.1.0000", "command": command,
+        "commandParams": params, "dataItems": items, "taskId": task,
+    }}))
+    .expect("a well-formed command");
+    inbound.owner = None;
+    inbound
+}
+
+fn text(t: &str) -> Value {
+    json!([{"type": "text", "text": t}])
+}
+
+fn state(reply: &Reply) -> TaskState {
+    reply.task.status.state
+}
+
+fn rpc_code(result: Result<Reply, EngineError>) -> i64 {
+    match result {
+        Err(EngineError::Rpc(e)) => e.code,
+        other => panic!(
+            "expected a JSON-RPC error, got {:?}",
+            other.map(|r| r.task.status)
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_rests_with_the_product_and_complete_ends_the_task() {
+    let e = Engine::start(TaskDefaults::default());
+    let started = e
+        .send("echo", command("start", "t1", text("hi"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&started), TaskState::AwaitingCompletion);
+    assert_eq!(
+        started.task.products[0].data_items,
+        vec![DataItem::Text {
+            text: "hi".into(),
+            metadata: None
+        }]
+    );
+    let statuses: Vec<TaskState> = started
+        .task
+        .status_history
+        .iter()
+        .map(|s| s.state)
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            TaskState::Accepted,
+            TaskState::Working,
+            TaskState::AwaitingCompletion
+        ]
+    );
+    let continued = e
+        .send("echo", command("continue", "t1", text("again"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&continued), TaskState::AwaitingCompletion);
+    assert_eq!(
+        continued.task.products.len(),
+        1,
+        "a continue replaces the product"
+    );
+    let done = e
+        .send("echo", command("complete", "t1", json!([]), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&done), TaskState::Completed);
+    // An ended task ignores a start with its id: it stays as it ended.
+    let again = e
+        .send("echo", command("start", "t1", text("hi"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&again), TaskState::Completed);
+    let events: Vec<String> = e
+        .partners
+        .calls()
+        .into_iter()
+        .map(|(_, ev, _)| ev)
+        .collect();
+    assert_eq!(events, ["start", "continue", "complete"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partner_that_fails_fails_its_task_with_the_reason() {
+    let e = Engine::start(TaskDefaults::default());
+    let failed = e
+        .send("failer", command("start", "t2", text("x"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&failed), TaskState::Failed);
+    let reason = serde_json::to_string(&failed.task.status.data_items).unwrap();
+    assert!(reason.contains("boom"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_ends_a_task_awaiting_input_and_the_partner_hears_of_it() {
+    let e = Engine::start(TaskDefaults::default());
+    let asked = e
+        .send("asker", command("start", "t3", text("trip"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&asked), TaskState::AwaitingInput);
+    let canceled = e
+        .send("asker", command("cancel", "t3", json!([]), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&canceled), TaskState::Canceled);
+    // The cancel hook runs after the reply; give it a moment.
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while !e
+        .partners
+        .calls()
+        .iter()
+        .any(|(_, ev, t)| ev == "cancel" && t == "t3")
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "{:?}",
+            e.partners.calls()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_awaiting_input_timer_cancels_the_task() {
+    let defaults = TaskDefaults {
+        awaiting_input_timeout_ms: 200,
+        ..TaskDefaults::default()
+    };
+    let e = Engine::start(defaults);
+    let asked = e
+        .send("asker", command("start", "t4", text("trip"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&asked), TaskState::AwaitingInput);
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = e
+            .send("asker", command("get", "t4", json!([]), json!({})))
+            .await
+            .unwrap();
+        if state(&now) == TaskState::Canceled {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "still {:?}", state(&now));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_tasks_commands_run_one_at_a_time_and_all_are_kept() {
+    let e = Engine::start(TaskDefaults::default());
+    e.send("slow", command("start", "t5", text("0"), json!({})))
+        .await
+        .unwrap();
+    let sends = (1..=3).map(|i| {
+        e.send(
+            "slow",
+            command("continue", "t5", text(&i.to_string()), json!({})),
+        )
+    });
+    // A continue that finds the task working (another continue's invocation runs) is ignored
+    // by the state machine, and answered with the task as it is; none runs beside another.
+    let states: Vec<TaskState> = futures::future::join_all(sends)
+        .await
+        .into_iter()
+        .map(|reply| state(&reply.unwrap()))
+        .collect();
+    assert!(
+        states.contains(&TaskState::AwaitingCompletion),
+        "{states:?}"
+    );
+    assert!(
+        states
+            .iter()
+            .all(|s| matches!(s, TaskState::AwaitingCompletion | TaskState::Working)),
+        "{states:?}"
+    );
+    assert_eq!(e.partners.most_at_once.load(Ordering::SeqCst), 1);
+    let task = e
+        .send("slow", command("get", "t5", json!([]), json!({})))
+        .await
+        .unwrap();
+    let continues = task
+        .task
+        .commands
+        .iter()
+        .filter(|c| c.command.to_string() == "continue")
+        .count();
+    assert_eq!(continues, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_with_content_no_skill_accepts_are_refused_and_leave_nothing() {
+    let e = Engine::start(TaskDefaults::default());
+    let refused = e
+        .send("numbers", command("start", "t6", text("1 2 3"), json!({})))
+        .await;
+    assert_eq!(rpc_code(refused), -32005);
+    let get = e
+        .send("numbers", command("get", "t6", json!([]), json!({})))
+        .await;
+    assert_eq!(rpc_code(get), -32001, "no task was stored");
+    assert!(e.partners.calls().is_empty());
+    // The same rule holds for a command from a group.
+    let group = e
+        .engine
+        .group_command(
+            &e.agent("numbers"),
+            command("start", "t6", text("1"), json!({})),
+            "live-m".into(),
+        )
+        .await;
+    assert_eq!(rpc_code(group), -32005);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_groups_results_reach_the_fan_out_and_a_left_group_hears_nothing() {
+    let e = Engine::start(TaskDefaults::default());
+    let reply = e
+        .engine
+        .group_command(
+            &e.agent("echo"),
+            command("start", "g1", text("hi"), json!({})),
+            "live-m1".into(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(state(&reply), TaskState::AwaitingCompletion);
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while e.fan_out.group_results.lock().map(|g| g.len()).unwrap_or(0) < 1 {
+        assert!(
+            std::time::Instant::now() < until,
+            "no group result announced"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        e.fan_out
+            .group_results
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|m| m == "live-m1")
+    );
+    // A left group (not live) is not told.
+    e.engine
+        .group_command(
+            &e.agent("echo"),
+            command("start", "g2", text("hi"), json!({})),
+            "left-m2".into(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let told = e.fan_out.group_results.lock().unwrap().clone();
+    assert!(told.iter().all(|m| m == "live-m1"), "{told:?}");
+    assert!(e.fan_out.notifications.lock().unwrap().is_empty());
+}
