@@ -352,6 +352,7 @@ class Run:
     echo_in: bool = False
     trip_in: bool = False
     task_id: str | None = None  # echo's task from `start`, completed by `complete`
+    inbox_group: Group | None = None  # the group of `inbox-invite`
 
 
 RUN = Run()
@@ -644,6 +645,72 @@ SCENARIOS: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
     ("leave-group", scenario_leave_group),
     ("disband", scenario_disband),
 ]
+
+
+INBOX_ERRORS: list[Any] = []
+
+
+def record_inbox_errors(leader_obj: GroupLeader) -> None:
+    """Record every group-invitation-error the SDK Leader's own inbox consumer parsed."""
+    original = leader_obj._handle_invitation_error
+
+    async def recorded(error_message: Any) -> None:
+        INBOX_ERRORS.append(error_message)
+        await original(error_message)
+
+    leader_obj._handle_invitation_error = recorded
+
+
+async def scenario_inbox_invite() -> str:
+    """The v02.01 inbox route: `GroupLeaderMqClient.invite_via_inbox` publishes the invitation to
+    `inbox_{echo AIC}` on `inbox.topic`; the host (serving with --inbox-broker) joins and
+    announces connected:true, and a task started in the group gets its result."""
+    g = RUN.inbox_group = await Group.create(leader())
+    record_inbox_errors(g.leader)
+    mark = g.mark()
+    await g.client.invite_via_inbox(ACSObject(aic=ECHO_AIC), partner_inbox=f"inbox_{ECHO_AIC}")
+    joined = await g.wait_status(ECHO_AIC, mark, "echo joined through its inbox")
+    assert joined.status.connected is True and joined.status.muted is False, (
+        f"first group-mgmt-result after the inbox invitation is {joined.status.model_dump()}"
+    )
+    task_id, mark = await start(g, "through the inbox", [ECHO_AIC])
+    r = await g.wait_task(task_id, ECHO_AIC, "awaiting-completion", mark)
+    found = product_texts(r)
+    assert any("through the inbox" in t for t in found), f"products {found!r}"
+    return f"groupId={g.group_id} joined={joined.status.model_dump()} products={found}"
+
+
+async def scenario_inbox_expired() -> str:
+    """An inbox invitation past its expiresAt is refused with a group-invitation-error on the
+    Leader's inbox, which the SDK's own Leader parses; the partner does not join."""
+    g = RUN.inbox_group
+    if g is None:
+        raise AssertionError("not run: needs the group of inbox-invite, which failed")
+    mark, errors = g.mark(), len(INBOX_ERRORS)
+    invitation = await g.client.invite_via_inbox(
+        ACSObject(aic=TRIP_AIC),
+        partner_inbox=f"inbox_{TRIP_AIC}",
+        expires_at="2020-01-01T00:00:00Z",
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + REPLY_TIMEOUT_S
+    while not any(e.partnerAic == TRIP_AIC for e in INBOX_ERRORS[errors:]):
+        assert loop.time() < deadline, "no group-invitation-error on the Leader's inbox"
+        await asyncio.sleep(0.05)
+    error = next(e for e in INBOX_ERRORS[errors:] if e.partnerAic == TRIP_AIC)
+    assert error.groupId == g.group_id, f"groupId {error.groupId!r}"
+    assert error.invitationToken == invitation.invitationToken, "another invitation's token"
+    assert error.error.data is not None and error.error.data.errorType == "INVITATION_REJECTED", (
+        f"error {error.error.model_dump()}"
+    )
+    await asyncio.sleep(SILENCE_S)
+    joined = [m for m in g.since(mark) if isinstance(m, GroupMgmtResult) and m.senderId == TRIP_AIC]
+    assert not joined, f"trip-planner joined anyway: {[summary(m) for m in joined]}"
+    return f"error={error.error.model_dump()}"
+
+
+if os.environ.get("INTEROP_INBOX") == "1":
+    SCENARIOS += [("inbox-invite", scenario_inbox_invite), ("inbox-expired", scenario_inbox_expired)]
 
 
 async def run_all() -> bool:

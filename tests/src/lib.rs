@@ -163,6 +163,8 @@ pub struct HostOptions {
     pub group_brokers: Vec<String>,
     /// Group mode: invitations may name brokers at private addresses.
     pub group_allow_private: bool,
+    /// Group mode: consume the hosted partners' inboxes on this broker (an AMQP URL).
+    pub inbox_broker: Option<String>,
     /// HTTP timeouts and the connection cap.
     pub http: aiphost::transport::connections::HttpLimits,
 }
@@ -193,6 +195,7 @@ impl Default for HostOptions {
             group_connect_timeout: Duration::from_secs(10),
             group_brokers: vec![group::BROKER.to_string()],
             group_allow_private: false,
+            inbox_broker: None,
             http: aiphost::transport::connections::HttpLimits::default(),
         }
     }
@@ -254,6 +257,10 @@ impl TestHost {
             .map(|b| b.parse().expect("a group broker as HOST:PORT"))
             .collect();
         config.groups.allow_private = options.group_allow_private;
+        config.groups.inbox_broker = options
+            .inbox_broker
+            .as_ref()
+            .map(|url| url.parse().expect("an inbox broker as an AMQP URL"));
         config.http = options.http.clone();
         Server::start(config).await.expect("starting the host")
     }

@@ -191,10 +191,24 @@ impl Server {
                 imports: config.imports,
             },
         )?;
-        let groups = Groups::new(engine.clone(), agents.clone(), links, config.groups.clone());
+        let mut group_config = config.groups.clone();
+        if let Some(broker) = &group_config.inbox_broker {
+            // Groups invited through the inbox live on the operator's own broker.
+            group_config.brokers.push(broker.listed());
+        }
+        let groups = Groups::new(engine.clone(), agents.clone(), links, group_config);
         let resumed = groups.resume()?;
         if resumed > 0 {
             tracing::info!(memberships = resumed, "resuming group memberships");
+        }
+        let stop = CancellationToken::new();
+        if let Some(broker) = &config.groups.inbox_broker {
+            crate::group::inbox::spawn(
+                groups.clone(),
+                agents.clone(),
+                broker.clone(),
+                stop.clone(),
+            );
         }
         // After the memberships are live, so a failed task's group hears of it too.
         let failed = engine.recover_interrupted().await?;
@@ -234,7 +248,7 @@ impl Server {
             Some(files) => Some(transport::tls::server_config(files)?),
             None => None,
         };
-        let stop = CancellationToken::new();
+
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let serving = tokio::spawn(transport::connections::serve(
             listener,

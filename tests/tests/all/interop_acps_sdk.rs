@@ -210,13 +210,24 @@ async fn reference_group_leader_drives_the_host() {
         "mute-unmute",
         "leave-group",
         "disband",
+        "inbox-invite",
+        "inbox-expired",
     ];
     let python = sdk_python().await;
-    let host = TestHost::start(HostOptions::default()).await;
+    // The inbox route too: the host consumes its partners' inboxes on the test broker.
+    let host = TestHost::start(HostOptions {
+        inbox_broker: Some(format!(
+            "amqp://guest:guest@{}/%2f",
+            aiphost_tests::group::BROKER
+        )),
+        ..HostOptions::default()
+    })
+    .await;
     let mut command = Command::new(&python);
     command
         .arg(repo_root().join("tests/interop/leader_group.py"))
         .arg(&host.url)
+        .env("INTEROP_INBOX", "1")
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
     let output = run(command, "leader_group.py", Duration::from_secs(240)).await;

@@ -208,6 +208,16 @@ struct GroupFlags {
     /// Let invitations name brokers at loopback, private and link-local addresses.
     #[arg(long)]
     group_allow_private: bool,
+    /// Take group invitations from the partners' inboxes (`inbox_{AIC}` on exchange
+    /// `inbox.topic`) on this broker, e.g. amqp://user:password@127.0.0.1:5672/%2f; groups invited
+    /// this way live on it, so it counts as a listed broker. Default: off.
+    #[arg(
+        long,
+        value_name = "AMQP_URL",
+        env = "AIPHOST_INBOX_BROKER",
+        hide_env_values = true
+    )]
+    inbox_broker: Option<aiphost::group::inbox::InboxBroker>,
 }
 
 #[derive(Args, Debug)]
@@ -245,6 +255,7 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     set(&mut groups.unaddressed, flags.group_unaddressed);
     set_ms(&mut groups.connect_timeout, flags.group_connect_timeout_ms);
     groups.brokers = flags.group_brokers.clone();
+    groups.inbox_broker = flags.inbox_broker.clone();
     groups.allow_private = flags.group_allow_private;
     config.operator_token = args.tenancy.operator_token.clone();
     if let Some(quotas) = &args.tenancy.tenant_quotas {

@@ -9,6 +9,7 @@
 //! resumed when the host restarts.
 
 pub mod broker;
+pub mod inbox;
 pub mod membership;
 mod session;
 
@@ -48,6 +49,9 @@ pub struct GroupConfig {
     /// Let invitations name brokers at any address, also those the address policy forbids
     /// (loopback, private, link-local, ...).
     pub allow_private: bool,
+    /// The broker whose inboxes (`inbox_{AIC}`) the host consumes for its partners: the second
+    /// invitation route of v02.01 (`None`: only JSON-RPC invitations).
+    pub inbox_broker: Option<inbox::InboxBroker>,
 }
 
 impl Default for GroupConfig {
@@ -59,6 +63,7 @@ impl Default for GroupConfig {
             reconnect_max: Duration::from_secs(30),
             brokers: Vec::new(),
             allow_private: false,
+            inbox_broker: None,
         }
     }
 }
