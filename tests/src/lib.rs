@@ -165,6 +165,9 @@ pub struct HostOptions {
     pub group_allow_private: bool,
     /// Group mode: consume the hosted partners' inboxes on this broker (an AMQP URL).
     pub inbox_broker: Option<String>,
+    /// Serve the example partners of `plugins/dist` (off: only what tenants publish). A host
+    /// that consumes inboxes without them leaves the examples' inboxes to other tests' hosts.
+    pub examples: bool,
     /// HTTP timeouts and the connection cap.
     pub http: aiphost::transport::connections::HttpLimits,
 }
@@ -196,6 +199,7 @@ impl Default for HostOptions {
             group_brokers: vec![group::BROKER.to_string()],
             group_allow_private: false,
             inbox_broker: None,
+            examples: true,
             http: aiphost::transport::connections::HttpLimits::default(),
         }
     }
@@ -225,7 +229,11 @@ impl TestHost {
         let mut config = ServerConfig::new(
             "127.0.0.1:0".parse().expect("address"),
             dir.to_path_buf(),
-            vec![plugins_dist()],
+            if options.examples {
+                vec![plugins_dist()]
+            } else {
+                Vec::new()
+            },
         );
         config.runtime.cache_dir = shared_cache();
         config.runtime.max_concurrent = options.max_concurrent;

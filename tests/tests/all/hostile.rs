@@ -587,3 +587,154 @@ async fn a_looping_partner_holds_at_most_its_share() {
         assert!(answer.to_string().contains("time limit"), "{answer}");
     }
 }
+
+/// An inbox invitation (v02.01, `--inbox-broker`) carries no credential of its Leader, so a
+/// partner whose Leaders authenticate by API key refuses it — it would otherwise join a group
+/// any broker user names — and says so with a `group-invitation-error` on the Leader's inbox,
+/// the way acps-sdk's Leader reads it. It joins nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
+    use aiphost_tests::group::{AMQP_URL, BROKER};
+    use futures::StreamExt;
+    use lapin::options::{
+        BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, ExchangeDeclareOptions,
+        QueueBindOptions, QueueDeclareOptions,
+    };
+    use lapin::types::{AMQPValue, FieldTable};
+    use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
+
+    let host = TestHost::start(HostOptions {
+        inbox_broker: Some(format!("amqp://guest:guest@{BROKER}/%2f")),
+        // Only the partner below: the examples' inboxes are the interop test's.
+        examples: false,
+        ..HostOptions::default()
+    })
+    .await;
+    keyed_echo(&host, "inboxed", &[LEADER]).await;
+    let partner_inbox = format!("inbox_{}", aic_of("inboxed"));
+    let leader = "1.2.156.3088.1.1.TEST.INBOXL.1.0000";
+    let leader_inbox = format!("inbox_{leader}");
+    let connection = Connection::connect(AMQP_URL, ConnectionProperties::default())
+        .await
+        .expect("the RabbitMQ broker on 127.0.0.1:5672");
+    let channel = connection.create_channel().await.expect("channel");
+    channel
+        .exchange_declare(
+            "inbox.topic".into(),
+            ExchangeKind::Topic,
+            ExchangeDeclareOptions {
+                durable: true,
+                ..ExchangeDeclareOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .expect("inbox.topic");
+    // The Leader's inbox, declared as acps-sdk's Leader declares it.
+    let mut arguments = FieldTable::default();
+    arguments.insert("x-expires".into(), AMQPValue::LongLongInt(5_184_000_000));
+    arguments.insert("x-message-ttl".into(), AMQPValue::LongLongInt(604_800_000));
+    channel
+        .queue_declare(
+            leader_inbox.clone().into(),
+            QueueDeclareOptions {
+                durable: true,
+                ..QueueDeclareOptions::default()
+            },
+            arguments,
+        )
+        .await
+        .expect("the Leader's inbox");
+    channel
+        .queue_bind(
+            leader_inbox.clone().into(),
+            "inbox.topic".into(),
+            leader_inbox.clone().into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .expect("bind the Leader's inbox");
+    let mut answers = channel
+        .basic_consume(
+            leader_inbox.clone().into(),
+            "test-leader-inbox".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .expect("consume the Leader's inbox");
+    // The host takes up a newly published partner's inbox within a second or so.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let probe = connection.create_channel().await.expect("channel");
+        let declared = probe
+            .queue_declare(
+                partner_inbox.clone().into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await;
+        if declared.is_ok_and(|q| q.consumer_count() > 0) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the host never consumed {partner_inbox}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let invitation = json!({
+        "type": "group-invitation", "protocol": "rabbitmq:4.2",
+        "expiresAt": "2099-01-01T00:00:00Z", "invitationToken": "tok-inbox-1",
+        "group": {"groupId": "g-inbox", "leader": {"aic": leader},
+                  "partners": [{"aic": aic_of("inboxed")}]},
+        "amqp": {"exchange": format!("group_{leader}_g-inbox"), "exchangeType": "fanout", "routingKey": ""},
+    });
+    channel
+        .basic_publish(
+            "inbox.topic".into(),
+            partner_inbox.clone().into(),
+            BasicPublishOptions::default(),
+            invitation.to_string().as_bytes(),
+            BasicProperties::default().with_content_type("application/json".into()),
+        )
+        .await
+        .expect("publish the invitation");
+    let answer = tokio::time::timeout(Duration::from_secs(10), answers.next())
+        .await
+        .expect("no answer on the Leader's inbox")
+        .expect("the consumer ended")
+        .expect("a delivery");
+    let _ = answer.acker.ack(BasicAckOptions::default()).await;
+    let answer: Value = serde_json::from_slice(&answer.data).expect("JSON");
+    assert_eq!(answer["type"], "group-invitation-error", "{answer}");
+    assert_eq!(answer["partnerAic"], aic_of("inboxed"), "{answer}");
+    assert_eq!(answer["groupId"], "g-inbox", "{answer}");
+    assert_eq!(answer["invitationToken"], "tok-inbox-1", "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["errorType"], "INVITATION_REJECTED",
+        "{answer}"
+    );
+    assert!(
+        answer["error"]["data"]["details"]
+            .as_str()
+            .is_some_and(|d| d.contains("JSON-RPC")),
+        "{answer}"
+    );
+    let (_, groups) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/groups",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(groups["memberships"], json!([]), "{groups}");
+    aiphost_tests::group::delete_queue(&leader_inbox).await;
+    aiphost_tests::group::delete_queue(&partner_inbox).await;
+    let _ = connection.close(200, "test over".into()).await;
+}
