@@ -17,8 +17,8 @@ use crate::net_policy::HostPort;
 use crate::protocol::{RpcError, Timestamp};
 use futures::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, ExchangeDeclareOptions,
-    QueueBindOptions, QueueDeclareOptions,
+    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+    ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::uri::AMQPUri;
@@ -37,6 +37,9 @@ pub const EXCHANGE: &str = "inbox.topic";
 pub const QUEUE_EXPIRES_MS: i64 = 5_184_000_000;
 /// How long an invitation waits in an inbox (`x-message-ttl`, 7 days), exactly as the spec says.
 pub const MESSAGE_TTL_MS: i64 = 604_800_000;
+/// Invitations the broker hands the host at a time, unacknowledged (each is handled before the
+/// next): without it the broker pushes a whole flooded inbox into the host's memory.
+const PREFETCH: u16 = 4;
 /// How often the set of hosted partners is checked for new inboxes to consume.
 const RESCAN: Duration = Duration::from_secs(1);
 
@@ -146,6 +149,10 @@ async fn serve(
     .map_err(|e| e.to_string())?;
     let channel = connection
         .create_channel()
+        .await
+        .map_err(|e| e.to_string())?;
+    channel
+        .basic_qos(PREFETCH, BasicQosOptions::default())
         .await
         .map_err(|e| e.to_string())?;
     channel
