@@ -28,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+pub mod aip_error;
 pub mod client;
 pub mod fan_out;
 pub mod group;

@@ -167,7 +167,7 @@ impl Server {
         let notifier = Notifier::new(store.clone(), config.notify.clone());
         let links = Arc::new(GroupLinks::default());
         let engine = TaskEngine::start(
-            store,
+            store.clone(),
             runtime.clone(),
             agents.clone(),
             config.tasks.clone(),
@@ -181,7 +181,7 @@ impl Server {
             tracing::info!(tasks = pending, "resuming undelivered notifications");
         }
         let tenancy = Tenancy::open(
-            engine.store().clone(),
+            store.clone(),
             runtime.clone(),
             agents.clone(),
             &config.data_dir,
@@ -196,7 +196,7 @@ impl Server {
             // Groups invited through the inbox live on the operator's own broker.
             group_config.brokers.push(broker.listed());
         }
-        let groups = Groups::new(engine.clone(), agents.clone(), links, group_config);
+        let groups = Groups::new(engine.clone(), store, agents.clone(), links, group_config);
         let resumed = groups.resume()?;
         if resumed > 0 {
             tracing::info!(memberships = resumed, "resuming group memberships");
@@ -294,7 +294,7 @@ impl Server {
         self.stop.cancel();
         self.groups.shutdown();
         let _ = self.serving.await;
-        if let Err(e) = self.engine.store().flush().await {
+        if let Err(e) = self.engine.flush().await {
             tracing::error!(error = %e, "final flush failed");
         }
     }

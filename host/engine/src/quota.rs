@@ -1,9 +1,8 @@
 //! Per-tenant quotas, the request-rate limiter (pure: time is passed in), and a tenant's state as
 //! the running host enforces it.
 
-use aiphost_protocol::{ErrorCode, RpcError, Timestamp};
+use aiphost_protocol::Timestamp;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,32 +139,28 @@ impl TenantState {
         }
     }
 
-    /// Count one AIP request against the rate quota.
-    pub fn admit_request(&self) -> Result<(), RpcError> {
+    /// Count one request against the rate quota.
+    pub fn admit_request(&self) -> Result<(), QuotaError> {
         let taken = match self.limiter.lock() {
             Ok(mut limiter) => limiter.take(Timestamp::now_ms()),
             Err(poisoned) => poisoned.into_inner().take(Timestamp::now_ms()),
         };
-        taken.map_err(|retry_after_ms| {
-            quota_error(
-                &self.id,
-                "requestsPerSecond",
-                u64::from(self.quotas.requests_per_second),
-                json!({"retryAfterMs": retry_after_ms}),
-            )
+        taken.map_err(|retry_after_ms| QuotaError::RequestRate {
+            tenant: self.id.clone(),
+            limit: self.quotas.requests_per_second,
+            retry_after_ms,
         })
     }
 
     /// Refuse new tasks while the tenant's stored bytes exceed its quota.
-    pub fn admit_new_task(&self) -> Result<(), RpcError> {
+    pub fn admit_new_task(&self) -> Result<(), QuotaError> {
         let stored = self.stored_bytes.load(Ordering::Relaxed);
         if stored > self.quotas.max_stored_bytes {
-            return Err(quota_error(
-                &self.id,
-                "maxStoredBytes",
-                self.quotas.max_stored_bytes,
-                json!({"storedBytes": stored}),
-            ));
+            return Err(QuotaError::StoredBytes {
+                tenant: self.id.clone(),
+                limit: self.quotas.max_stored_bytes,
+                stored,
+            });
         }
         Ok(())
     }
@@ -181,18 +176,41 @@ impl TenantState {
     }
 }
 
-/// The -32009 a Leader gets when a tenant's quota stops its request.
-fn quota_error(tenant: &str, quota: &str, limit: u64, extra: serde_json::Value) -> RpcError {
-    let mut data = json!({
-        "reason": format!("the partner's tenant has reached its {quota} quota"),
-        "tenant": tenant,
-        "quota": quota,
-        "limit": limit,
-    });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
+/// A tenant's quota stopped a request. Each door tells its caller in its own protocol's words.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum QuotaError {
+    /// Over the tenant's sustained request rate and burst.
+    #[error(
+        "tenant {tenant} is over its rate of {limit} requests a second; retry in {retry_after_ms} ms"
+    )]
+    RequestRate {
+        /// The tenant.
+        tenant: String,
+        /// Its `requestsPerSecond`.
+        limit: u32,
+        /// When a request would be admitted again.
+        retry_after_ms: u64,
+    },
+    /// The tenant stores more than it may: no new tasks until it stores less.
+    #[error("tenant {tenant} stores {stored} bytes, over its quota of {limit}")]
+    StoredBytes {
+        /// The tenant.
+        tenant: String,
+        /// Its `maxStoredBytes`.
+        limit: u64,
+        /// Bytes stored for it, as last measured.
+        stored: u64,
+    },
+}
+
+impl QuotaError {
+    /// The quota's name, as the admin API spells it.
+    pub fn quota(&self) -> &'static str {
+        match self {
+            QuotaError::RequestRate { .. } => "requestsPerSecond",
+            QuotaError::StoredBytes { .. } => "maxStoredBytes",
+        }
     }
-    RpcError::new(ErrorCode::AuthorizationFailed, data)
 }
 
 #[cfg(test)]

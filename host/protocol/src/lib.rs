@@ -7,6 +7,7 @@ pub mod event;
 pub mod group;
 pub mod jsonrpc;
 pub mod model;
+pub mod notice;
 pub mod notification;
 pub mod state;
 pub mod time;
@@ -17,4 +18,5 @@ pub use jsonrpc::{ErrorCode, RpcError};
 pub use model::{
     CommandKind, DataItem, JsonObject, LeaderCommand, Product, ProductChunk, TaskState, TaskStatus,
 };
+pub use notice::{Audience, TaskNotice};
 pub use time::Timestamp;

@@ -2,7 +2,7 @@
 //! results waiting to be published on a group's exchange (`p\0{membership}\0{id}` in tree
 //! `tasks`, written in the same batch as the change they announce).
 
-use super::{Store, StoreError, Ticket, parts};
+use super::{Outgoing, Store, StoreError, Ticket, parts, to_json};
 
 /// One result waiting in a membership's outbox.
 pub struct Pending {
@@ -10,8 +10,8 @@ pub struct Pending {
     pub key: Vec<u8>,
     /// Its stored head (how many parts it has).
     head: Vec<u8>,
-    /// The message to publish.
-    pub body: Vec<u8>,
+    /// The message to publish, or why it cannot be read (drop it with [`Store::published`]).
+    pub message: Result<Outgoing, String>,
 }
 
 pub(super) fn outbox_prefix(membership: &str) -> Vec<u8> {
@@ -65,11 +65,10 @@ impl Store {
                 let (k, head) = entry?;
                 // Only the membership's own session removes its entries: each is there whole.
                 let body = parts::assemble(tasks, &k, &head)?
-                    .ok_or_else(|| StoreError::Corrupt("a group result vanished".into()))?
-                    .into_owned();
+                    .ok_or_else(|| StoreError::Corrupt("a group result vanished".into()))?;
                 Ok(Pending {
                     key: k.to_vec(),
-                    body,
+                    message: serde_json::from_slice(&body).map_err(|e| e.to_string()),
                     head: head.to_vec(),
                 })
             })
@@ -77,11 +76,16 @@ impl Store {
     }
 
     /// Queue one message for `membership` outside any task change (the answer to a `get`).
-    pub fn enqueue_result(&self, membership: &str, body: &[u8]) -> Result<Ticket, StoreError> {
+    pub fn enqueue_result(
+        &self,
+        membership: &str,
+        message: &Outgoing,
+    ) -> Result<Ticket, StoreError> {
+        let body = to_json(message)?;
         let mut key = outbox_prefix(membership);
         key.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
         let mut batch = sled::Batch::default();
-        parts::insert(&mut batch, &self.inner.db, &key, body, None)?;
+        parts::insert(&mut batch, &self.inner.db, &key, &body, None)?;
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
@@ -117,7 +121,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Store, TaskKey, TaskWrite};
+    use crate::{Outgoing, Store, TaskKey, TaskWrite};
+    use serde_json::json;
 
     #[tokio::test]
     async fn results_wait_per_membership_in_order_and_go_with_it() {
@@ -127,15 +132,18 @@ mod tests {
         for (i, membership) in ["m1", "m2", "m1"].iter().enumerate() {
             store
                 .write_task(TaskWrite {
-                    published: vec![(membership.to_string(), format!("r{i}").into_bytes())],
+                    published: vec![(membership.to_string(), Outgoing::Rendered(json!(i)))],
                     ..TaskWrite::record_only(&key, b"{}".to_vec())
                 })
                 .unwrap();
         }
         store.put_membership("m1", b"{}").unwrap();
         let m1 = store.group_outbox("m1", 10).unwrap();
-        let bodies: Vec<_> = m1.iter().map(|p| p.body.clone()).collect();
-        assert_eq!(bodies, [b"r0".to_vec(), b"r2".to_vec()]);
+        let bodies: Vec<_> = m1.iter().map(|p| p.message.clone().unwrap()).collect();
+        assert_eq!(
+            bodies,
+            [Outgoing::Rendered(json!(0)), Outgoing::Rendered(json!(2))]
+        );
         store.published(&m1[0]).unwrap();
         assert_eq!(store.group_outbox("m1", 10).unwrap().len(), 1);
         // m2 has no membership: its result is an orphan.

@@ -39,9 +39,10 @@ mod parts;
 mod tenancy;
 
 pub use groups::Pending;
-pub use outbox::OutboxEntry;
+pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 
+use aiphost_protocol::notification::NotificationConfig;
 use group_commit::GroupCommit;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -255,9 +256,9 @@ pub struct TaskWrite<'a> {
     /// Product chunks to store: `(product id, seq, DataItems as JSON, replaces the product)`.
     pub chunks: Vec<ChunkWrite>,
     /// Notifications to deliver: `(seq, entry)`.
-    pub outbox: Vec<(u64, Vec<u8>)>,
+    pub outbox: Vec<(u64, OutboxEntry)>,
     /// Results to publish to group memberships: `(membership, message)`.
-    pub published: Vec<(String, Vec<u8>)>,
+    pub published: Vec<(String, Outgoing)>,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -478,45 +479,52 @@ impl Store {
             parts::insert(&mut batch, db, &chunk_key, &chunk.items, None)?;
         }
         for (seq, entry) in write.outbox {
-            parts::insert(&mut batch, db, &key.seq_key(b'o', seq), &entry, None)?;
+            let bytes = to_json(&entry)?;
+            parts::insert(&mut batch, db, &key.seq_key(b'o', seq), &bytes, None)?;
         }
         for (membership, message) in write.published {
             let mut k = groups::outbox_prefix(&membership);
             k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
-            parts::insert(&mut batch, db, &k, &message, None)?;
+            parts::insert(&mut batch, db, &k, &to_json(&message)?, None)?;
         }
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
     }
 
     /// A notification config of a task.
-    pub fn config(&self, key: &TaskKey, config: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        parts::get(&self.inner.tasks, &key.config_key(config))
+    pub fn config(
+        &self,
+        key: &TaskKey,
+        config: &str,
+    ) -> Result<Option<NotificationConfig>, StoreError> {
+        parts::get(&self.inner.tasks, &key.config_key(config))?
+            .map(|bytes| from_json(&bytes))
+            .transpose()
     }
 
     /// Every notification config of a task, in id order.
-    pub fn configs(&self, key: &TaskKey) -> Result<Vec<Vec<u8>>, StoreError> {
+    pub fn configs(&self, key: &TaskKey) -> Result<Vec<NotificationConfig>, StoreError> {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(key.tagged_prefix(b'n'))
             .filter_map(|entry| match entry {
                 Ok((k, head)) => parts::assemble(tasks, &k, &head)
-                    .map(|v| v.map(|v| v.into_owned()))
+                    .and_then(|v| v.map(|v| from_json(&v)).transpose())
                     .transpose(),
                 Err(e) => Some(Err(e.into())),
             })
             .collect()
     }
 
-    /// Store a notification config.
+    /// Store a notification config (replacing the one with its id).
     pub fn put_config(
         &self,
         key: &TaskKey,
-        config: &str,
-        value: &[u8],
+        config: &NotificationConfig,
     ) -> Result<Ticket, StoreError> {
+        let value = to_json(config)?;
         let tasks = &self.inner.tasks;
-        let config_key = key.config_key(config);
+        let config_key = key.config_key(&config.id);
         let _writing = self.inner.keys.lock(&config_key);
         let mut batch = sled::Batch::default();
         let old = tasks.get(&config_key)?;
@@ -524,7 +532,7 @@ impl Store {
             &mut batch,
             &self.inner.db,
             &config_key,
-            value,
+            &value,
             old.as_deref(),
         )?;
         tasks.apply_batch(batch)?;
@@ -560,8 +568,12 @@ impl Store {
         Ok((found.len(), self.inner.commit.written()))
     }
 
-    /// The first pending notification of a task: `(seq, entry)`.
-    pub fn outbox_head(&self, key: &TaskKey) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+    /// The first pending notification of a task: `(seq, entry)`; the entry is `None` when it
+    /// cannot be read (remove it with [`Store::outbox_remove`]).
+    pub fn outbox_head(
+        &self,
+        key: &TaskKey,
+    ) -> Result<Option<(u64, Option<OutboxEntry>)>, StoreError> {
         let prefix = key.tagged_prefix(b'o');
         match self.inner.tasks.scan_prefix(&prefix).next() {
             None => Ok(None),
@@ -574,7 +586,7 @@ impl Store {
                     .ok_or_else(|| StoreError::Corrupt("malformed outbox key".into()))?;
                 // Delivered and removed while read: the next head is for the next loop.
                 let value = parts::assemble(&self.inner.tasks, &k, &head)?;
-                Ok(value.map(|v| (seq, v.into_owned())))
+                Ok(value.map(|v| (seq, serde_json::from_slice(&v).ok())))
             }
         }
     }
@@ -584,8 +596,9 @@ impl Store {
         &self,
         key: &TaskKey,
         seq: u64,
-        entry: &[u8],
+        entry: &OutboxEntry,
     ) -> Result<Ticket, StoreError> {
+        let entry = to_json(entry)?;
         let tasks = &self.inner.tasks;
         let entry_key = key.seq_key(b'o', seq);
         let _writing = self.inner.keys.lock(&entry_key);
@@ -595,7 +608,7 @@ impl Store {
             &mut batch,
             &self.inner.db,
             &entry_key,
-            entry,
+            &entry,
             old.as_deref(),
         )?;
         tasks.apply_batch(batch)?;
@@ -967,6 +980,16 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
     k
 }
 
+/// A value the store keeps, read back.
+fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// A value as the store keeps it: JSON.
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1154,6 +1177,14 @@ mod tests {
         let key = TaskKey::owned("a", Some("L"), "t");
         let big = |c: char, n: usize| c.to_string().repeat(n).into_bytes();
         let record = format!("{{\"x\":\"{}\"}}", "r".repeat(100_000));
+        let notification = OutboxEntry {
+            config_id: "c".into(),
+            body: Outgoing::Rendered(Value::String("o".repeat(20_000))),
+            attempts: 0,
+            first_attempt_ms: 0,
+            next_attempt_ms: 0,
+            last_error: None,
+        };
         store
             .write_task(TaskWrite {
                 events: vec![(1, big('e', 70_000)), (2, big('f', 9_000))],
@@ -1164,7 +1195,7 @@ mod tests {
                     replaces: true,
                 }],
                 history: vec![(0, big('h', 30_000))],
-                outbox: vec![(1, big('o', 20_000))],
+                outbox: vec![(1, notification.clone())],
                 ..TaskWrite::record_only(&key, record.clone().into_bytes())
             })
             .unwrap();
@@ -1186,7 +1217,7 @@ mod tests {
         );
         assert_eq!(
             store.outbox_head(&key).unwrap(),
-            Some((1, big('o', 20_000)))
+            Some((1, Some(notification)))
         );
         assert_eq!(
             store.kv_get("a", KvScope::Agent, "k").unwrap(),

@@ -675,11 +675,13 @@ async fn stored_webhook_credentials_are_never_shown_or_logged() {
     {
         let store = aiphost::store::Store::open(&data.join("store")).unwrap();
         let key = aiphost::store::TaskKey::owned("echo", None, "legacy");
-        let config =
-            json!({"id": "notification-legacy", "url": url, "token": "tok", "taskId": "legacy"});
-        let ticket = store
-            .put_config(&key, "notification-legacy", config.to_string().as_bytes())
-            .unwrap();
+        let config = aiphost::protocol::notification::NotificationConfig {
+            id: "notification-legacy".into(),
+            url: url.clone(),
+            token: "tok".into(),
+            task_id: "legacy".into(),
+        };
+        let ticket = store.put_config(&key, &config).unwrap();
         store.durable(ticket).await.unwrap();
     }
     let host = ProcessHost::start(

@@ -244,13 +244,14 @@ impl Groups {
     /// The group side of a host; `links` is the handle the engine was built with.
     pub fn new(
         engine: TaskEngine,
+        store: Store,
         agents: Arc<Registry>,
         links: Arc<GroupLinks>,
         config: GroupConfig,
     ) -> Self {
         Groups {
             shared: Arc::new(Shared {
-                store: engine.store().clone(),
+                store,
                 engine,
                 config,
                 links,

@@ -8,8 +8,8 @@ use super::membership::{Membership, handles};
 use super::{MemberState, Shared};
 use crate::agent::Agent;
 use crate::protocol::group::{self, GroupInbound, Mgmt, MgmtCommand};
-use crate::protocol::{CommandKind, Inbound};
-use crate::store::TaskKey;
+use crate::protocol::{Audience, CommandKind, Inbound, TaskNotice};
+use crate::store::{Outgoing, TaskKey};
 use crate::task::EngineError;
 use lapin::Acker;
 use std::collections::HashMap;
@@ -177,7 +177,18 @@ impl Session {
                 }
             };
             for entry in &pending {
-                link.publish(&entry.body).await?;
+                let body = match &entry.message {
+                    Ok(Outgoing::Notice(notice)) => notice.render(Audience::Group),
+                    Ok(Outgoing::Rendered(body)) => body.clone(),
+                    Err(e) => {
+                        tracing::error!(error = %e, "dropping an unreadable group result");
+                        if let Err(e) = self.shared.store.published(entry) {
+                            tracing::error!(error = %e, "cannot drop an unreadable group result");
+                        }
+                        continue;
+                    }
+                };
+                link.publish(body.to_string().as_bytes()).await?;
                 self.shared
                     .stats
                     .published
@@ -417,16 +428,12 @@ impl Worker {
                     // Status changes publish themselves through the outbox; a read answers
                     // with the task as it is.
                     if kind == CommandKind::Get {
-                        let body = crate::protocol::dialect::render_task(
-                            &reply.task,
-                            dialect,
-                            &self.aic,
-                            None,
-                        );
+                        // Rendered like every other result the group hears of.
+                        let notice = TaskNotice::now(&self.aic, dialect, &reply.task);
                         match self
                             .shared
                             .store
-                            .enqueue_result(&self.membership, body.to_string().as_bytes())
+                            .enqueue_result(&self.membership, &Outgoing::Notice(Box::new(notice)))
                         {
                             Ok(ticket) => {
                                 if self.shared.store.durable(ticket).await.is_ok() {
@@ -440,16 +447,17 @@ impl Worker {
                     }
                     broker::ack(&acker).await;
                 }
-                Err(EngineError::Rpc(e)) => {
-                    // The Leader asked for something that cannot be (an unknown task, bad
-                    // params): there is no reply channel for errors in group mode.
-                    tracing::warn!(code = e.code, data = %e.data, "group command refused");
-                    self.shared.stats.refused(e.code);
-                    broker::ack(&acker).await;
-                }
                 Err(EngineError::Store(e)) => {
                     tracing::error!(error = %e, "group command not stored; requeued");
                     broker::requeue(&acker).await;
+                }
+                Err(refused) => {
+                    // The Leader asked for something that cannot be (an unknown task, bad
+                    // params, over a quota): there is no reply channel for errors in group mode.
+                    let e = crate::aip_error::engine(refused);
+                    tracing::warn!(code = e.code, data = %e.data, "group command refused");
+                    self.shared.stats.refused(e.code);
+                    broker::ack(&acker).await;
                 }
             }
         }

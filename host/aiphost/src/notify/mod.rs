@@ -8,9 +8,9 @@
 
 pub mod policy;
 
+use crate::protocol::Audience;
 use crate::protocol::Timestamp;
-use crate::protocol::notification::NotificationConfig;
-use crate::store::{OutboxEntry, Store, StoreError, TaskKey};
+use crate::store::{OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -192,10 +192,10 @@ impl Notifier {
             if self.leave_unless_due(&task, head_seq) {
                 return;
             }
-            let Some((seq, bytes)) = head else {
+            let Some((seq, entry)) = head else {
                 continue;
             };
-            let Ok(mut entry) = serde_json::from_slice::<OutboxEntry>(&bytes) else {
+            let Some(mut entry) = entry else {
                 tracing::error!(agent = %task.agent, task = %task.task, seq, "dropping an unreadable outbox entry");
                 if self.store.outbox_remove(&task, seq, None).is_err() {
                     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -220,9 +220,13 @@ impl Notifier {
         seq: u64,
         entry: &mut OutboxEntry,
     ) -> Result<(), StoreError> {
-        let config = match self.store.config(task, &entry.config_id)? {
-            Some(bytes) => serde_json::from_slice::<NotificationConfig>(&bytes).ok(),
-            None => None,
+        let config = match self.store.config(task, &entry.config_id) {
+            Ok(config) => config,
+            Err(StoreError::Corrupt(e)) => {
+                tracing::error!(agent = %task.agent, task = %task.task, error = %e, "unreadable notification config");
+                None
+            }
+            Err(e) => return Err(e),
         };
         let Some(config) = config else {
             // The Leader deleted the config: it no longer wants these notifications.
@@ -246,6 +250,10 @@ impl Notifier {
             entry.first_attempt_ms = Timestamp::now_ms();
         }
         entry.attempts += 1;
+        let body = match &entry.body {
+            Outgoing::Notice(notice) => notice.render(Audience::Webhook),
+            Outgoing::Rendered(body) => body.clone(),
+        };
         let outcome = if let Some(reason) = literal_refused {
             Err(reason)
         } else {
@@ -257,7 +265,7 @@ impl Notifier {
                 .post(&config.url)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .header(TOKEN_HEADER, &config.token)
-                .body(entry.body.to_string())
+                .body(body.to_string())
                 .send()
                 .await
                 // The URL is in the record already, and an error's copy of it could carry
@@ -290,7 +298,7 @@ impl Notifier {
                 task_id: task.task.clone(),
                 seq,
                 url,
-                state: entry.body["status"]["state"].as_str().map(str::to_string),
+                state: body["status"]["state"].as_str().map(str::to_string),
                 attempts: entry.attempts,
                 last_error: error,
                 gave_up_at: crate::protocol::Timestamp::now(),
@@ -305,8 +313,7 @@ impl Notifier {
         tracing::debug!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, %error, ?delay, "notification failed; will retry");
         entry.next_attempt_ms = Timestamp::now_ms() + delay.as_millis() as i64;
         entry.last_error = Some(error);
-        let bytes = serde_json::to_vec(&*entry).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        self.store.outbox_update(task, seq, &bytes)?;
+        self.store.outbox_update(task, seq, entry)?;
         Ok(())
     }
 

@@ -6,31 +6,75 @@ use super::records::*;
 use super::*;
 use crate::agent::Agent;
 use crate::agent::manifest::LeaderAuth;
-use crate::protocol::{ErrorCode, RpcError, Timestamp};
+use crate::protocol::Timestamp;
 use crate::transport::tls::Peer;
-use serde_json::json;
+
+/// How a Leader proves who it is, as a partner's manifest asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// An API key as a bearer token.
+    Bearer,
+    /// A client certificate (mutual TLS).
+    Mtls,
+}
+
+impl Scheme {
+    /// Its name in error data.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Bearer => "bearer",
+            Scheme::Mtls => "mtls",
+        }
+    }
+}
+
+/// Why a Leader may not call a partner. Each door says it in its own protocol's words.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LeaderAuthError {
+    /// No credential, where the partner requires one.
+    #[error("{reason}")]
+    Missing {
+        /// The credential required.
+        scheme: Scheme,
+        /// What to send.
+        reason: &'static str,
+    },
+    /// A credential that is not valid (unknown, revoked, expired, naming no Leader).
+    #[error("{reason}")]
+    Invalid {
+        /// The credential given.
+        scheme: Scheme,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A valid Leader that may not call this partner.
+    #[error("{reason}: {leader}")]
+    NotAllowed {
+        /// The Leader the credential names.
+        leader: String,
+        /// Why not.
+        reason: &'static str,
+    },
+    /// The host could not read its keys; the caller may retry.
+    #[error("the host could not check the API key")]
+    Unavailable,
+}
 
 /// The Leader a verified client certificate names.
-pub(super) fn leader_by_certificate(peer: &Peer) -> Result<String, RpcError> {
+pub(super) fn leader_by_certificate(peer: &Peer) -> Result<String, LeaderAuthError> {
     if let Some(leader) = &peer.leader {
         return Ok(leader.clone());
     }
     if peer.anonymous_certificate {
-        return Err(RpcError::new(
-            ErrorCode::AccessTokenInvalid,
-            json!({
-                "reason": "the client certificate names no Leader: it needs a URI SAN acps://{AIC}",
-                "scheme": "mtls",
-            }),
-        ));
+        return Err(LeaderAuthError::Invalid {
+            scheme: Scheme::Mtls,
+            reason: "the client certificate names no Leader: it needs a URI SAN acps://{AIC}",
+        });
     }
-    Err(RpcError::new(
-        ErrorCode::AuthenticationRequired,
-        json!({
-            "reason": "this partner requires a client certificate (mutual TLS) from the host operator's CA",
-            "scheme": "mtls",
-        }),
-    ))
+    Err(LeaderAuthError::Missing {
+        scheme: Scheme::Mtls,
+        reason: "this partner requires a client certificate (mutual TLS) from the host operator's CA",
+    })
 }
 
 impl Tenancy {
@@ -56,13 +100,13 @@ impl Tenancy {
     }
 
     /// Authenticate the Leader of an AIP request to `agent`: `Ok(None)` for an open partner,
-    /// `Ok(Some(leader AIC))` for a valid key, else the AIP error (-32008, -32010 or -32009).
+    /// `Ok(Some(leader AIC))` for a valid credential, else why not.
     pub fn authenticate_leader(
         &self,
         agent: &Agent,
         bearer: Option<&str>,
         peer: &Peer,
-    ) -> Result<Option<String>, RpcError> {
+    ) -> Result<Option<String>, LeaderAuthError> {
         let leader = match agent.manifest.access.leaders {
             LeaderAuth::Open => return Ok(None),
             LeaderAuth::ApiKey => self.leader_by_key(agent, bearer)?,
@@ -70,13 +114,10 @@ impl Tenancy {
         };
         let allowed = &agent.manifest.access.allowed_leaders;
         if !allowed.is_empty() && !allowed.contains(&leader) {
-            return Err(RpcError::new(
-                ErrorCode::AuthorizationFailed,
-                json!({
-                    "reason": "this Leader is not among the partner's allowed Leaders",
-                    "leader": leader,
-                }),
-            ));
+            return Err(LeaderAuthError::NotAllowed {
+                leader,
+                reason: "this Leader is not among the partner's allowed Leaders",
+            });
         }
         Ok(Some(leader))
     }
@@ -86,34 +127,31 @@ impl Tenancy {
         &self,
         agent: &Agent,
         bearer: Option<&str>,
-    ) -> Result<String, RpcError> {
+    ) -> Result<String, LeaderAuthError> {
         let Some(token) = bearer else {
-            return Err(RpcError::new(
-                ErrorCode::AuthenticationRequired,
-                json!({
-                    "reason": "this partner requires an API key: send `Authorization: Bearer <key>`",
-                    "scheme": "bearer",
-                }),
-            ));
+            return Err(LeaderAuthError::Missing {
+                scheme: Scheme::Bearer,
+                reason: "this partner requires an API key: send `Authorization: Bearer <key>`",
+            });
         };
-        let invalid_token = |reason: &str| {
-            RpcError::new(
-                ErrorCode::AccessTokenInvalid,
-                json!({"reason": reason, "scheme": "bearer"}),
-            )
+        let invalid_token = |reason| LeaderAuthError::Invalid {
+            scheme: Scheme::Bearer,
+            reason,
         };
         let Some((Kind::LeaderKey, id)) = Credential::parse(token) else {
             return Err(invalid_token("the bearer token is not an aiphost API key"));
         };
         let stored = self.store.tenancy_get(&leader_key_key(id)).map_err(|e| {
             tracing::error!(error = %e, "cannot read an API key");
-            RpcError::internal("the host could not check the API key; retry")
+            LeaderAuthError::Unavailable
         })?;
         let Some(bytes) = stored else {
             return Err(invalid_token("unknown or revoked API key"));
         };
-        let key: LeaderKey = serde_json::from_slice(&bytes)
-            .map_err(|_| RpcError::internal("the host could not check the API key; retry"))?;
+        let key: LeaderKey = serde_json::from_slice(&bytes).map_err(|e| {
+            tracing::error!(error = %e, "an unreadable API key record");
+            LeaderAuthError::Unavailable
+        })?;
         if !Credential::matches(&key.hash, token) {
             return Err(invalid_token("unknown or revoked API key"));
         }
@@ -123,13 +161,10 @@ impl Tenancy {
             return Err(invalid_token("the API key has expired"));
         }
         if key.agent != agent.id() {
-            return Err(RpcError::new(
-                ErrorCode::AuthorizationFailed,
-                json!({
-                    "reason": "the API key was issued for another partner",
-                    "leader": key.leader,
-                }),
-            ));
+            return Err(LeaderAuthError::NotAllowed {
+                leader: key.leader,
+                reason: "the API key was issued for another partner",
+            });
         }
         Ok(key.leader)
     }

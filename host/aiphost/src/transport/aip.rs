@@ -8,11 +8,11 @@
 use super::AppState;
 use super::tls::Peer;
 use crate::agent::Agent;
+use crate::aip_error;
 use crate::protocol::dialect::{self, render_task};
 use crate::protocol::jsonrpc::{self, Request};
 use crate::protocol::notification::Subscription;
 use crate::protocol::{ErrorCode, Inbound, RpcError};
-use crate::task::EngineError;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, header};
@@ -122,11 +122,12 @@ async fn dispatch(
         ))
     })?;
     if let Some(tenant) = &agent.tenant {
-        tenant.admit_request()?;
+        tenant.admit_request().map_err(|e| aip_error::quota(&e))?;
     }
     let owner = app
         .tenancy
-        .authenticate_leader(&agent, super::admin::bearer(headers), peer)?;
+        .authenticate_leader(&agent, super::admin::bearer(headers), peer)
+        .map_err(|e| aip_error::leader_auth(&e))?;
     let owner = owner.as_deref();
     let params = &request.params;
     match request.method.as_str() {
@@ -181,24 +182,11 @@ pub(super) async fn command(
         .engine
         .command(agent, inbound, notify)
         .await
-        .map_err(engine_error)?;
+        .map_err(aip_error::engine)?;
     Ok(render_task(
         &reply.task,
         dialect,
         agent.aic(),
         reply.history.as_ref(),
     ))
-}
-
-/// The JSON-RPC error for an engine failure; store details stay in the log.
-pub(super) fn engine_error(e: EngineError) -> RpcError {
-    match e {
-        EngineError::Rpc(e) => e,
-        EngineError::Store(e) => {
-            tracing::error!(error = %e, "store failure while handling a command");
-            RpcError::internal(
-                "the host could not store the task; the command may not have taken effect, retry it",
-            )
-        }
-    }
 }

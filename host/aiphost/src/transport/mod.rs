@@ -285,7 +285,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
         (
             "aiphost_store_flushes_total",
             "Store flushes (shared by concurrent writes)",
-            state.engine.store().flush_count(),
+            state.engine.store_flushes(),
         ),
     ];
     let mut text = String::new();

@@ -36,7 +36,7 @@ pub async fn stream(
         .engine
         .stream(agent, inbound)
         .await
-        .map_err(super::aip::engine_error)?;
+        .map_err(crate::aip_error::engine)?;
     let aic = agent.aic().to_string();
     let events: BoxStream<'static, Result<Event, Infallible>> = match start {
         StreamStart::Snapshot { reply, seq } => {

@@ -112,6 +112,9 @@ impl TaskEngine {
             .clone()
             .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
         let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
+        if let Some(subscription) = &notify {
+            self.check_subscription(&key, subscription)?;
+        }
         let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command);
         async move {
             let slot = self.hold(&key);

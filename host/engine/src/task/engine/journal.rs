@@ -5,10 +5,8 @@
 use super::*;
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::dialect::render_task;
-use aiphost_protocol::{Dialect, EventKind, TaskEvent, Timestamp};
-use aiphost_store::{ChunkWrite, OutboxEntry, StoreError, TaskKey, TaskWrite, Ticket};
-use serde_json::json;
+use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, Timestamp};
+use aiphost_store::{ChunkWrite, OutboxEntry, Outgoing, StoreError, TaskKey, TaskWrite, Ticket};
 use std::sync::atomic::Ordering;
 
 /// Events and product chunks of the slot's task not yet handed to the store.
@@ -108,13 +106,13 @@ impl TaskEngine {
                 serde_json::to_vec(&event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             logged.push((event.seq, bytes));
         }
-        let outbox = self.outbox_entries(&slot.key, record, &notified)?;
+        let outbox = self.outbox_entries(&slot.key, record, &notified);
         let published_to = record
             .group
             .clone()
             .filter(|m| status_changed && self.inner.fan_out.group_is_live(m));
         let published = match &published_to {
-            Some(membership) => vec![(membership.clone(), self.group_result(&slot.key, record)?)],
+            Some(membership) => vec![(membership.clone(), self.group_result(&slot.key, record))],
             None => Vec::new(),
         };
         let last = record.last_event_seq;
@@ -250,31 +248,22 @@ impl TaskEngine {
         Ok(())
     }
 
-    /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, in
-    /// the dialect of the Leader that started it.
+    /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, to
+    /// go out in the dialect of the Leader that started it.
     pub(super) fn outbox_entries(
         &self,
         key: &TaskKey,
         record: &TaskRecord,
         seqs: &[u64],
-    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    ) -> Vec<(u64, OutboxEntry)> {
         let Some(subscription) = &record.notify else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let aic = self.aic_of(key);
         seqs.iter()
             .map(|&seq| {
-                let entry = OutboxEntry {
-                    config_id: subscription.config_id.clone(),
-                    body: render_task(&record.task, record.dialect, &aic, None),
-                    attempts: 0,
-                    first_attempt_ms: 0,
-                    next_attempt_ms: 0,
-                    last_error: None,
-                };
-                serde_json::to_vec(&entry)
-                    .map(|bytes| (seq, bytes))
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))
+                let notice = TaskNotice::now(&aic, record.dialect, &record.task);
+                (seq, OutboxEntry::new(&subscription.config_id, notice))
             })
             .collect()
     }
@@ -288,19 +277,13 @@ impl TaskEngine {
             .unwrap_or_default()
     }
 
-    /// The task as its group hears of it: a task result in the dialect of the command that
-    /// started it, sent by the partner.
-    pub(super) fn group_result(
-        &self,
-        key: &TaskKey,
-        record: &TaskRecord,
-    ) -> Result<Vec<u8>, StoreError> {
-        let aic = self.aic_of(key);
-        let mut body = render_task(&record.task, record.dialect, &aic, None);
-        if record.dialect == Dialect::V1 {
-            body["senderRole"] = json!("partner");
-        }
-        serde_json::to_vec(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
+    /// The task as its group hears of it (the group door renders it).
+    pub(super) fn group_result(&self, key: &TaskKey, record: &TaskRecord) -> Outgoing {
+        Outgoing::Notice(Box::new(TaskNotice::now(
+            &self.aic_of(key),
+            record.dialect,
+            &record.task,
+        )))
     }
 
     /// Run `announce` once the write behind `ticket` is on disk: streams and webhooks, like

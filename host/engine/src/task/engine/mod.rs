@@ -6,8 +6,9 @@
 //! pass whatever door it came through), `commands` (applying a command to its task), `slots`
 //! (a task in use: its lock, cached record and change ticks), `journal` (the one write path,
 //! and what may be kept back), `invocations` (running the partner), `reports` (the partner's
-//! reports), `replies` (answers only once durable), `streaming` (the `stream` method's entry) and
-//! `expiry` (timers and tasks interrupted by a crash).
+//! reports), `replies` (answers only once durable), `streaming` (the `stream` method's entry),
+//! `expiry` (timers and tasks interrupted by a crash) and `notifications` (a task's webhook
+//! configs).
 
 use super::feed::EventFeed;
 use super::live::Watermarks;
@@ -30,6 +31,7 @@ mod commands;
 mod expiry;
 mod invocations;
 mod journal;
+mod notifications;
 mod replies;
 mod reports;
 mod slots;
@@ -53,6 +55,9 @@ pub enum EngineError {
     /// The store failed; nothing was acknowledged.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The partner's tenant is over a quota: the command was not taken.
+    #[error(transparent)]
+    Quota(#[from] crate::quota::QuotaError),
 }
 
 /// What a command answers: the task as it durably is, and whether histories were asked for.
@@ -210,9 +215,14 @@ impl TaskEngine {
         &self.inner.stats
     }
 
-    /// The store the engine writes tasks to.
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    /// Flushes of the engine's store so far (each shared by the writes waiting for it).
+    pub fn store_flushes(&self) -> u64 {
+        self.inner.store.flush_count()
+    }
+
+    /// Make every write so far durable (at shutdown).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.inner.store.flush().await
     }
 }
 

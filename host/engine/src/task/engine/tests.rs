@@ -23,7 +23,8 @@ use std::time::Duration;
 /// - `echo`: accepts, works, answers with the command's items as product `echo`, awaits completion;
 /// - `asker`: accepts, works, asks a question (awaiting input); a continue is echoed like `echo`;
 /// - `failer`: accepts, works, then fails with "boom";
-/// - `slow`: like `echo`, 100 ms into each invocation.
+/// - `slow`: like `echo`, 100 ms into each invocation;
+/// - `script`: does what the first text item says, step by step (see [`script`]).
 #[derive(Default)]
 struct FakePartners {
     /// (agent, event, task) of every invocation, in the order they began.
@@ -65,6 +66,45 @@ async fn echo(reporter: &dyn Reporter, items: Vec<DataItem>) -> Result<(), Strin
         .map_err(|e| e.to_string())
 }
 
+/// Play a script, one word a step: a state name reports that status; `hold` waits (until the
+/// invocation is aborted, at most 10 s); `chunk` emits one product chunk that appends; `boom`
+/// fails the invocation. Reports refused by the engine fail it too.
+async fn script(reporter: &dyn Reporter, items: &[DataItem]) -> Result<(), String> {
+    let Some(DataItem::Text { text, .. }) = items.first() else {
+        return Ok(());
+    };
+    for step in text.split_whitespace() {
+        match step {
+            "hold" => tokio::time::sleep(Duration::from_secs(10)).await,
+            "boom" => return Err("boom".into()),
+            "chunk" => {
+                let chunk = ProductChunk {
+                    product: Product {
+                        id: "log".into(),
+                        name: None,
+                        description: None,
+                        data_items: vec![DataItem::text(step)],
+                    },
+                    append: true,
+                    last_chunk: false,
+                };
+                reporter
+                    .emit_chunk(chunk)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            state => {
+                let state = TaskState::parse(state).ok_or_else(|| format!("no step {state}"))?;
+                reporter
+                    .set_status(state, Vec::new())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl PartnerRunner for FakePartners {
     fn run<'a>(
         &'a self,
@@ -92,6 +132,7 @@ impl PartnerRunner for FakePartners {
             let outcome: Result<(), String> = async {
                 match (agent.id(), invocation.event) {
                     (_, PartnerEvent::Complete(_) | PartnerEvent::Cancel(_)) => Ok(()),
+                    ("script", _) => script(reporter, &items).await,
                     (id, PartnerEvent::Start) => {
                         reporter
                             .set_status(TaskState::Accepted, Vec::new())
@@ -199,7 +240,11 @@ struct Engine {
 
 impl Engine {
     fn start(defaults: TaskDefaults) -> Engine {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Engine::start_in(tempfile::tempdir().expect("temp dir"), defaults)
+    }
+
+    /// An engine over the store in `dir` (a restart when an engine used it before).
+    fn start_in(dir: tempfile::TempDir, defaults: TaskDefaults) -> Engine {
         let store = Store::open(&dir.path().join("store")).expect("store");
         let agents = Arc::new(Registry::default());
         for (id, modes) in [
@@ -208,6 +253,7 @@ impl Engine {
             ("failer", r#""text/plain""#),
             ("slow", r#""text/plain""#),
             ("numbers", r#""application/json""#),
+            ("script", r#""text/plain""#),
         ] {
             agents
                 .insert(Agent {
@@ -515,4 +561,299 @@ async fn a_groups_results_reach_the_fan_out_and_a_left_group_hears_nothing() {
     let told = e.fan_out.group_results.lock().unwrap().clone();
     assert!(told.iter().all(|m| m == "live-m1"), "{told:?}");
     assert!(e.fan_out.notifications.lock().unwrap().is_empty());
+}
+
+/// The task's statuses, oldest first.
+fn path(reply: &Reply) -> Vec<TaskState> {
+    reply.task.status_history.iter().map(|s| s.state).collect()
+}
+
+/// Wait (at most 5 s) until a `get` of `task` shows it in `want`.
+async fn until_state(e: &Engine, agent: &str, task: &str, want: TaskState) -> Reply {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = e
+            .send(agent, command("get", task, json!([]), json!({})))
+            .await
+            .unwrap();
+        if state(&now) == want {
+            return now;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{task} is still {:?}, not {want:?}",
+            state(&now)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A start that answers once the task rests, or after 300 ms (so a held task answers).
+fn start(task: &str, script: &str) -> Inbound {
+    command("start", task, text(script), json!({"responseTimeout": 300}))
+}
+
+/// Every row of the spec's transition table, each driven through the engine by a Leader command,
+/// a partner's report or a timer, and seen in the task's status history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_row_of_the_state_machine_through_the_engine() {
+    use TaskState::*;
+    let defaults = TaskDefaults {
+        awaiting_input_timeout_ms: 60_000,
+        awaiting_completion_timeout_ms: 60_000,
+        ..TaskDefaults::default()
+    };
+    let e = Engine::start(defaults);
+    let send = |task: &'static str, cmd: &'static str, script: &'static str| {
+        e.send(
+            "script",
+            command(cmd, task, text(script), json!({"responseTimeout": 300})),
+        )
+    };
+    // Partner reports: 1 (accepted), 2 (rejected), 3 (working), 5, 6, 7.
+    let r2 = e.send("script", start("r2", "rejected")).await.unwrap();
+    assert_eq!(path(&r2), [Rejected], "row 2");
+    let r5 = e
+        .send(
+            "script",
+            start("r5", "accepted working awaiting-completion"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        path(&r5),
+        [Accepted, Working, AwaitingCompletion],
+        "rows 1, 3, 5"
+    );
+    let r6 = e
+        .send("script", start("r6", "accepted working awaiting-input"))
+        .await
+        .unwrap();
+    assert_eq!(path(&r6), [Accepted, Working, AwaitingInput], "row 6");
+    let r7 = e
+        .send("script", start("r7", "accepted working boom"))
+        .await
+        .unwrap();
+    assert_eq!(state(&r7), Failed, "row 7");
+    // Leader cancels: 4 (accepted), 8 (working), 10 (awaiting input), 14 (awaiting completion).
+    let r4 = e
+        .send("script", start("r4", "accepted hold"))
+        .await
+        .unwrap();
+    assert_eq!(state(&r4), Accepted);
+    assert_eq!(
+        path(&send("r4", "cancel", "").await.unwrap()),
+        [Accepted, Canceled],
+        "row 4"
+    );
+    let r8 = e
+        .send("script", start("r8", "accepted working hold"))
+        .await
+        .unwrap();
+    assert_eq!(state(&r8), Working);
+    assert_eq!(
+        state(&send("r8", "cancel", "").await.unwrap()),
+        Canceled,
+        "row 8"
+    );
+    assert_eq!(
+        state(&send("r6", "cancel", "").await.unwrap()),
+        Canceled,
+        "row 10"
+    );
+    assert_eq!(
+        state(&send("r5", "cancel", "").await.unwrap()),
+        Canceled,
+        "row 14"
+    );
+    // Leader continues and completes: 9, 13, 12.
+    e.send("script", start("r9", "accepted working awaiting-input"))
+        .await
+        .unwrap();
+    let r9 = send("r9", "continue", "awaiting-completion").await.unwrap();
+    assert_eq!(
+        path(&r9),
+        [
+            Accepted,
+            Working,
+            AwaitingInput,
+            Working,
+            AwaitingCompletion
+        ],
+        "rows 9, 5"
+    );
+    let r13 = send("r9", "continue", "awaiting-input").await.unwrap();
+    assert_eq!(
+        &path(&r13)[4..],
+        [AwaitingCompletion, Working, AwaitingInput],
+        "row 13"
+    );
+    send("r9", "continue", "awaiting-completion").await.unwrap();
+    let r12 = send("r9", "complete", "").await.unwrap();
+    assert_eq!(state(&r12), Completed, "row 12");
+    // Terminal states ignore every command (16-19): each task stays as it ended, and a command
+    // that does not apply elsewhere (complete on a working task) changes nothing either.
+    for (task, ended) in [
+        ("r9", Completed),
+        ("r8", Canceled),
+        ("r7", Failed),
+        ("r2", Rejected),
+    ] {
+        for cmd in ["start", "continue", "complete", "cancel"] {
+            let reply = send(task, cmd, "accepted working awaiting-input")
+                .await
+                .unwrap();
+            assert_eq!(state(&reply), ended, "{cmd} on {task}");
+        }
+    }
+    assert_eq!(
+        e.partners
+            .calls()
+            .iter()
+            .filter(|(_, ev, t)| t == "r9" && ev == "continue")
+            .count(),
+        3,
+        "commands ignored in a terminal state reach no partner"
+    );
+}
+
+/// Rows 11 and 15: the awaiting timers, input to canceled and completion to completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn awaiting_timers_cancel_or_complete() {
+    let defaults = TaskDefaults {
+        awaiting_input_timeout_ms: 150,
+        awaiting_completion_timeout_ms: 150,
+        ..TaskDefaults::default()
+    };
+    let e = Engine::start(defaults);
+    e.send("script", start("t11", "accepted working awaiting-input"))
+        .await
+        .unwrap();
+    e.send(
+        "script",
+        start("t15", "accepted working awaiting-completion"),
+    )
+    .await
+    .unwrap();
+    let r11 = until_state(&e, "script", "t11", TaskState::Canceled).await;
+    let r15 = until_state(&e, "script", "t15", TaskState::Completed).await;
+    assert_eq!(path(&r11).last(), Some(&TaskState::Canceled), "row 11");
+    assert_eq!(path(&r15).last(), Some(&TaskState::Completed), "row 15");
+    // A command in time moves the timer: a continue re-arms it for the new rest.
+    let calls = e.partners.calls();
+    assert!(
+        calls.iter().any(|(_, ev, t)| ev == "cancel" && t == "t11"),
+        "{calls:?}"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|(_, ev, t)| ev == "complete" && t == "t15"),
+        "{calls:?}"
+    );
+}
+
+/// A move no row allows is refused, and the partner's invocation failing over it ends the task
+/// along rows of the table: a started task fails (through working), a new one is rejected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_no_row_allows_is_refused_and_fails_the_task() {
+    let e = Engine::start(TaskDefaults::default());
+    for (task, script, ended) in [
+        ("skip", "accepted awaiting-completion", TaskState::Failed),
+        ("end", "accepted working completed", TaskState::Failed),
+        ("new", "working", TaskState::Rejected),
+    ] {
+        let reply = e.send("script", start(task, script)).await.unwrap();
+        assert_eq!(state(&reply), ended, "{task}: {:?}", path(&reply));
+        assert!(
+            path(&reply).iter().all(|s| matches!(
+                s,
+                TaskState::Accepted | TaskState::Working | TaskState::Failed | TaskState::Rejected
+            )),
+            "{task}: {:?}",
+            path(&reply)
+        );
+    }
+}
+
+/// What an invocation reports while nobody can see it may be kept back, but every event is in
+/// the store, in order and without gaps, once the task rests; the product holds every chunk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_kept_back_are_all_written_in_order_by_the_next_rest() {
+    let e = Engine::start(TaskDefaults::default());
+    let reply = e
+        .send(
+            "script",
+            start(
+                "h1",
+                "accepted working chunk chunk chunk chunk awaiting-completion",
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(state(&reply), TaskState::AwaitingCompletion);
+    assert_eq!(reply.task.products[0].data_items.len(), 4);
+    let key = TaskKey::new("script", "h1");
+    let events = e.engine.inner.store.events_after(&key, 0, 100).unwrap();
+    let seqs: Vec<u64> = events.iter().map(|(seq, _)| *seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=reply.seq).collect::<Vec<_>>(),
+        "every event, in order"
+    );
+    // created (accepted), working, four chunks, awaiting-completion.
+    assert_eq!(reply.seq, 7);
+}
+
+/// An engine over a store another engine left: tasks, their histories and their awaiting timers
+/// are all there (a timer armed before the restart fires after it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_engine_finds_its_tasks_and_their_timers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path_of = dir.path().to_path_buf();
+    let defaults = TaskDefaults {
+        awaiting_input_timeout_ms: 600,
+        ..TaskDefaults::default()
+    };
+    let first = Engine::start_in(dir, defaults.clone());
+    first
+        .send(
+            "script",
+            start("kept", "accepted working awaiting-completion"),
+        )
+        .await
+        .unwrap();
+    first
+        .send("script", start("timed", "accepted working awaiting-input"))
+        .await
+        .unwrap();
+    let Engine {
+        engine, _dir: dir, ..
+    } = first;
+    drop(engine);
+    // sled lets one process hold a store at a time: wait until the first engine lets go.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while Store::open(&path_of.join("store")).is_err() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the first engine kept its store"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let second = Engine::start_in(dir, defaults);
+    let kept = second
+        .send("script", command("get", "kept", json!([]), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&kept), TaskState::AwaitingCompletion);
+    assert_eq!(kept.task.commands.len(), 2, "the start and this get");
+    let timed = until_state(&second, "script", "timed", TaskState::Canceled).await;
+    assert_eq!(path(&timed).last(), Some(&TaskState::Canceled));
+    assert!(
+        second
+            .partners
+            .calls()
+            .iter()
+            .any(|(_, ev, t)| ev == "cancel" && t == "timed")
+    );
 }

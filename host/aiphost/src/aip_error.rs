@@ -1,0 +1,76 @@
+//! Domain errors in AIP's words: the one place where what the engine, the tenancy and the quotas
+//! refuse becomes a JSON-RPC error. Every AIP door (rpc, stream, notification, group) answers
+//! through these; another protocol's door maps the same errors to its own.
+
+use crate::protocol::{ErrorCode, RpcError};
+use crate::quota::QuotaError;
+use crate::task::EngineError;
+use crate::tenant::LeaderAuthError;
+use serde_json::json;
+
+/// The JSON-RPC error for an engine failure; store details stay in the log.
+pub fn engine(e: EngineError) -> RpcError {
+    match e {
+        EngineError::Rpc(e) => e,
+        EngineError::Quota(e) => quota(&e),
+        EngineError::Store(e) => {
+            tracing::error!(error = %e, "store failure while handling a command");
+            RpcError::internal(
+                "the host could not store the task; the command may not have taken effect, retry it",
+            )
+        }
+    }
+}
+
+/// -32009 with the quota, its limit and what to do about it.
+pub fn quota(e: &QuotaError) -> RpcError {
+    let (tenant, limit, extra) = match e {
+        QuotaError::RequestRate {
+            tenant,
+            limit,
+            retry_after_ms,
+        } => (
+            tenant,
+            u64::from(*limit),
+            json!({"retryAfterMs": retry_after_ms}),
+        ),
+        QuotaError::StoredBytes {
+            tenant,
+            limit,
+            stored,
+        } => (tenant, *limit, json!({"storedBytes": stored})),
+    };
+    let quota = e.quota();
+    let mut data = json!({
+        "reason": format!("the partner's tenant has reached its {quota} quota"),
+        "tenant": tenant,
+        "quota": quota,
+        "limit": limit,
+    });
+    if let (Some(data), Some(extra)) = (data.as_object_mut(), extra.as_object()) {
+        data.extend(extra.clone());
+    }
+    RpcError::new(ErrorCode::AuthorizationFailed, data)
+}
+
+/// -32008 (no credential), -32010 (a credential that is not valid), -32009 (a Leader that may
+/// not call this partner) or -32603 (the host could not check).
+pub fn leader_auth(e: &LeaderAuthError) -> RpcError {
+    match e {
+        LeaderAuthError::Missing { scheme, reason } => RpcError::new(
+            ErrorCode::AuthenticationRequired,
+            json!({"reason": reason, "scheme": scheme.as_str()}),
+        ),
+        LeaderAuthError::Invalid { scheme, reason } => RpcError::new(
+            ErrorCode::AccessTokenInvalid,
+            json!({"reason": reason, "scheme": scheme.as_str()}),
+        ),
+        LeaderAuthError::NotAllowed { leader, reason } => RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({"reason": reason, "leader": leader}),
+        ),
+        LeaderAuthError::Unavailable => {
+            RpcError::internal("the host could not check the API key; retry")
+        }
+    }
+}
