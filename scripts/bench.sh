@@ -32,8 +32,10 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 if $smoke; then
     step "benchmark smoke run (debug build, tiny workloads; the figures mean nothing)"
-    cargo build -p aiphost -p aiphost-bench >&2
-    bench=(target/debug/aiphost-bench --aiphost target/debug/aiphost)
+    # The same build as the test script's (a no-op after it): one feature set for everything.
+    cargo build --workspace --all-targets >&2
+    target="${CARGO_TARGET_DIR:-$root/target}"
+    bench=("$target/debug/aiphost-bench" --aiphost "$target/debug/aiphost")
     "${bench[@]}" compare --seconds 1 --no-reference
     "${bench[@]}" memory completed --tasks 200 --sample-every 100
     "${bench[@]}" memory store --tasks 200 --sample-every 100

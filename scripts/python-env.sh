@@ -18,6 +18,10 @@ python="$venv/bin/python"
 
 step() { printf '==> %s\n' "$*" >&2; }
 
+# Tests that need the venv may run this at the same time: one sets it up, the others wait.
+exec 9>"$root/.venv.lock"
+flock 9
+
 ready() {
     [[ -x "$python" ]] && "$python" -c "
 import acps_sdk, uvicorn, importlib.metadata as m
@@ -29,7 +33,8 @@ assert m.version('uvicorn') == '$uvicorn_version', m.version('uvicorn')
 if ready; then
     step "acps-sdk $sdk_version already installed in .venv"
 else
-    if [[ ! -x "$python" ]] || ! "$python" -c "import sys" >/dev/null 2>&1; then
+    # A venv that cannot run pip (made by another interpreter, or left half made) is made anew.
+    if [[ ! -x "$python" ]] || ! "$python" -m pip --version >/dev/null 2>&1; then
         step "creating virtualenv .venv"
         rm -rf "$venv"
         "${PYTHON:-python3}" -m venv "$venv" >&2

@@ -34,8 +34,14 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "partner unit tests (native)"
 (cd plugins && cargo test)
 
+# One build of everything (tests, binaries, benchmarks) with one feature set: the end-to-end tests
+# run this build's binary and the benchmark smoke run its binaries, so nothing is built twice.
+step "build (every crate, test and binary, once)"
+cargo build --workspace --all-targets
+target="${CARGO_TARGET_DIR:-$root/target}"
+
 step "host, SDK and end-to-end tests"
-cargo test --workspace
+AIPHOST_BIN="$target/debug/aiphost" cargo test --workspace
 
 step "benchmark smoke run (tiny workloads, debug build: checks that every benchmark runs, measures nothing)"
 bash scripts/bench.sh --smoke

@@ -61,11 +61,19 @@ pub fn built_component(crate_name: &str) -> PathBuf {
     }
 }
 
-/// The `aiphost` binary, built if needed.
+/// The `aiphost` binary: `$AIPHOST_BIN` when set (the test script builds the whole workspace once
+/// and says where the binary is), else built here.
 pub fn aiphost_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
+            if let Some(bin) = std::env::var_os("AIPHOST_BIN") {
+                let bin = PathBuf::from(bin);
+                assert!(bin.is_file(), "AIPHOST_BIN={} is not a file", bin.display());
+                return bin;
+            }
+            // Built on its own, the binary gets its own feature set (no dev-dependencies): a
+            // second build of much of the tree, which the test script avoids.
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let status = Command::new(cargo)
                 .args(["build", "-p", "aiphost", "--bin", "aiphost"])
