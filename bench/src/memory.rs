@@ -229,11 +229,11 @@ pub async fn run(bin: &Path, agents: &Path, args: MemoryArgs) -> anyhow::Result<
 /// many of the events its `start` wrote (the rest came with `complete`), and its command history
 /// entry (the complete's; the start is in the record).
 struct TaskWrites {
-    record: Vec<u8>,
-    events: Vec<Vec<u8>>,
+    record: aiphost::store::Encoded,
+    events: Vec<aiphost::store::Encoded>,
     at_rest: usize,
-    chunks: Vec<(String, Vec<u8>)>,
-    history: Vec<(u64, Vec<u8>)>,
+    chunks: Vec<(String, aiphost::store::Encoded)>,
+    history: Vec<(u64, aiphost::store::Encoded)>,
 }
 
 /// Run one echo task to completion through a real host and read back what it stored.
@@ -267,14 +267,17 @@ async fn one_completed_task(bin: &Path, agents: &Path) -> anyhow::Result<TaskWri
     let record: Value = store
         .load_task(&key)?
         .context("the sample task is not in the store")?;
-    let events: Vec<Vec<u8>> = store
+    let events: Vec<aiphost::store::Encoded> = store
         .events_after(&key, 0, usize::MAX)?
         .into_iter()
         .map(|(_, e)| e)
         .collect();
     let at_rest = events
         .iter()
-        .position(|e| String::from_utf8_lossy(e).contains("awaiting-completion"))
+        .position(|e| {
+            e.decode::<Value>()
+                .is_ok_and(|v| v.to_string().contains("awaiting-completion"))
+        })
         .map_or(events.len() / 2, |i| i + 1);
     let mut chunks = Vec::new();
     for product in record["task"]["products"].as_array().into_iter().flatten() {
@@ -293,7 +296,7 @@ async fn one_completed_task(bin: &Path, agents: &Path) -> anyhow::Result<TaskWri
         );
     }
     Ok(TaskWrites {
-        record: serde_json::to_vec(&record)?,
+        record: aiphost::store::Encoded::of(&record)?,
         events,
         at_rest,
         chunks,
@@ -316,7 +319,7 @@ async fn store_alone(
         "one completed echo task stores a {} B record, {} events ({} B), {} product chunks ({} B)",
         sample.record.len(),
         sample.events.len(),
-        sample.events.iter().map(Vec::len).sum::<usize>(),
+        sample.events.iter().map(|e| e.len()).sum::<usize>(),
         sample.chunks.len(),
         sample.chunks.iter().map(|(_, c)| c.len()).sum::<usize>(),
     );

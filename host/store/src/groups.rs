@@ -2,7 +2,7 @@
 //! results waiting to be published on a group's exchange (`p\0{membership}\0{id}` in tree
 //! `tasks`, written in the same batch as the change they announce).
 
-use super::{Outgoing, Store, StoreError, Ticket, parts, to_json};
+use super::{Encoded, Outgoing, Store, StoreError, Ticket, parts, to_json};
 
 /// One result waiting in a membership's outbox.
 pub struct Pending {
@@ -24,8 +24,8 @@ pub(super) fn outbox_prefix(membership: &str) -> Vec<u8> {
 
 impl Store {
     /// Record a membership (replacing what was stored under `id`).
-    pub fn put_membership(&self, id: &str, record: &[u8]) -> Result<Ticket, StoreError> {
-        self.inner.groups.insert(id.as_bytes(), record)?;
+    pub fn put_membership(&self, id: &str, record: &Encoded) -> Result<Ticket, StoreError> {
+        self.inner.groups.insert(id.as_bytes(), record.as_bytes())?;
         Ok(self.inner.commit.written())
     }
 
@@ -42,7 +42,7 @@ impl Store {
     }
 
     /// Every stored membership: `(id, record)`.
-    pub fn memberships(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+    pub fn memberships(&self) -> Result<Vec<(String, Encoded)>, StoreError> {
         self.inner
             .groups
             .iter()
@@ -50,7 +50,7 @@ impl Store {
                 let (k, v) = entry?;
                 let id = String::from_utf8(k.to_vec())
                     .map_err(|_| StoreError::Corrupt("a membership id is not UTF-8".into()))?;
-                Ok((id, v.to_vec()))
+                Ok((id, Encoded::from_stored(v.to_vec())))
             })
             .collect()
     }
@@ -121,6 +121,11 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    /// A stored value as the store would hold it, byte for byte.
+    fn raw(bytes: impl AsRef<[u8]>) -> crate::Encoded {
+        crate::Encoded(bytes.as_ref().to_vec())
+    }
+
     use crate::{Outgoing, Store, TaskKey, TaskWrite};
     use serde_json::json;
 
@@ -133,11 +138,13 @@ mod tests {
             store
                 .write_task(TaskWrite {
                     published: vec![(membership.to_string(), Outgoing::Rendered(json!(i)))],
-                    ..TaskWrite::record_only(&key, b"{}".to_vec())
+                    ..TaskWrite::record_only(&key, raw(b"{}"))
                 })
                 .unwrap();
         }
-        store.put_membership("m1", b"{}").unwrap();
+        store
+            .put_membership("m1", &crate::Encoded::of(&json!({})).unwrap())
+            .unwrap();
         let m1 = store.group_outbox("m1", 10).unwrap();
         let bodies: Vec<_> = m1.iter().map(|p| p.message.clone().unwrap()).collect();
         assert_eq!(

@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+mod encoded;
 mod event_batch;
 mod group_commit;
 mod groups;
@@ -38,6 +39,7 @@ mod outbox;
 mod parts;
 mod tenancy;
 
+pub use encoded::Encoded;
 pub use groups::Pending;
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
@@ -235,20 +237,20 @@ const LIVE_INDEX_MARK: &[u8] = b"m\0live-index";
 pub struct TaskWrite<'a> {
     /// The task written.
     pub key: &'a TaskKey,
-    /// The record, serialised (`None`: it did not change, as when a command that changes nothing
-    /// only adds to the history).
-    pub record: Option<Vec<u8>>,
+    /// The record (`None`: it did not change, as when a command that changes nothing only adds
+    /// to the history).
+    pub record: Option<Encoded>,
     /// The deadline the index holds now, and the one it should hold.
     pub deadline: (Option<i64>, Option<i64>),
     /// Whether the task has not ended and how, as stored now and as it should be (`None`: it
     /// has ended). Only a running task has an index entry of its own.
     pub live: (Option<Liveness>, Option<Liveness>),
     /// History entries to store: `(index, entry)`.
-    pub history: Vec<(u64, Vec<u8>)>,
+    pub history: Vec<(u64, Encoded)>,
     /// History entries to delete, by index.
     pub history_dropped: Vec<u64>,
     /// New events: `(seq, event)`.
-    pub events: Vec<(u64, Vec<u8>)>,
+    pub events: Vec<(u64, Encoded)>,
     /// Drop stored events with seq below this (count retention).
     pub trim_below: Option<u64>,
     /// The task ended at this instant (Unix ms): index it for age retention.
@@ -265,18 +267,26 @@ impl<'a> TaskWrite<'a> {
     /// A write of `record` alone; struct-update syntax fills in the rest.
     ///
     /// ```
-    /// # use aiphost_store::{TaskKey, TaskWrite};
+    /// # use aiphost_store::{Encoded, TaskKey, TaskWrite};
     /// let key = TaskKey::new("echo", "t1");
     /// let write = TaskWrite {
     ///     ended_at: Some(1_000),
-    ///     ..TaskWrite::record_only(&key, b"{}".to_vec())
+    ///     ..TaskWrite::record_only(&key, Encoded::of(&"the record").unwrap())
     /// };
     /// assert!(write.events.is_empty());
     /// ```
-    pub fn record_only(key: &'a TaskKey, record: Vec<u8>) -> Self {
+    pub fn record_only(key: &'a TaskKey, record: Encoded) -> Self {
+        TaskWrite {
+            record: Some(record),
+            ..TaskWrite::without_record(key)
+        }
+    }
+
+    /// A write that leaves the record as it is; struct-update syntax fills in the rest.
+    pub fn without_record(key: &'a TaskKey) -> Self {
         TaskWrite {
             key,
-            record: Some(record),
+            record: None,
             deadline: (None, None),
             live: (None, None),
             history: Vec::new(),
@@ -297,8 +307,8 @@ pub struct ChunkWrite {
     pub product: String,
     /// The seq of the chunk's event: a product's chunks are read back in this order.
     pub seq: u64,
-    /// The chunk's DataItems, as JSON.
-    pub items: Vec<u8>,
+    /// The chunk's DataItems.
+    pub items: Encoded,
     /// The chunk starts the product afresh: its earlier chunks are dropped.
     pub replaces: bool,
 }
@@ -380,7 +390,8 @@ impl Store {
     pub fn load_task<T: DeserializeOwned>(&self, key: &TaskKey) -> Result<Option<T>, StoreError> {
         match parts::get(&self.inner.tasks, &key.record_key())? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
+            Some(bytes) => Encoded::from_stored(bytes)
+                .decode()
                 .map(Some)
                 .map_err(|e| StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))),
         }
@@ -394,7 +405,13 @@ impl Store {
         if let Some(record) = write.record {
             let record_key = key.record_key();
             let old = tasks.get(&record_key)?;
-            parts::insert(&mut batch, db, &record_key, &record, old.as_deref())?;
+            parts::insert(
+                &mut batch,
+                db,
+                &record_key,
+                record.as_bytes(),
+                old.as_deref(),
+            )?;
         }
         let (old_deadline, new_deadline) = write.deadline;
         if old_deadline != new_deadline {
@@ -418,7 +435,13 @@ impl Store {
             }
         }
         for (index, entry) in write.history {
-            parts::insert(&mut batch, db, &key.seq_key(b'h', index), &entry, None)?;
+            parts::insert(
+                &mut batch,
+                db,
+                &key.seq_key(b'h', index),
+                entry.as_bytes(),
+                None,
+            )?;
         }
         let mut events = write.events;
         if let Some(below) = write.trim_below {
@@ -444,7 +467,8 @@ impl Store {
             events.retain(|(seq, _)| *seq >= below);
         }
         if let Some((first, _)) = events.first() {
-            let events: Vec<(u64, &[u8])> = events.iter().map(|(s, e)| (*s, &e[..])).collect();
+            let events: Vec<(u64, &[u8])> =
+                events.iter().map(|(s, e)| (*s, e.as_bytes())).collect();
             let value = event_batch::encode(&events);
             parts::insert(&mut batch, db, &key.event_key(*first), &value, None)?;
         }
@@ -476,7 +500,7 @@ impl Store {
             }
             let mut chunk_key = prefix;
             chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
-            parts::insert(&mut batch, db, &chunk_key, &chunk.items, None)?;
+            parts::insert(&mut batch, db, &chunk_key, chunk.items.as_bytes(), None)?;
         }
         for (seq, entry) in write.outbox {
             let bytes = to_json(&entry)?;
@@ -620,7 +644,7 @@ impl Store {
         &self,
         key: &TaskKey,
         seq: u64,
-        given_up: Option<&[u8]>,
+        given_up: Option<&Encoded>,
     ) -> Result<Ticket, StoreError> {
         let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
@@ -636,7 +660,7 @@ impl Store {
                 &mut batch,
                 &self.inner.db,
                 &given_key,
-                record,
+                record.as_bytes(),
                 old.as_deref(),
             )?;
         }
@@ -660,13 +684,13 @@ impl Store {
     }
 
     /// Notifications given up on (all agents), oldest task first.
-    pub fn given_up(&self, limit: usize) -> Result<Vec<Vec<u8>>, StoreError> {
+    pub fn given_up(&self, limit: usize) -> Result<Vec<Encoded>, StoreError> {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(b"g\0")
             .filter_map(|entry| match entry {
                 Ok((k, head)) => parts::assemble(tasks, &k, &head)
-                    .map(|v| v.map(|v| v.into_owned()))
+                    .map(|v| v.map(|v| Encoded::from_stored(v.into_owned())))
                     .transpose(),
                 Err(e) => Some(Err(e.into())),
             })
@@ -675,7 +699,7 @@ impl Store {
     }
 
     /// The stored history entries of a task: `(index, entry)`, in order.
-    pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Encoded)>, StoreError> {
         let prefix = key.tagged_prefix(b'h');
         let tasks = &self.inner.tasks;
         tasks
@@ -689,7 +713,7 @@ impl Store {
                         .map(u64::from_be_bytes)
                         .ok_or_else(|| StoreError::Corrupt("malformed history key".into()))?;
                     let value = parts::assemble(tasks, &k, &head)?;
-                    Ok(value.map(|v| (index, v.into_owned())))
+                    Ok(value.map(|v| (index, Encoded::from_stored(v.into_owned()))))
                 };
                 read().transpose()
             })
@@ -702,7 +726,7 @@ impl Store {
     /// tells it from a stored record (`Err`: the record is unreadable).
     pub fn running_tasks(
         &self,
-        liveness: impl Fn(&[u8]) -> Result<Option<Liveness>, String>,
+        liveness: impl Fn(&Encoded) -> Result<Option<Liveness>, StoreError>,
     ) -> Result<Vec<TaskKey>, StoreError> {
         let tasks = &self.inner.tasks;
         if tasks.get(LIVE_INDEX_MARK)?.is_none() {
@@ -719,7 +743,7 @@ impl Store {
                 };
                 // One unreadable record must not keep the host from starting: it is left out
                 // of the index (and fails loudly when a command loads it).
-                let live = match liveness(&record) {
+                let live = match liveness(&Encoded::from_stored(record.into_owned())) {
                     Ok(live) => live,
                     Err(e) => {
                         tracing::error!(agent = %key.agent, task = %key.task, error = %e,
@@ -751,14 +775,14 @@ impl Store {
             .collect()
     }
 
-    /// The stored chunks of one product of a task, in order: each its DataItems as JSON.
-    pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+    /// The stored chunks of one product of a task, in order: each its DataItems.
+    pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Encoded>, StoreError> {
         let tasks = &self.inner.tasks;
         tasks
             .scan_prefix(key.product_prefix(product))
             .filter_map(|entry| match entry {
                 Ok((k, head)) => parts::assemble(tasks, &k, &head)
-                    .map(|v| v.map(|v| v.into_owned()))
+                    .map(|v| v.map(|v| Encoded::from_stored(v.into_owned())))
                     .transpose(),
                 Err(e) => Some(Err(e.into())),
             })
@@ -771,7 +795,7 @@ impl Store {
         key: &TaskKey,
         after: u64,
         limit: usize,
-    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    ) -> Result<Vec<(u64, Encoded)>, StoreError> {
         let prefix = key.events_prefix();
         let mut wanted = after.saturating_add(1);
         // The entry holding `wanted` is the last one that starts at or before it.
@@ -798,7 +822,7 @@ impl Store {
                 // A trim that runs while this reads moves the tail of the entry it cuts to a
                 // higher key, where sled's iterator (no snapshot) may meet it again.
                 if seq >= wanted && out.len() < limit {
-                    out.push((seq, event.to_vec()));
+                    out.push((seq, Encoded::from_stored(event.to_vec())));
                     wanted = seq + 1;
                 }
             }
@@ -982,16 +1006,21 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
 
 /// A value the store keeps, read back.
 fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))
+    Encoded::from_stored(bytes.to_vec()).decode()
 }
 
-/// A value as the store keeps it: JSON.
+/// A value as the store keeps it.
 fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+    Encoded::of(value).map(|e| e.0)
 }
 
 #[cfg(test)]
 mod tests {
+    /// A stored value as the store would hold it, byte for byte.
+    fn raw(bytes: impl AsRef<[u8]>) -> crate::Encoded {
+        crate::Encoded(bytes.as_ref().to_vec())
+    }
+
     use super::*;
     use serde_json::{Value, json};
 
@@ -1005,7 +1034,7 @@ mod tests {
     ) -> Result<Ticket, StoreError> {
         store.write_task(TaskWrite {
             deadline: (old, new),
-            ..TaskWrite::record_only(key, serde_json::to_vec(record).unwrap())
+            ..TaskWrite::record_only(key, Encoded::of(record).unwrap())
         })
     }
 
@@ -1040,10 +1069,10 @@ mod tests {
         let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim_below, ended_at| {
             store
                 .write_task(TaskWrite {
-                    events: seqs.map(|s| (s, format!("e{s}").into_bytes())).collect(),
+                    events: seqs.map(|s| (s, raw(format!("e{s}")))).collect(),
                     trim_below,
                     ended_at,
-                    ..TaskWrite::record_only(key, b"{}".to_vec())
+                    ..TaskWrite::record_only(key, raw(b"{}"))
                 })
                 .unwrap()
         };
@@ -1051,7 +1080,7 @@ mod tests {
         write(&other, 1..=2, None, None);
         let first = store.events_after(&key, 0, 1000).unwrap();
         assert_eq!(first.len(), 300, "no events of another task leak in");
-        assert_eq!(first[0], (1, b"e1".to_vec()));
+        assert_eq!(first[0], (1, raw(b"e1")));
         assert_eq!(store.events_after(&key, 298, 10).unwrap().len(), 2);
         assert_eq!(store.events_after(&key, 10, 5).unwrap()[0].0, 11);
         write(&key, 301..=301, Some(101), Some(1_000));
@@ -1067,7 +1096,7 @@ mod tests {
     /// exactly the events from that seq on.
     #[tokio::test]
     async fn batched_events_read_from_any_seq_and_trim_below_any_seq() {
-        let event = |s: u64| format!("{{\"seq\":{s}}}").into_bytes();
+        let event = |s: u64| raw(format!("{{\"seq\":{s}}}"));
         for below in 1..=14 {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path()).unwrap();
@@ -1077,7 +1106,7 @@ mod tests {
                     .write_task(TaskWrite {
                         events: seqs.map(|s| (s, event(s))).collect(),
                         trim_below,
-                        ..TaskWrite::record_only(&key, b"{}".to_vec())
+                        ..TaskWrite::record_only(&key, raw(b"{}"))
                     })
                     .unwrap()
             };
@@ -1086,7 +1115,7 @@ mod tests {
                 write(seqs, None);
             }
             write(12..=14, Some(below));
-            let stored: Vec<(u64, Vec<u8>)> = (below..=14).map(|s| (s, event(s))).collect();
+            let stored: Vec<(u64, Encoded)> = (below..=14).map(|s| (s, event(s))).collect();
             assert_eq!(store.first_event_seq(&key).unwrap(), Some(below));
             for after in 0..=14 {
                 let expected: Vec<_> = stored.iter().filter(|(s, _)| *s > after).cloned().collect();
@@ -1112,10 +1141,10 @@ mod tests {
                     chunks: vec![ChunkWrite {
                         product: product.into(),
                         seq,
-                        items: format!("{product}{seq}").into_bytes(),
+                        items: raw(format!("{product}{seq}")),
                         replaces,
                     }],
-                    ..TaskWrite::record_only(&key, b"{}".to_vec())
+                    ..TaskWrite::record_only(&key, raw(b"{}"))
                 })
                 .unwrap()
         };
@@ -1124,10 +1153,10 @@ mod tests {
         write("p", 3, false);
         write("p", 300, false);
         let p = store.product_chunks(&key, "p").unwrap();
-        assert_eq!(p, [b"p1".to_vec(), b"p3".to_vec(), b"p300".to_vec()]);
+        assert_eq!(p, [raw(b"p1"), raw(b"p3"), raw(b"p300")]);
         write("p", 301, true);
-        assert_eq!(store.product_chunks(&key, "p").unwrap(), [b"p301".to_vec()]);
-        assert_eq!(store.product_chunks(&key, "q").unwrap(), [b"q2".to_vec()]);
+        assert_eq!(store.product_chunks(&key, "p").unwrap(), [raw(b"p301")]);
+        assert_eq!(store.product_chunks(&key, "q").unwrap(), [raw(b"q2")]);
     }
 
     #[tokio::test]
@@ -1138,14 +1167,14 @@ mod tests {
         let chunk = |product: &str, seq: u64, replaces: bool| ChunkWrite {
             product: product.into(),
             seq,
-            items: format!("{product}{seq}").into_bytes(),
+            items: raw(format!("{product}{seq}")),
             replaces,
         };
         let write = |chunks: Vec<ChunkWrite>| {
             store
                 .write_task(TaskWrite {
                     chunks,
-                    ..TaskWrite::record_only(&key, b"{}".to_vec())
+                    ..TaskWrite::record_only(&key, raw(b"{}"))
                 })
                 .unwrap()
         };
@@ -1160,11 +1189,11 @@ mod tests {
         ]);
         assert_eq!(
             store.product_chunks(&key, "p").unwrap(),
-            [b"p5".to_vec(), b"p6".to_vec()]
+            [raw(b"p5"), raw(b"p6")]
         );
         assert_eq!(
             store.product_chunks(&key, "q").unwrap(),
-            [b"q4".to_vec(), b"q7".to_vec()]
+            [raw(b"q4"), raw(b"q7")]
         );
     }
 
@@ -1187,16 +1216,16 @@ mod tests {
         };
         store
             .write_task(TaskWrite {
-                events: vec![(1, big('e', 70_000)), (2, big('f', 9_000))],
+                events: vec![(1, raw(big('e', 70_000))), (2, raw(big('f', 9_000)))],
                 chunks: vec![ChunkWrite {
                     product: "p".into(),
                     seq: 1,
-                    items: big('c', 50_000),
+                    items: raw(big('c', 50_000)),
                     replaces: true,
                 }],
-                history: vec![(0, big('h', 30_000))],
+                history: vec![(0, raw(big('h', 30_000)))],
                 outbox: vec![(1, notification.clone())],
-                ..TaskWrite::record_only(&key, record.clone().into_bytes())
+                ..TaskWrite::record_only(&key, raw(&record))
             })
             .unwrap();
         store
@@ -1209,11 +1238,17 @@ mod tests {
         let read: Value = store.load_task(&key).unwrap().unwrap();
         assert_eq!(read.to_string(), record);
         let events = store.events_after(&key, 0, 10).unwrap();
-        assert_eq!(events, vec![(1, big('e', 70_000)), (2, big('f', 9_000))]);
-        assert_eq!(store.product_chunks(&key, "p").unwrap(), [big('c', 50_000)]);
+        assert_eq!(
+            events,
+            vec![(1, raw(big('e', 70_000))), (2, raw(big('f', 9_000)))]
+        );
+        assert_eq!(
+            store.product_chunks(&key, "p").unwrap(),
+            [raw(big('c', 50_000))]
+        );
         assert_eq!(
             store.command_history(&key).unwrap(),
-            [(0, big('h', 30_000))]
+            [(0, raw(big('h', 30_000)))]
         );
         assert_eq!(
             store.outbox_head(&key).unwrap(),
@@ -1226,16 +1261,16 @@ mod tests {
         // Replaced, trimmed, delivered and deleted: their parts go with them.
         store
             .write_task(TaskWrite {
-                events: vec![(3, b"{}".to_vec())],
+                events: vec![(3, raw(b"{}"))],
                 trim_below: Some(3),
                 chunks: vec![ChunkWrite {
                     product: "p".into(),
                     seq: 3,
-                    items: b"[]".to_vec(),
+                    items: raw(b"[]"),
                     replaces: true,
                 }],
                 history_dropped: vec![0],
-                ..TaskWrite::record_only(&key, b"{}".to_vec())
+                ..TaskWrite::record_only(&key, raw(b"{}"))
             })
             .unwrap();
         store.outbox_remove(&key, 1, None).unwrap();
@@ -1249,7 +1284,7 @@ mod tests {
         assert_eq!(parts_left, 0, "no part outlives its value");
         assert_eq!(
             store.events_after(&key, 0, 10).unwrap(),
-            vec![(3, b"{}".to_vec())]
+            vec![(3, raw(b"{}"))]
         );
         assert!(store.inner.kv.is_empty());
     }

@@ -1,23 +1,27 @@
 //! The tenancy side of the store (tree `tenancy`): tenants, their credentials, published
 //! partners and Leader API keys, each a JSON record under a typed key (see `tenant::records`).
 
-use super::{Store, StoreError, Ticket, parts};
+use super::{Encoded, Store, StoreError, Ticket, parts};
 
 impl Store {
     /// Read the tenancy record at `key`.
-    pub fn tenancy_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.inner.tenancy.get(key.as_bytes())?.map(|v| v.to_vec()))
+    pub fn tenancy_get(&self, key: &str) -> Result<Option<Encoded>, StoreError> {
+        Ok(self
+            .inner
+            .tenancy
+            .get(key.as_bytes())?
+            .map(|v| Encoded::from_stored(v.to_vec())))
     }
 
     /// Write several tenancy records and deletions atomically.
     pub fn tenancy_apply(
         &self,
-        puts: &[(String, Vec<u8>)],
+        puts: &[(String, Encoded)],
         deletes: &[String],
     ) -> Result<Ticket, StoreError> {
         let mut batch = sled::Batch::default();
         for (key, value) in puts {
-            batch.insert(key.as_bytes(), value.as_slice());
+            batch.insert(key.as_bytes(), value.as_bytes());
         }
         for key in deletes {
             batch.remove(key.as_bytes());
@@ -27,7 +31,7 @@ impl Store {
     }
 
     /// Every tenancy record whose key starts with `prefix`, in key order.
-    pub fn tenancy_scan(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+    pub fn tenancy_scan(&self, prefix: &str) -> Result<Vec<(String, Encoded)>, StoreError> {
         self.inner
             .tenancy
             .scan_prefix(prefix.as_bytes())
@@ -35,7 +39,7 @@ impl Store {
                 let (k, v) = entry?;
                 let key = String::from_utf8(k.to_vec())
                     .map_err(|_| StoreError::Corrupt("a tenancy key is not UTF-8".into()))?;
-                Ok((key, v.to_vec()))
+                Ok((key, Encoded::from_stored(v.to_vec())))
             })
             .collect()
     }

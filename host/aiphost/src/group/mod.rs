@@ -17,7 +17,7 @@ use crate::agent::manifest::LeaderAuth;
 use crate::agent::{Agent, Registry};
 use crate::protocol::group;
 use crate::protocol::{Dialect, ErrorCode, RpcError, Timestamp};
-use crate::store::Store;
+use crate::store::{Encoded, Store};
 use crate::task::TaskEngine;
 use broker::Link;
 use membership::{Membership, UnaddressedPolicy};
@@ -190,13 +190,7 @@ impl Shared {
 
     /// Store a membership's changed settings (mute, dialect).
     fn save(&self, m: &Membership) {
-        let stored = serde_json::to_vec(m)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| {
-                self.store
-                    .put_membership(&m.id(), &bytes)
-                    .map_err(|e| e.to_string())
-            });
+        let stored = Encoded::of(m).and_then(|record| self.store.put_membership(&m.id(), &record));
         if let Err(e) = stored {
             tracing::error!(error = %e, "could not store a membership change");
         }
@@ -275,7 +269,7 @@ impl Groups {
         let stored = self.shared.store.memberships()?;
         let mut live = Vec::new();
         for (id, bytes) in stored {
-            let mut m: Membership = match serde_json::from_slice(&bytes) {
+            let mut m: Membership = match bytes.decode() {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::error!(membership = %id, error = %e, "an unreadable membership is skipped");
@@ -392,14 +386,9 @@ impl Groups {
         )
         .await
         .map_err(failed)?;
-        let stored = serde_json::to_vec(&membership)
-            .map_err(|e| RpcError::internal(e.to_string()))
-            .and_then(|bytes| {
-                self.shared
-                    .store
-                    .put_membership(&id, &bytes)
-                    .map_err(|e| RpcError::internal(e.to_string()))
-            });
+        let stored = Encoded::of(&membership)
+            .and_then(|record| self.shared.store.put_membership(&id, &record))
+            .map_err(|e| RpcError::internal(e.to_string()));
         let ticket = match stored {
             Ok(t) => t,
             Err(e) => {

@@ -10,7 +10,7 @@ pub mod policy;
 
 use crate::protocol::Audience;
 use crate::protocol::Timestamp;
-use crate::store::{OutboxEntry, Outgoing, Store, StoreError, TaskKey};
+use crate::store::{Encoded, OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -303,9 +303,8 @@ impl Notifier {
                 last_error: error,
                 gave_up_at: crate::protocol::Timestamp::now(),
             };
-            let bytes =
-                serde_json::to_vec(&record).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            self.store.outbox_remove(task, seq, Some(&bytes))?;
+            self.store
+                .outbox_remove(task, seq, Some(&Encoded::of(&record)?))?;
             return Ok(());
         }
         let random = f64::from(uuid::Uuid::new_v4().as_u128() as u32) / f64::from(u32::MAX);
@@ -347,12 +346,10 @@ impl Notifier {
             .given_up(limit)?
             .iter()
             .map(|b| {
-                serde_json::from_slice::<GivenUp>(b)
-                    .map(|g| GivenUp {
-                        url: policy::redact(&g.url),
-                        ..g
-                    })
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))
+                b.decode::<GivenUp>().map(|g| GivenUp {
+                    url: policy::redact(&g.url),
+                    ..g
+                })
             })
             .collect()
     }

@@ -90,7 +90,7 @@ impl Tenancy {
         let Some(bytes) = self.store.tenancy_get(&credential_key(id))? else {
             return Err(refused());
         };
-        let credential: AdminCredential = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        let credential: AdminCredential = bytes.decode()?;
         if !Credential::matches(&credential.hash, token)
             || self.tenant(&credential.tenant).is_none()
         {
@@ -148,7 +148,7 @@ impl Tenancy {
         let Some(bytes) = stored else {
             return Err(invalid_token("unknown or revoked API key"));
         };
-        let key: LeaderKey = serde_json::from_slice(&bytes).map_err(|e| {
+        let key: LeaderKey = bytes.decode().map_err(|e| {
             tracing::error!(error = %e, "an unreadable API key record");
             LeaderAuthError::Unavailable
         })?;

@@ -53,7 +53,7 @@ impl Tenancy {
         self.owned_agent(principal, agent)?;
         let mut keys = Vec::new();
         for (_, bytes) in self.store.tenancy_scan("key/")? {
-            let key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            let key: LeaderKey = bytes.decode()?;
             if key.agent == agent {
                 keys.push(json!({
                     "id": key.id, "leader": key.leader,
@@ -80,7 +80,7 @@ impl Tenancy {
             .store
             .tenancy_get(&leader_key_key(key_id))?
             .ok_or_else(not_found)?;
-        let key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        let key: LeaderKey = bytes.decode()?;
         if key.agent != agent {
             return Err(not_found());
         }

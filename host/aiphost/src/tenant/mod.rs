@@ -29,7 +29,7 @@ use crate::agent::manifest::is_valid_id;
 use crate::agent::{Registry, VersionLoader};
 use crate::runtime::Runtime;
 use crate::runtime::outbound::AgentValues;
-use crate::store::{Store, StoreError};
+use crate::store::{Encoded, Store, StoreError};
 pub use aiphost_engine::quota::{self, Quotas, TenantState};
 use records::*;
 use std::collections::HashMap;
@@ -91,10 +91,6 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> TenancyError 
     }
 }
 
-fn corrupt(e: serde_json::Error) -> TenancyError {
-    TenancyError::Store(StoreError::Corrupt(e.to_string()))
-}
-
 /// Who is calling the admin API.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Principal {
@@ -151,11 +147,11 @@ impl Tenancy {
             changes: tokio::sync::Mutex::new(()),
         });
         for (_, bytes) in tenancy.store.tenancy_scan("tenant/")? {
-            let record: TenantRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            let record: TenantRecord = bytes.decode()?;
             tenancy.tenant_map_insert(Arc::new(TenantState::new(&record.id, record.quotas)));
         }
         for (_, bytes) in tenancy.store.tenancy_scan("agent/")? {
-            let record: AgentRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            let record: AgentRecord = bytes.decode()?;
             let Some(version) = record.current.filter(|_| !record.orphaned) else {
                 continue;
             };
@@ -187,8 +183,9 @@ impl Tenancy {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, TenancyError> {
-    serde_json::to_vec(value).map_err(corrupt)
+/// `value` as the store keeps it.
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Encoded, TenancyError> {
+    Ok(Encoded::of(value)?)
 }
 
 /// Tenant and partner ids are URL segments and store keys.

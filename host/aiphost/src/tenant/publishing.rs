@@ -60,14 +60,14 @@ impl Tenancy {
         self.store
             .tenancy_scan("agent/")?
             .into_iter()
-            .map(|(_, bytes)| serde_json::from_slice(&bytes).map_err(corrupt))
+            .map(|(_, bytes)| bytes.decode().map_err(TenancyError::from))
             .collect()
     }
 
     pub(super) fn agent_record(&self, id: &str) -> Result<Option<AgentRecord>, TenancyError> {
         self.store
             .tenancy_get(&agent_key(id))?
-            .map(|bytes| serde_json::from_slice(&bytes).map_err(corrupt))
+            .map(|bytes| bytes.decode().map_err(TenancyError::from))
             .transpose()
     }
 

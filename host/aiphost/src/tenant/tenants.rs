@@ -60,7 +60,7 @@ impl Tenancy {
             .tenancy_scan("tenant/")?
             .into_iter()
             .map(|(_, bytes)| {
-                let record: TenantRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+                let record: TenantRecord = bytes.decode()?;
                 let owned: Vec<&str> = agents
                     .iter()
                     .filter(|a| a.tenant == record.id && !a.orphaned)
@@ -88,7 +88,7 @@ impl Tenancy {
                 id: id.into(),
             });
         };
-        let record: TenantRecord = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        let record: TenantRecord = bytes.decode()?;
         let mut puts = Vec::new();
         let mut deletes = vec![tenant_key(id)];
         deletes.extend(record.credentials.iter().map(|c| credential_key(c)));
@@ -102,7 +102,7 @@ impl Tenancy {
             }
         }
         for (key, bytes) in self.store.tenancy_scan("key/")? {
-            let leader_key: LeaderKey = serde_json::from_slice(&bytes).map_err(corrupt)?;
+            let leader_key: LeaderKey = bytes.decode()?;
             if leader_key.tenant == id {
                 deletes.push(key);
             }

@@ -15,7 +15,7 @@ impl Tenancy {
             return Ok(values.clone());
         }
         let stored: AgentValues = match self.store.tenancy_get(&values_key(agent))? {
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(corrupt)?,
+            Some(bytes) => bytes.decode()?,
             None => AgentValues::default(),
         };
         let values = Arc::new(RwLock::new(stored));

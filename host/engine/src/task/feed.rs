@@ -95,7 +95,7 @@ impl EventFeed {
                 }
                 let mut events = Vec::with_capacity(raw.len());
                 for (_, bytes) in raw {
-                    let event: TaskEvent = serde_json::from_slice(&bytes).map_err(|e| {
+                    let event: TaskEvent = bytes.decode().map_err(|e| {
                         StoreError::Corrupt(format!(
                             "event of {}/{}: {e}",
                             self.key.agent, self.key.task

@@ -18,6 +18,7 @@
 //!   first status (accepted or rejected) and the current one.
 
 use aiphost_protocol::{LeaderCommand, TaskStatus};
+use aiphost_store::Encoded;
 use serde::{Deserialize, Serialize};
 
 /// How much of its past a task keeps.
@@ -68,7 +69,7 @@ struct Entry {
 #[derive(Debug, Default, PartialEq)]
 pub struct HistoryWrites {
     /// `(index, entry)` to store.
-    pub put: Vec<(u64, Vec<u8>)>,
+    pub put: Vec<(u64, Encoded)>,
     /// Indexes of entries to delete.
     pub dropped: Vec<u64>,
 }
@@ -85,7 +86,7 @@ impl HistoryWrites {
 pub struct CommandLog {
     entries: Vec<Entry>,
     /// Entries recorded but not yet handed to the store.
-    put: Vec<(u64, Vec<u8>)>,
+    put: Vec<(u64, Encoded)>,
     /// Stored entries dropped since the last write.
     dropped: Vec<u64>,
 }
@@ -115,18 +116,19 @@ impl CommandLog {
             command,
             unchanging,
         };
-        // A command is plain data read from JSON: it serialises.
-        let bytes = serde_json::to_vec(&stored).unwrap_or_default();
+        let encoded = encode(&stored);
         let index = *next;
         *next += 1;
         self.entries.push(Entry {
             index,
-            bytes: bytes.len(),
+            bytes: encoded.as_ref().map_or(0, Encoded::len),
             unchanging,
         });
         // The creating start (index 0) is stored in the record itself.
-        if index > 0 {
-            self.put.push((index, bytes));
+        if index > 0
+            && let Some(encoded) = encoded
+        {
+            self.put.push((index, encoded));
         }
         commands.push(stored.command);
         self.enforce(commands, limits);
@@ -199,7 +201,7 @@ impl CommandLog {
     /// without rewriting the record that counts them).
     pub fn restore(
         start: Option<LeaderCommand>,
-        entries: Vec<(u64, Vec<u8>)>,
+        entries: Vec<(u64, Encoded)>,
     ) -> Result<(Self, Vec<LeaderCommand>), UnreadableEntry> {
         let mut log = CommandLog::default();
         let mut commands = Vec::with_capacity(1 + entries.len());
@@ -210,17 +212,16 @@ impl CommandLog {
             };
             log.entries.push(Entry {
                 index: 0,
-                bytes: serde_json::to_vec(&stored).map_or(0, |b| b.len()),
+                bytes: encode(&stored).map_or(0, |e| e.len()),
                 unchanging: false,
             });
             commands.push(stored.command);
         }
         for (index, bytes) in entries {
-            let stored: StoredCommand =
-                serde_json::from_slice(&bytes).map_err(|e| UnreadableEntry {
-                    index,
-                    reason: e.to_string(),
-                })?;
+            let stored: StoredCommand = bytes.decode().map_err(|e| UnreadableEntry {
+                index,
+                reason: e.to_string(),
+            })?;
             log.entries.push(Entry {
                 index,
                 bytes: bytes.len(),
@@ -241,18 +242,28 @@ impl CommandLog {
                 command: command.clone(),
                 unchanging: command.command == aiphost_protocol::CommandKind::Get,
             };
-            let bytes = serde_json::to_vec(&stored).unwrap_or_default();
+            let encoded = encode(&stored);
             log.entries.push(Entry {
                 index,
-                bytes: bytes.len(),
+                bytes: encoded.as_ref().map_or(0, Encoded::len),
                 unchanging: stored.unchanging,
             });
-            if index > 0 {
-                log.put.push((index, bytes));
+            if index > 0
+                && let Some(encoded) = encoded
+            {
+                log.put.push((index, encoded));
             }
         }
         (log, commands.len() as u64)
     }
+}
+
+/// A command as its history entry is stored (`None`, logged, in the impossible case that plain
+/// data read from JSON does not encode).
+fn encode(stored: &StoredCommand) -> Option<Encoded> {
+    Encoded::of(stored)
+        .map_err(|e| tracing::error!(error = %e, "a history entry could not be encoded"))
+        .ok()
 }
 
 /// Add `status` to `history`, dropping the oldest after the first while there are more than
@@ -289,7 +300,7 @@ mod tests {
         log: CommandLog,
         commands: Vec<LeaderCommand>,
         next: u64,
-        stored: std::collections::BTreeMap<u64, Vec<u8>>,
+        stored: std::collections::BTreeMap<u64, Encoded>,
     }
 
     impl Task {
@@ -411,7 +422,8 @@ mod tests {
             CommandLog::restore(Some(inline[0].clone()), writes.put).unwrap();
         assert_eq!(commands, inline);
         assert!(restored.entries[1].unchanging);
-        assert!(CommandLog::restore(None, vec![(1, b"{".to_vec())]).is_err());
+        let not_a_command = Encoded::of(&"not a command").unwrap();
+        assert!(CommandLog::restore(None, vec![(1, not_a_command)]).is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use aiphost_protocol::{
     DataItem, Dialect, JsonObject, LeaderCommand, ProductChunk, RpcError, Task, TaskState,
     TaskStatus,
 };
+use aiphost_store::{Encoded, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -120,7 +121,7 @@ impl TaskLimits {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// The task as Leaders see it (products without their DataItems, and only the creating
-    /// command, in the stored form: see [`TaskRecord::stored_bytes`]).
+    /// command, in the stored form: see [`TaskRecord::encoded`]).
     pub task: Task,
     /// The dialect of the Leader that started the task (for events sent later, unasked).
     pub dialect: Dialect,
@@ -257,7 +258,7 @@ impl TaskRecord {
     /// Refill the commands of a loaded record from its stored history entries (`(index,
     /// entry)` in order). A record stored with its commands inline keeps them, and they move to
     /// entries of their own with its next write.
-    pub fn restore_history(&mut self, entries: Vec<(u64, Vec<u8>)>) -> Result<(), UnreadableEntry> {
+    pub fn restore_history(&mut self, entries: Vec<(u64, Encoded)>) -> Result<(), UnreadableEntry> {
         if self.next_command == 0 && !self.task.commands.is_empty() {
             let (log, next) = CommandLog::adopt_inline(&self.task.commands);
             self.log = log;
@@ -278,7 +279,7 @@ impl TaskRecord {
     /// stored chunk by chunk beside it (so appending a chunk does not rewrite the product), and
     /// of the commands only the creating `start` is kept in it, the later ones being history
     /// entries of their own (so a command does not rewrite the ones before it).
-    pub fn stored_bytes(&mut self) -> Result<Vec<u8>, serde_json::Error> {
+    pub fn encoded(&mut self) -> Result<Encoded, StoreError> {
         let items: Vec<Vec<DataItem>> = self
             .task
             .products
@@ -289,7 +290,7 @@ impl TaskRecord {
             .task
             .commands
             .split_off(self.task.commands.len().min(1));
-        let bytes = serde_json::to_vec(self);
+        let bytes = Encoded::of(self);
         self.task.commands.extend(later);
         self.adopted = false;
         for (product, items) in self.task.products.iter_mut().zip(items) {
@@ -447,7 +448,7 @@ mod tests {
         let mut r = record(100);
         r.apply_chunk(chunk("a", "12", false)).unwrap();
         r.apply_chunk(chunk("a", "34", true)).unwrap();
-        let stored: serde_json::Value = serde_json::from_slice(&r.stored_bytes().unwrap()).unwrap();
+        let stored: serde_json::Value = r.encoded().unwrap().decode().unwrap();
         assert_eq!(stored["task"]["products"][0]["id"], "a");
         assert_eq!(stored["task"]["products"][0]["dataItems"], json!([]));
         assert_eq!(
@@ -499,7 +500,7 @@ mod tests {
         get.command = CommandKind::Get;
         get.id = "g".into();
         r.record_command(get, true, &HistoryLimits::default());
-        let stored: serde_json::Value = serde_json::from_slice(&r.stored_bytes().unwrap()).unwrap();
+        let stored: serde_json::Value = r.encoded().unwrap().decode().unwrap();
         assert_eq!(stored["task"]["commands"].as_array().unwrap().len(), 1);
         assert_eq!(stored["task"]["commands"][0]["command"], "start");
         assert_eq!(stored["next_command"], 2);
@@ -526,7 +527,7 @@ mod tests {
             "an adopted record is written again, not its entries alone"
         );
         assert_eq!(old.take_history_writes().put.len(), 1);
-        old.stored_bytes().unwrap();
+        old.encoded().unwrap();
         assert!(!old.must_rewrite() && !old.has_history_writes());
     }
 

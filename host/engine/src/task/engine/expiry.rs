@@ -101,9 +101,8 @@ impl TaskEngine {
                 let now = state.and_then(liveness);
                 self.inner.live.moved(&key, Some(Liveness::Running), now);
                 last = self.inner.store.write_task(TaskWrite {
-                    record: None,
                     live: (Some(Liveness::Running), now),
-                    ..TaskWrite::record_only(&key, Vec::new())
+                    ..TaskWrite::without_record(&key)
                 })?;
                 st.stored_live = now;
                 continue;

@@ -6,13 +6,15 @@ use super::*;
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, Timestamp};
-use aiphost_store::{ChunkWrite, OutboxEntry, Outgoing, StoreError, TaskKey, TaskWrite, Ticket};
+use aiphost_store::{
+    ChunkWrite, Encoded, OutboxEntry, Outgoing, StoreError, TaskKey, TaskWrite, Ticket,
+};
 use std::sync::atomic::Ordering;
 
 /// Events and product chunks of the slot's task not yet handed to the store.
 #[derive(Default)]
 pub(super) struct Unwritten {
-    pub(super) events: Vec<(u64, Vec<u8>)>,
+    pub(super) events: Vec<(u64, Encoded)>,
     pub(super) chunks: Vec<ChunkWrite>,
 }
 
@@ -22,8 +24,8 @@ impl Unwritten {
     }
 }
 
-/// The bytes of serialised events and chunks.
-pub(super) fn bytes_of(events: &[(u64, Vec<u8>)], chunks: &[ChunkWrite]) -> usize {
+/// The bytes of encoded events and chunks.
+pub(super) fn bytes_of(events: &[(u64, Encoded)], chunks: &[ChunkWrite]) -> usize {
     events.iter().map(|(_, e)| e.len()).sum::<usize>()
         + chunks.iter().map(|c| c.items.len()).sum::<usize>()
 }
@@ -91,8 +93,7 @@ impl TaskEngine {
                 chunks.push(ChunkWrite {
                     product: chunk.product.id.clone(),
                     seq: record.last_event_seq,
-                    items: serde_json::to_vec(&chunk.product.data_items)
-                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    items: Encoded::of(&chunk.product.data_items)?,
                     replaces: !chunk.append,
                 });
             }
@@ -102,9 +103,7 @@ impl TaskEngine {
                 kind,
             };
             ends |= event.is_terminal();
-            let bytes =
-                serde_json::to_vec(&event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            logged.push((event.seq, bytes));
+            logged.push((event.seq, Encoded::of(&event)?));
         }
         let outbox = self.outbox_entries(&slot.key, record, &notified);
         let published_to = record
@@ -145,9 +144,7 @@ impl TaskEngine {
         let trim_below = (appended > 0 && last > keep).then(|| last - keep + 1);
         let (old, new) = (st.stored_deadline, record.deadline_ms);
         let live = liveness(record.state());
-        let stored = record
-            .stored_bytes()
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let stored = record.encoded()?;
         let history = record.take_history_writes();
         let written = self.inner.store.write_task(TaskWrite {
             key: &slot.key,
@@ -232,10 +229,9 @@ impl TaskEngine {
         };
         let history = record.take_history_writes();
         let written = self.inner.store.write_task(TaskWrite {
-            record: None,
             history: history.put,
             history_dropped: history.dropped,
-            ..TaskWrite::record_only(&slot.key, Vec::new())
+            ..TaskWrite::without_record(&slot.key)
         });
         st.ticket = match written {
             Ok(ticket) => ticket,

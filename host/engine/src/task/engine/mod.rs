@@ -19,7 +19,7 @@ use super::timers::Timers;
 use crate::agent::Registry;
 use crate::task::{FanOut, PartnerRunner};
 use aiphost_protocol::{HistoryFilter, RpcError, Task, Timestamp};
-use aiphost_store::{Liveness, Store, StoreError, TaskKey};
+use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -227,8 +227,6 @@ impl TaskEngine {
 }
 
 /// Whether a stored record's task has not ended (building the live index of an older store).
-fn stored_liveness(bytes: &[u8]) -> Result<Option<Liveness>, String> {
-    serde_json::from_slice::<TaskRecord>(bytes)
-        .map(|r| liveness(r.state()))
-        .map_err(|e| e.to_string())
+fn stored_liveness(record: &Encoded) -> Result<Option<Liveness>, StoreError> {
+    record.decode::<TaskRecord>().map(|r| liveness(r.state()))
 }

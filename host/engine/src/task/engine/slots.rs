@@ -150,8 +150,8 @@ impl TaskEngine {
                     store
                         .product_chunks(key, product)?
                         .iter()
-                        .map(|bytes| {
-                            serde_json::from_slice(bytes).map_err(|e| {
+                        .map(|items| {
+                            items.decode().map_err(|e| {
                                 StoreError::Corrupt(format!(
                                     "a product chunk of {}/{}: {e}",
                                     key.agent, key.task
