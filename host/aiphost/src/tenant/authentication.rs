@@ -7,7 +7,6 @@ use super::*;
 use crate::agent::Agent;
 use crate::agent::manifest::LeaderAuth;
 use crate::protocol::Timestamp;
-use crate::transport::tls::Peer;
 
 /// How a Leader proves who it is, as a partner's manifest asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,21 +59,30 @@ pub enum LeaderAuthError {
     Unavailable,
 }
 
+/// What the connection's TLS layer verified of the client's certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientCertificate<'a> {
+    /// No verified client certificate (plain HTTP, or TLS without one).
+    Absent,
+    /// A verified certificate naming this Leader (a URI SAN `acps://{AIC}`).
+    Leader(&'a str),
+    /// A verified certificate that names no Leader.
+    Anonymous,
+}
+
 /// The Leader a verified client certificate names.
-pub(super) fn leader_by_certificate(peer: &Peer) -> Result<String, LeaderAuthError> {
-    if let Some(leader) = &peer.leader {
-        return Ok(leader.clone());
-    }
-    if peer.anonymous_certificate {
-        return Err(LeaderAuthError::Invalid {
+fn leader_by_certificate(certificate: ClientCertificate<'_>) -> Result<String, LeaderAuthError> {
+    match certificate {
+        ClientCertificate::Leader(leader) => Ok(leader.to_string()),
+        ClientCertificate::Anonymous => Err(LeaderAuthError::Invalid {
             scheme: Scheme::Mtls,
             reason: "the client certificate names no Leader: it needs a URI SAN acps://{AIC}",
-        });
+        }),
+        ClientCertificate::Absent => Err(LeaderAuthError::Missing {
+            scheme: Scheme::Mtls,
+            reason: "this partner requires a client certificate (mutual TLS) from the host operator's CA",
+        }),
     }
-    Err(LeaderAuthError::Missing {
-        scheme: Scheme::Mtls,
-        reason: "this partner requires a client certificate (mutual TLS) from the host operator's CA",
-    })
 }
 
 impl Tenancy {
@@ -105,12 +113,12 @@ impl Tenancy {
         &self,
         agent: &Agent,
         bearer: Option<&str>,
-        peer: &Peer,
+        certificate: ClientCertificate<'_>,
     ) -> Result<Option<String>, LeaderAuthError> {
         let leader = match agent.manifest.access.leaders {
             LeaderAuth::Open => return Ok(None),
             LeaderAuth::ApiKey => self.leader_by_key(agent, bearer)?,
-            LeaderAuth::Mtls => leader_by_certificate(peer)?,
+            LeaderAuth::Mtls => leader_by_certificate(certificate)?,
         };
         let allowed = &agent.manifest.access.allowed_leaders;
         if !allowed.is_empty() && !allowed.contains(&leader) {

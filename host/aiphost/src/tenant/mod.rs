@@ -21,7 +21,7 @@ pub mod records;
 mod tenants;
 mod values;
 
-pub use authentication::{LeaderAuthError, Scheme};
+pub use authentication::{ClientCertificate, LeaderAuthError, Scheme};
 pub use publishing::MAX_MANIFEST_BYTES;
 
 use crate::agent::imports::ImportPolicy;

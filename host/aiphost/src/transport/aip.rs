@@ -121,12 +121,18 @@ async fn dispatch(
             "no agent {agent_id:?} is hosted here; GET /agents lists them"
         ))
     })?;
-    if let Some(tenant) = &agent.tenant {
+    // A command counts against the tenant's rate quota in the engine (whatever door it comes
+    // through); every other request counts here.
+    let command = matches!(
+        request.method.as_str(),
+        "rpc" | "stream" | "notification/start"
+    );
+    if let Some(tenant) = agent.tenant.as_ref().filter(|_| !command) {
         tenant.admit_request().map_err(|e| aip_error::quota(&e))?;
     }
     let owner = app
         .tenancy
-        .authenticate_leader(&agent, super::admin::bearer(headers), peer)
+        .authenticate_leader(&agent, super::admin::bearer(headers), peer.certificate())
         .map_err(|e| aip_error::leader_auth(&e))?;
     let owner = owner.as_deref();
     let params = &request.params;

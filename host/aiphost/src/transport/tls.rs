@@ -6,6 +6,7 @@
 //! Each handshake runs in its connection's own task, within the header timeout, so a slow or
 //! silent client never holds up `accept` (see [`super::connections`]).
 
+use crate::tenant::ClientCertificate;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
@@ -111,6 +112,17 @@ pub struct Peer {
     pub leader: Option<String>,
     /// It showed a verified client certificate that names no AIC.
     pub anonymous_certificate: bool,
+}
+
+impl Peer {
+    /// Its client certificate, as tenancy's authentication takes it.
+    pub fn certificate(&self) -> ClientCertificate<'_> {
+        match (&self.leader, self.anonymous_certificate) {
+            (Some(leader), _) => ClientCertificate::Leader(leader),
+            (None, true) => ClientCertificate::Anonymous,
+            (None, false) => ClientCertificate::Absent,
+        }
+    }
 }
 
 /// The AIC a certificate names as a URI SAN `acps://{AIC}`.

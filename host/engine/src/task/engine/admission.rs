@@ -1,15 +1,68 @@
-//! What a command must pass before it reaches its task, whatever door it came through: its
-//! sender (a v2 `senderId` must be the authenticated Leader) and its content types (every data
-//! item of a start or continue must be one some skill of the partner accepts).
+//! What a command must pass before it reaches its task, whatever door it came through: the
+//! rate quota of the partner's tenant (each command counts once, from any door), its sender (a
+//! v2 `senderId` must be the authenticated Leader) and its content types (every data item of a
+//! start or continue must be one some skill of the partner accepts).
 
+use super::{EngineError, TaskEngine};
 use crate::agent::Agent;
-use aiphost_protocol::{CommandKind, ErrorCode, Inbound, RpcError};
+use aiphost_protocol::{CommandKind, Dialect, ErrorCode, Inbound, LeaderCommand, RpcError};
+use aiphost_store::TaskKey;
 use serde_json::json;
+use std::sync::atomic::Ordering;
+
+/// A command let in: the task it acts on, and the span its work is traced in.
+pub(super) struct Admitted {
+    /// The task, in the namespace of the Leader the door authenticated.
+    pub(super) key: TaskKey,
+    /// The task's id as its Leader knows it (made up here for a start without one).
+    pub(super) task_id: String,
+    /// The command.
+    pub(super) command: LeaderCommand,
+    /// The dialect it came in (the task's notices go out in its starter's).
+    pub(super) dialect: Dialect,
+    /// `task` span: agent, task, command and the style it came in.
+    pub(super) span: tracing::Span,
+}
+
+impl TaskEngine {
+    /// Count `inbound` and let it in for `agent` (see [`admit`]); `style` names how it came
+    /// (`rpc`, `stream`, `notification`, `group`) in its span.
+    pub(super) fn let_in(
+        &self,
+        agent: &Agent,
+        inbound: Inbound,
+        style: &'static str,
+    ) -> Result<Admitted, EngineError> {
+        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        admit(agent, &inbound)?;
+        let Inbound {
+            dialect,
+            command,
+            owner,
+        } = inbound;
+        let task_id = command
+            .task_id
+            .clone()
+            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
+        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
+        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command, style);
+        Ok(Admitted {
+            key,
+            task_id,
+            command,
+            dialect,
+            span,
+        })
+    }
+}
 
 /// Refuse `inbound` for `agent` if it may not reach a task.
-pub(super) fn admit(agent: &Agent, inbound: &Inbound) -> Result<(), RpcError> {
+fn admit(agent: &Agent, inbound: &Inbound) -> Result<(), EngineError> {
+    if let Some(tenant) = &agent.tenant {
+        tenant.admit_request()?;
+    }
     inbound.check_sender()?;
-    content_types(agent, inbound)
+    Ok(content_types(agent, inbound)?)
 }
 
 /// -32005 when a start or continue carries an item none of the partner's skills accepts.

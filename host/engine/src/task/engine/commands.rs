@@ -1,7 +1,9 @@
 //! Applying Leader commands: where a command enters the engine (whatever door it came through),
 //! is checked against the state machine and the Leader's caps, and changes its task.
 
-use super::*;
+use super::admission::Admitted;
+use super::slots::{Slot, SlotState, is_resting};
+use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::live_tasks::{Starting, liveness};
 use crate::task::record::{TaskLimits, TaskRecord};
@@ -93,13 +95,18 @@ impl TaskEngine {
         notify: Option<Subscription>,
         group: Option<String>,
     ) -> Result<Reply, EngineError> {
-        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
-        admission::admit(agent, &inbound)?;
-        let Inbound {
-            dialect,
+        let style = match (&notify, &group) {
+            (_, Some(_)) => "group",
+            (Some(_), None) => "notification",
+            (None, None) => "rpc",
+        };
+        let Admitted {
+            key,
+            task_id,
             command,
-            owner,
-        } = inbound;
+            dialect,
+            span,
+        } = self.let_in(agent, inbound, style)?;
         if command.command == CommandKind::ReStream {
             return Err(RpcError::new(
                 ErrorCode::UnsupportedOperation,
@@ -107,15 +114,9 @@ impl TaskEngine {
             )
             .into());
         }
-        let task_id = command
-            .task_id
-            .clone()
-            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
-        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
         if let Some(subscription) = &notify {
             self.check_subscription(&key, subscription)?;
         }
-        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command);
         async move {
             let slot = self.hold(&key);
             let result = self

@@ -1,7 +1,7 @@
 //! Expiry and recovery: timers that run out on resting tasks, and tasks whose invocation died
 //! with the previous process.
 
-use super::*;
+use super::{EngineError, TaskEngine};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::state;

@@ -1,7 +1,9 @@
 //! Invocations: running the partner for a task (its turn under the partner's share, its pool
 //! slot, the tenant's permits) and what happens when it ends or fails.
 
-use super::*;
+use super::reports::TaskReporter;
+use super::slots::{Slot, SlotState, current_after};
+use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::state;

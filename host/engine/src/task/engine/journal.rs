@@ -2,7 +2,8 @@
 //! with its events, product chunks, history entries, notifications and group results in one
 //! write; what nobody can have seen yet may be kept back and written with the next change.
 
-use super::*;
+use super::TaskEngine;
+use super::slots::{Slot, SlotState};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, Timestamp};

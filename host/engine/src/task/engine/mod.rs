@@ -39,12 +39,8 @@ mod streaming;
 #[cfg(test)]
 mod tests;
 
-use commands::{Incoming, PendingStart};
-use invocations::Running;
-use journal::Unwritten;
-use slots::{Held, Slot, SlotState, current_after, is_resting};
-
-use reports::TaskReporter;
+use commands::Incoming;
+use slots::{Held, Slot, current_after};
 
 /// Why a command could not be carried out.
 #[derive(Debug, thiserror::Error)]

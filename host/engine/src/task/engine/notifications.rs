@@ -1,8 +1,11 @@
 //! The notification configs of a task (spec 6.3): where its changes are POSTed. A config may be
 //! made before its task starts; a start names one to be notified through it.
 
-use super::*;
+use super::{EngineError, TaskEngine};
+use crate::task::record::TaskRecord;
+use aiphost_protocol::RpcError;
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
+use aiphost_store::{StoreError, TaskKey};
 
 impl TaskEngine {
     /// Create (no id) or replace (the id of one of the task's configs) a config of `key`'s task,

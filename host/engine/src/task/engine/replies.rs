@@ -1,7 +1,8 @@
 //! Replies: a command is answered with the task only once what it shows is durable, after
 //! waiting (up to the response timeout) for the task to rest.
 
-use super::*;
+use super::slots::{Slot, SlotState};
+use super::{EngineError, Reply, TaskEngine};
 use aiphost_protocol::{HistoryFilter, RpcError};
 use aiphost_store::{TaskKey, Ticket};
 use std::sync::Arc;

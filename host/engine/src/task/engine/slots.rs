@@ -2,7 +2,10 @@
 //! running for it, plus a watch channel that ticks on every change. Idle slots are dropped; the
 //! record in the store is the truth.
 
-use super::*;
+use super::TaskEngine;
+use super::commands::PendingStart;
+use super::invocations::Running;
+use super::journal::Unwritten;
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::TaskState;

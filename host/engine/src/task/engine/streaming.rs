@@ -1,14 +1,13 @@
 //! The streaming entry point of the engine: a command that came with the `stream` method answers
 //! with the task's events rather than a snapshot.
 
+use super::admission::Admitted;
 use super::{EngineError, Incoming, StreamStart, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
 use aiphost_protocol::{CommandKind, ErrorCode, Inbound, JsonObject, RpcError};
-use aiphost_store::TaskKey;
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use tracing::Instrument;
 
 impl TaskEngine {
@@ -20,25 +19,19 @@ impl TaskEngine {
         agent: &Arc<Agent>,
         inbound: Inbound,
     ) -> Result<StreamStart, EngineError> {
-        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
-        super::admission::admit(agent, &inbound)?;
-        let Inbound {
-            dialect,
+        let Admitted {
+            key,
+            task_id,
             command,
-            owner,
-        } = inbound;
+            dialect,
+            span,
+        } = self.let_in(agent, inbound, "stream")?;
         let kind = command.command;
         let after_param = match kind {
             CommandKind::ReStream => last_event_seq(&command.params)?,
             _ => None,
         };
-        let task_id = command
-            .task_id
-            .clone()
-            .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
-        let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
         let command_ids = (command.session_id.clone(), command.group_id.clone());
-        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %kind, style = "stream");
         async move {
             // Follow before anything can happen to the task, so no event slips past the stream.
             let follow = self.inner.watermarks.follow(&key);

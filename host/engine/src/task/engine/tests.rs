@@ -6,6 +6,7 @@
 use super::{EngineError, Reply, TaskEngine};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, Registry};
+use crate::quota::{QuotaError, Quotas, TenantState};
 use crate::task::record::TaskDefaults;
 use crate::task::{FanOut, PartnerRunner};
 use aiphost_protocol::dialect::parse_command;
@@ -254,6 +255,7 @@ impl Engine {
             ("slow", r#""text/plain""#),
             ("numbers", r#""application/json""#),
             ("script", r#""text/plain""#),
+            ("rated", r#""text/plain""#),
         ] {
             agents
                 .insert(Agent {
@@ -262,7 +264,15 @@ impl Engine {
                     loaded_at: Timestamp::now(),
                     bundle: PathBuf::from("test"),
                     version: 0,
-                    tenant: None,
+                    // `rated` belongs to a tenant that may send one request, then one a second.
+                    tenant: (id == "rated").then(|| {
+                        let quotas = Quotas {
+                            requests_per_second: 1,
+                            request_burst: 1,
+                            ..Quotas::default()
+                        };
+                        Arc::new(TenantState::new("slow-tenant", quotas))
+                    }),
                 })
                 .expect("insert a fake partner");
         }
@@ -856,4 +866,47 @@ async fn a_restarted_engine_finds_its_tasks_and_their_timers() {
             .iter()
             .any(|(_, ev, t)| ev == "cancel" && t == "timed")
     );
+}
+
+/// The tenant's rate quota counts every command, whatever door it came through: a group's
+/// command is refused like an rpc one, and nothing of a refused command is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tenants_rate_quota_applies_to_commands_from_every_door() {
+    let e = Engine::start(TaskDefaults::default());
+    let first = e
+        .send("rated", command("start", "q1", text("hi"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&first), TaskState::AwaitingCompletion);
+    let from_a_group = e
+        .engine
+        .group_command(
+            &e.agent("rated"),
+            command("start", "q2", text("hi"), json!({})),
+            "live-m".into(),
+        )
+        .await;
+    assert!(
+        matches!(
+            from_a_group,
+            Err(EngineError::Quota(QuotaError::RequestRate { limit: 1, .. }))
+        ),
+        "{:?}",
+        from_a_group.map(|r| r.task.status)
+    );
+    let streamed = e
+        .engine
+        .stream(
+            &e.agent("rated"),
+            command("start", "q3", text("hi"), json!({})),
+        )
+        .await;
+    assert!(matches!(streamed, Err(EngineError::Quota(_))));
+    let calls: Vec<String> = e.partners.calls().into_iter().map(|(_, _, t)| t).collect();
+    assert_eq!(calls, ["q1"], "refused commands reach no partner");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let later = e
+        .send("rated", command("get", "q2", json!([]), json!({})))
+        .await;
+    assert_eq!(rpc_code(later), -32001, "the refused start stored no task");
 }
