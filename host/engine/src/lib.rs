@@ -3,7 +3,7 @@
 //!
 //! - [`task`]: the task engine (slots, commands, the write path, invocations, expiry), records,
 //!   histories, timers, live-task counts and partner shares;
-//! - [`agent`]: manifests, loaded partners, the registry the doors look them up in, ACS documents;
+//! - [`agent`]: manifests, loaded partners, the registry the doors look them up in;
 //! - [`quota`]: a tenant's quotas and its state as the running host enforces it.
 //!
 //! The engine reaches the world beyond the task through [`task::FanOut`] (notifications and

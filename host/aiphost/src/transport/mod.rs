@@ -1,5 +1,6 @@
 //! HTTP: the AIP endpoints of every hosted agent, its ACS document, and the host's own endpoints.
 
+mod acs;
 mod admin;
 mod aip;
 mod body;
@@ -10,10 +11,10 @@ mod stream;
 pub mod tls;
 
 use crate::agent::Registry;
-use crate::agent::acs::{self, HostCapabilities};
 use crate::agent::manifest::LeaderAuth;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
+use acs::HostCapabilities;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};

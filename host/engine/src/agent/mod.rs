@@ -4,7 +4,6 @@
 //! An agent bundle is a directory holding `partner.toml` and `partner.wasm` (what
 //! `aiphost agent build` writes); `serve --agents DIR` hosts every bundle below `DIR`.
 
-pub mod acs;
 pub mod imports;
 pub mod manifest;
 

@@ -1,7 +1,7 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
 
-use super::manifest::Manifest;
-use aiphost_protocol::Timestamp;
+use crate::agent::manifest::{Manifest, Skill};
+use crate::protocol::Timestamp;
 use serde_json::{Map, Value, json};
 
 /// What the host can do for every partner, which the ACS `capabilities` reports.
@@ -52,7 +52,7 @@ pub fn document(
             })
         })
         .collect();
-    let union = |pick: fn(&super::manifest::Skill) -> &Vec<String>| {
+    let union = |pick: fn(&Skill) -> &Vec<String>| {
         let mut modes: Vec<&String> = manifest.skills.iter().flat_map(pick).collect();
         modes.sort();
         modes.dedup();
