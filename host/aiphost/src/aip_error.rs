@@ -24,32 +24,25 @@ pub fn engine(e: EngineError) -> RpcError {
 
 /// -32009 with the quota, its limit and what to do about it.
 pub fn quota(e: &QuotaError) -> RpcError {
-    let (tenant, limit, extra) = match e {
+    let reason = format!("the partner's tenant has reached its {} quota", e.quota());
+    let data = match e {
         QuotaError::RequestRate {
             tenant,
             limit,
             retry_after_ms,
-        } => (
-            tenant,
-            u64::from(*limit),
-            json!({"retryAfterMs": retry_after_ms}),
-        ),
+        } => json!({
+            "reason": reason, "tenant": tenant, "quota": e.quota(), "limit": limit,
+            "retryAfterMs": retry_after_ms,
+        }),
         QuotaError::StoredBytes {
             tenant,
             limit,
             stored,
-        } => (tenant, *limit, json!({"storedBytes": stored})),
+        } => json!({
+            "reason": reason, "tenant": tenant, "quota": e.quota(), "limit": limit,
+            "storedBytes": stored,
+        }),
     };
-    let quota = e.quota();
-    let mut data = json!({
-        "reason": format!("the partner's tenant has reached its {quota} quota"),
-        "tenant": tenant,
-        "quota": quota,
-        "limit": limit,
-    });
-    if let (Some(data), Some(extra)) = (data.as_object_mut(), extra.as_object()) {
-        data.extend(extra.clone());
-    }
     RpcError::new(ErrorCode::AuthorizationFailed, data)
 }
 

@@ -43,10 +43,17 @@ impl TaskNotice {
             at: Timestamp::now(),
             partner_aic: partner_aic.to_string(),
             dialect,
+            // Only what a notice shows: a task's histories may be long, and this runs on the
+            // write path of every notified change.
             task: Task {
+                id: task.id.clone(),
+                session_id: task.session_id.clone(),
+                leader_id: task.leader_id.clone(),
+                group_id: task.group_id.clone(),
+                status: task.status.clone(),
+                products: task.products.clone(),
                 commands: Vec::new(),
                 status_history: Vec::new(),
-                ..task.clone()
             },
         }
     }

@@ -27,7 +27,7 @@ impl Encoded {
 
     /// Read the value back; [`StoreError::Corrupt`] if it is not a `T`.
     pub fn decode<T: DeserializeOwned>(&self) -> Result<T, StoreError> {
-        serde_json::from_slice(&self.0).map_err(|e| StoreError::Corrupt(e.to_string()))
+        decode(&self.0)
     }
 
     /// Its size in bytes.
@@ -49,4 +49,9 @@ impl Encoded {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
+}
+
+/// Read back a value stored as `bytes` (see [`Encoded::decode`]).
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))
 }

@@ -397,6 +397,11 @@ impl Store {
         }
     }
 
+    /// Whether a task is stored (without reading its record).
+    pub fn has_task(&self, key: &TaskKey) -> Result<bool, StoreError> {
+        Ok(self.inner.tasks.contains_key(key.record_key())?)
+    }
+
     /// Apply one change of a task atomically.
     pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
         let key = write.key;
@@ -1006,7 +1011,7 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
 
 /// A value the store keeps, read back.
 fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
-    Encoded::from_stored(bytes.to_vec()).decode()
+    encoded::decode(bytes)
 }
 
 /// A value as the store keeps it.

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 pub enum Outgoing {
     /// A task's change, rendered by the door that delivers it.
     Notice(Box<TaskNotice>),
-    /// A message a door has already rendered (a group `get`'s answer; and every entry written
-    /// before notices existed, which delivers as it was stored).
+    /// A message already rendered: every entry written before notices existed, which delivers
+    /// as it was stored.
     Rendered(serde_json::Value),
 }
 

@@ -2,7 +2,6 @@
 //! made before its task starts; a start names one to be notified through it.
 
 use super::{EngineError, TaskEngine};
-use crate::task::record::TaskRecord;
 use aiphost_protocol::RpcError;
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
 use aiphost_store::{StoreError, TaskKey};
@@ -111,7 +110,7 @@ impl TaskEngine {
 
     /// Whether `key`'s task exists (durably or not).
     fn task_exists(&self, key: &TaskKey) -> Result<bool, StoreError> {
-        Ok(self.inner.store.load_task::<TaskRecord>(key)?.is_some())
+        self.inner.store.has_task(key)
     }
 }
 

@@ -448,18 +448,7 @@ async fn an_awaiting_input_timer_cancels_the_task() {
         .await
         .unwrap();
     assert_eq!(state(&asked), TaskState::AwaitingInput);
-    let until = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let now = e
-            .send("asker", command("get", "t4", json!([]), json!({})))
-            .await
-            .unwrap();
-        if state(&now) == TaskState::Canceled {
-            break;
-        }
-        assert!(std::time::Instant::now() < until, "still {:?}", state(&now));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_state(&e, "asker", "t4", TaskState::Canceled).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
