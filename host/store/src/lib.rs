@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+mod configs;
 mod encoded;
 mod event_batch;
 mod group_commit;
@@ -39,12 +40,12 @@ mod outbox;
 mod parts;
 mod tenancy;
 
+pub use configs::WaitingConfigs;
 pub use encoded::Encoded;
 pub use groups::Pending;
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 
-use aiphost_protocol::notification::NotificationConfig;
 use group_commit::GroupCommit;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -518,83 +519,6 @@ impl Store {
         }
         self.inner.tasks.apply_batch(batch)?;
         Ok(self.inner.commit.written())
-    }
-
-    /// A notification config of a task.
-    pub fn config(
-        &self,
-        key: &TaskKey,
-        config: &str,
-    ) -> Result<Option<NotificationConfig>, StoreError> {
-        parts::get(&self.inner.tasks, &key.config_key(config))?
-            .map(|bytes| from_json(&bytes))
-            .transpose()
-    }
-
-    /// Every notification config of a task, in id order.
-    pub fn configs(&self, key: &TaskKey) -> Result<Vec<NotificationConfig>, StoreError> {
-        let tasks = &self.inner.tasks;
-        tasks
-            .scan_prefix(key.tagged_prefix(b'n'))
-            .filter_map(|entry| match entry {
-                Ok((k, head)) => parts::assemble(tasks, &k, &head)
-                    .and_then(|v| v.map(|v| from_json(&v)).transpose())
-                    .transpose(),
-                Err(e) => Some(Err(e.into())),
-            })
-            .collect()
-    }
-
-    /// Store a notification config (replacing the one with its id).
-    pub fn put_config(
-        &self,
-        key: &TaskKey,
-        config: &NotificationConfig,
-    ) -> Result<Ticket, StoreError> {
-        let value = to_json(config)?;
-        let tasks = &self.inner.tasks;
-        let config_key = key.config_key(&config.id);
-        let _writing = self.inner.keys.lock(&config_key);
-        let mut batch = sled::Batch::default();
-        let old = tasks.get(&config_key)?;
-        parts::insert(
-            &mut batch,
-            &self.inner.db,
-            &config_key,
-            &value,
-            old.as_deref(),
-        )?;
-        tasks.apply_batch(batch)?;
-        Ok(self.inner.commit.written())
-    }
-
-    /// Delete one notification config (`Some`) or all of a task's; returns how many went.
-    pub fn delete_configs(
-        &self,
-        key: &TaskKey,
-        config: Option<&str>,
-    ) -> Result<(usize, Ticket), StoreError> {
-        let tasks = &self.inner.tasks;
-        let _writing = self.inner.keys.lock(&key.tagged_prefix(b'n'));
-        let found: Vec<(sled::IVec, sled::IVec)> = match config {
-            Some(id) => {
-                let k = key.config_key(id);
-                tasks
-                    .get(&k)?
-                    .map(|head| (sled::IVec::from(k), head))
-                    .into_iter()
-                    .collect()
-            }
-            None => tasks
-                .scan_prefix(key.tagged_prefix(b'n'))
-                .collect::<Result<_, _>>()?,
-        };
-        let mut batch = sled::Batch::default();
-        for (k, head) in &found {
-            parts::remove(&mut batch, k, head);
-        }
-        tasks.apply_batch(batch)?;
-        Ok((found.len(), self.inner.commit.written()))
     }
 
     /// The first pending notification of a task: `(seq, entry)`; the entry is `None` when it

@@ -694,16 +694,22 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
                   "partners": [{"aic": aic_of("inboxed")}]},
         "amqp": {"exchange": format!("group_{leader}_g-inbox"), "exchangeType": "fanout", "routingKey": ""},
     });
-    channel
-        .basic_publish(
-            "inbox.topic".into(),
-            partner_inbox.clone().into(),
-            BasicPublishOptions::default(),
-            invitation.to_string().as_bytes(),
-            BasicProperties::default().with_content_type("application/json".into()),
-        )
-        .await
-        .expect("publish the invitation");
+    // An invitation padded past the inbox's 64 KiB is dropped unread: no answer, no parse.
+    let mut oversized = invitation.clone();
+    oversized["invitationToken"] = json!("tok-inbox-oversized");
+    oversized["padding"] = json!("x".repeat(65 * 1024));
+    for message in [&oversized, &invitation] {
+        channel
+            .basic_publish(
+                "inbox.topic".into(),
+                partner_inbox.clone().into(),
+                BasicPublishOptions::default(),
+                message.to_string().as_bytes(),
+                BasicProperties::default().with_content_type("application/json".into()),
+            )
+            .await
+            .expect("publish the invitation");
+    }
     let answer = tokio::time::timeout(Duration::from_secs(10), answers.next())
         .await
         .expect("no answer on the Leader's inbox")
@@ -714,6 +720,7 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
     assert_eq!(answer["type"], "group-invitation-error", "{answer}");
     assert_eq!(answer["partnerAic"], aic_of("inboxed"), "{answer}");
     assert_eq!(answer["groupId"], "g-inbox", "{answer}");
+    // The first answer is the normal invitation's: the oversized one got none.
     assert_eq!(answer["invitationToken"], "tok-inbox-1", "{answer}");
     assert_eq!(
         answer["error"]["data"]["errorType"], "INVITATION_REJECTED",
@@ -737,4 +744,68 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
     aiphost_tests::group::delete_queue(&leader_inbox).await;
     aiphost_tests::group::delete_queue(&partner_inbox).await;
     let _ = connection.close(200, "test over".into()).await;
+}
+
+/// Notification configs are bounded: a task has at most 16, and a namespace holds at most 1,024
+/// configs of tasks that have not started. A refused `notification/set` stores nothing; a config
+/// whose task starts no longer counts as waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_configs_are_bounded() {
+    let host = TestHost::start(HostOptions {
+        webhook_allow_private: true,
+        ..HostOptions::default()
+    })
+    .await;
+    let rpc = host.rpc("echo");
+    let set = |task: String| {
+        let rpc = rpc.clone();
+        async move {
+            let params = json!({"url": "http://127.0.0.1:9/hook", "token": "t", "taskId": task});
+            post(&rpc, &notification_request("notification/set", params)).await
+        }
+    };
+    for n in 0..16 {
+        let answer = set("many".into()).await;
+        assert!(answer["result"]["id"].is_string(), "config {n}: {answer}");
+    }
+    let answer = set("many".into()).await;
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["quota"],
+        "notificationConfigsPerTask"
+    );
+    assert_eq!(answer["error"]["data"]["limit"], 16);
+    let get = notification_request("notification/get", json!({"taskId": "many"}));
+    let stored = post(&rpc, &get).await;
+    assert_eq!(
+        stored["result"].as_array().map(Vec::len),
+        Some(16),
+        "{stored}"
+    );
+
+    // 16 are waiting (task "many" has not started); 1,008 more fill the namespace.
+    for n in 0..1008 {
+        let answer = set(format!("waiting-{n}")).await;
+        assert!(answer["result"]["id"].is_string(), "config {n}: {answer}");
+    }
+    let answer = set("one-too-many".into()).await;
+    assert_eq!(error_code(&answer), -32009, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["quota"],
+        "waitingNotificationConfigs"
+    );
+    assert_eq!(answer["error"]["data"]["limit"], 1024);
+    let get = notification_request("notification/get", json!({"taskId": "one-too-many"}));
+    let answer = post(&rpc, &get).await;
+    assert_eq!(
+        error_code(&answer),
+        -32001,
+        "a refused set stores nothing: {answer}"
+    );
+
+    // A task that starts makes room: its configs no longer wait.
+    let answer = post(&rpc, &v2("start", "waiting-0", text("hi"), json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let answer = set("one-too-many".into()).await;
+    assert!(answer["result"]["id"].is_string(), "{answer}");
 }

@@ -681,7 +681,7 @@ async fn stored_webhook_credentials_are_never_shown_or_logged() {
             token: "tok".into(),
             task_id: "legacy".into(),
         };
-        let ticket = store.put_config(&key, &config).unwrap();
+        let ticket = store.put_config(&key, &config, None).unwrap();
         store.durable(ticket).await.unwrap();
     }
     let host = ProcessHost::start(

@@ -239,6 +239,11 @@ async fn serve(
     }
 }
 
+/// The largest inbox message read. An invitation is a few hundred bytes; anyone who may publish
+/// to the inbox exchange could otherwise make the host parse (and hold) messages as large as the
+/// broker allows (128 MiB by default).
+const MAX_INBOX_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// Handle one message in the inbox of the partner `aic`.
 async fn invitation(
     groups: &Groups,
@@ -248,6 +253,10 @@ async fn invitation(
     aic: &str,
     body: &[u8],
 ) {
+    if body.len() > MAX_INBOX_MESSAGE_BYTES {
+        tracing::warn!(inbox = %aic, bytes = body.len(), limit = MAX_INBOX_MESSAGE_BYTES, "an inbox message too large to be an invitation; dropped unread");
+        return;
+    }
     let Ok(message) = serde_json::from_slice::<Value>(body) else {
         tracing::warn!(inbox = %aic, "an inbox message that is not JSON; dropped");
         return;

@@ -1,10 +1,25 @@
 //! The notification configs of a task (spec 6.3): where its changes are POSTed. A config may be
 //! made before its task starts; a start names one to be notified through it.
+//!
+//! Both are bounded, so that no Leader can grow the disk with configs: a task has at most
+//! [`MAX_CONFIGS_PER_TASK`], and a namespace (a partner and an authenticated Leader, or a
+//! partner's shared namespace) holds at most [`MAX_WAITING_CONFIGS`] configs of tasks that have
+//! not started. A waiting config whose task has not started [`WAITING_CONFIG_TTL`] after it was
+//! made is deleted when the namespace is full.
 
 use super::{EngineError, TaskEngine};
-use aiphost_protocol::RpcError;
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
+use aiphost_protocol::{ErrorCode, RpcError, Timestamp};
 use aiphost_store::{StoreError, TaskKey};
+use serde_json::json;
+use std::time::Duration;
+
+/// The most notification configs one task may have.
+pub const MAX_CONFIGS_PER_TASK: usize = 16;
+/// The most configs of tasks that have not started one namespace may hold.
+pub const MAX_WAITING_CONFIGS: usize = 1024;
+/// How long a config made before its task waits for the task to start.
+pub const WAITING_CONFIG_TTL: Duration = Duration::from_secs(600);
 
 impl TaskEngine {
     /// Create (no id) or replace (the id of one of the task's configs) a config of `key`'s task,
@@ -30,15 +45,19 @@ impl TaskEngine {
                 }
                 id
             }
-            None => format!("notification-{}", uuid::Uuid::new_v4()),
+            None => {
+                self.room_for_a_config(key)?;
+                format!("notification-{}", uuid::Uuid::new_v4())
+            }
         };
+        let waiting_since = (!self.task_exists(key)?).then(Timestamp::now_ms);
         let config = NotificationConfig {
             id,
             url: set.url,
             token: set.token,
             task_id: set.task_id,
         };
-        let ticket = store.put_config(key, &config)?;
+        let ticket = store.put_config(key, &config, waiting_since)?;
         store.durable(ticket).await?;
         Ok(config)
     }
@@ -108,6 +127,45 @@ impl TaskEngine {
         Ok(())
     }
 
+    /// -32009 unless `key`'s task may have one more config: it has fewer than
+    /// [`MAX_CONFIGS_PER_TASK`], and, if it has not started, its namespace holds fewer than
+    /// [`MAX_WAITING_CONFIGS`] waiting configs once those whose task started or whose time ran
+    /// out are swept. (Concurrent sets may pass the count together: the bound holds up to the
+    /// number of requests in flight.)
+    fn room_for_a_config(&self, key: &TaskKey) -> Result<(), EngineError> {
+        let store = &self.inner.store;
+        let configs = store.count_configs(key, MAX_CONFIGS_PER_TASK)?;
+        if configs >= MAX_CONFIGS_PER_TASK {
+            return Err(config_quota(
+                key,
+                "notificationConfigsPerTask",
+                MAX_CONFIGS_PER_TASK,
+                "the task has as many notification configs as it may; replace one by its id or delete one",
+            )
+            .into());
+        }
+        if self.task_exists(key)?
+            || store.count_waiting_configs(key, MAX_WAITING_CONFIGS)? < MAX_WAITING_CONFIGS
+        {
+            return Ok(());
+        }
+        let ttl = i64::try_from(WAITING_CONFIG_TTL.as_millis()).unwrap_or(i64::MAX);
+        let (left, _ticket) = store.sweep_waiting_configs(key, Timestamp::now_ms() - ttl)?;
+        if left.expired > 0 {
+            tracing::info!(expired = left.expired, agent = %key.agent, "notification configs of tasks that never started deleted");
+        }
+        if left.waiting >= MAX_WAITING_CONFIGS {
+            return Err(config_quota(
+                key,
+                "waitingNotificationConfigs",
+                MAX_WAITING_CONFIGS,
+                "this namespace holds as many notification configs of tasks that have not started as it may; start those tasks, delete configs, or wait until they expire (waitingConfigTtlSeconds after they were made)",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// Whether `key`'s task exists (durably or not).
     fn task_exists(&self, key: &TaskKey) -> Result<bool, StoreError> {
         self.inner.store.has_task(key)
@@ -119,4 +177,17 @@ fn unknown_config(id: &str, key: &TaskKey) -> RpcError {
         "params.notificationConfigId",
         format!("no notification config {id:?} for task {:?}", key.task),
     )
+}
+
+fn config_quota(key: &TaskKey, quota: &str, limit: usize, reason: &str) -> RpcError {
+    let mut data = json!({
+            "reason": reason,
+            "quota": quota,
+            "limit": limit,
+            "taskId": key.task,
+    });
+    if quota == "waitingNotificationConfigs" {
+        data["waitingConfigTtlSeconds"] = json!(WAITING_CONFIG_TTL.as_secs());
+    }
+    RpcError::new(ErrorCode::AuthorizationFailed, data)
 }
