@@ -353,7 +353,7 @@ async fn store_alone(
                         .collect(),
                     ..TaskWrite::record_only(&key, sample.record.clone())
                 })?;
-                store.durable(started).await?;
+                store.durable(started.applied().await?).await?;
                 let first_later = u64::try_from(sample.at_rest)? + 1;
                 let completed = store.write_task(TaskWrite {
                     deadline: (Some(deadline), None),
@@ -365,7 +365,7 @@ async fn store_alone(
                     ended_at: Some(now),
                     ..TaskWrite::record_only(&key, sample.record.clone())
                 })?;
-                store.durable(completed).await?;
+                store.durable(completed.applied().await?).await?;
                 Ok(())
             }
         },

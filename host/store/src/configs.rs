@@ -206,6 +206,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::tests::WriteNow;
     use crate::{Encoded, Store, TaskKey, TaskWrite};
     use aiphost_protocol::notification::NotificationConfig;
 
@@ -242,7 +243,7 @@ mod tests {
             .unwrap();
         let record = Encoded::of(&serde_json::json!({"id": "started"})).unwrap();
         store
-            .write_task(TaskWrite::record_only(&started, record))
+            .write_task_now(TaskWrite::record_only(&started, record))
             .unwrap();
         assert_eq!(store.count_waiting_configs(&old, 100).unwrap(), 3);
         assert_eq!(store.count_waiting_configs(&old, 2).unwrap(), 2);

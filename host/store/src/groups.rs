@@ -126,6 +126,7 @@ mod tests {
         crate::Encoded(bytes.as_ref().to_vec())
     }
 
+    use crate::tests::WriteNow;
     use crate::{Outgoing, Store, TaskKey, TaskWrite};
     use serde_json::json;
 
@@ -136,7 +137,7 @@ mod tests {
         let key = TaskKey::new("echo", "t1");
         for (i, membership) in ["m1", "m2", "m1"].iter().enumerate() {
             store
-                .write_task(TaskWrite {
+                .write_task_now(TaskWrite {
                     published: vec![(membership.to_string(), Outgoing::Rendered(json!(i)))],
                     ..TaskWrite::record_only(&key, raw(b"{}"))
                 })

@@ -31,14 +31,15 @@
 
 #![deny(missing_docs)]
 
+mod committer;
 mod configs;
 mod encoded;
 mod event_batch;
-mod group_commit;
 mod groups;
 mod outbox;
 mod parts;
 mod tenancy;
+mod write_batch;
 
 pub use configs::WaitingConfigs;
 pub use encoded::Encoded;
@@ -46,10 +47,12 @@ pub use groups::Pending;
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 
-use group_commit::GroupCommit;
+use committer::Committer;
+pub use committer::PendingWrite;
 use serde::de::DeserializeOwned;
 use std::path::Path;
 use std::sync::Arc;
+use write_batch::{WriteBatch, Writes};
 
 /// Something went wrong with the disk or a record on it.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +66,9 @@ pub enum StoreError {
     /// A flush to disk failed.
     #[error("the store could not make writes durable: {0}")]
     Flush(String),
+    /// The store's files could not be opened or its committer started.
+    #[error("the store could not start: {0}")]
+    Start(#[from] std::io::Error),
 }
 
 /// Proof that a write reached sled; await [`Store::durable`] with it before announcing the write.
@@ -335,7 +341,7 @@ struct Inner {
     kv: sled::Tree,
     groups: sled::Tree,
     tenancy: sled::Tree,
-    commit: GroupCommit,
+    commit: Committer,
     /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
     /// reading its head first).
     keys: KeyLocks,
@@ -373,7 +379,9 @@ impl Store {
         let kv = db.open_tree("kv")?;
         let groups = db.open_tree("groups")?;
         let tenancy = db.open_tree("tenancy")?;
-        let commit = GroupCommit::start();
+        // The committer makes writes durable with an fdatasync of sled's log, the file `db`.
+        let log = std::fs::File::open(dir.join("db"))?;
+        let commit = Committer::start(db.clone(), tasks.clone(), log)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 db,
@@ -403,11 +411,22 @@ impl Store {
         Ok(self.inner.tasks.contains_key(key.record_key())?)
     }
 
-    /// Apply one change of a task atomically.
-    pub fn write_task(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
+    /// Hand one change of a task to the committer, to be applied atomically, merged with the
+    /// changes of other tasks in its next round. Once [`PendingWrite::applied`] returns, the
+    /// change is visible to readers; [`Store::durable`] with its ticket waits until it is on
+    /// disk. The caller keeps a task's writes apart (one at a time, each applied before the
+    /// next is made): the parts a change replaces are read from what sled holds when it is
+    /// made.
+    pub fn write_task(&self, write: TaskWrite<'_>) -> Result<PendingWrite, StoreError> {
+        let batch = self.task_batch(write)?;
+        Ok(self.inner.commit.apply(batch))
+    }
+
+    /// The writes of one change of a task.
+    fn task_batch(&self, write: TaskWrite<'_>) -> Result<WriteBatch, StoreError> {
         let key = write.key;
         let (tasks, db) = (&self.inner.tasks, &self.inner.db);
-        let mut batch = sled::Batch::default();
+        let mut batch = WriteBatch::default();
         if let Some(record) = write.record {
             let record_key = key.record_key();
             let old = tasks.get(&record_key)?;
@@ -517,8 +536,7 @@ impl Store {
             k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
             parts::insert(&mut batch, db, &k, &to_json(&message)?, None)?;
         }
-        self.inner.tasks.apply_batch(batch)?;
-        Ok(self.inner.commit.written())
+        Ok(batch)
     }
 
     /// The first pending notification of a task: `(seq, entry)`; the entry is `None` when it
@@ -811,12 +829,19 @@ impl Store {
 
     /// Wait until the write that returned `ticket` (and every earlier one) is on disk.
     pub async fn durable(&self, ticket: Ticket) -> Result<(), StoreError> {
-        self.inner.commit.durable(&self.inner.db, ticket).await
+        self.inner.commit.durable(ticket).await
     }
 
-    /// Flushes performed so far (for metrics: flushes per second against commands per second).
+    /// Flushes (each with its fdatasync) performed so far (for metrics: syncs per second against
+    /// commands per second).
     pub fn flush_count(&self) -> u64 {
-        self.inner.commit.flush_count()
+        self.inner.commit.sync_count()
+    }
+
+    /// Task changes applied by the committer so far (changes per sync: this over
+    /// [`Store::flush_count`]).
+    pub fn committed_changes(&self) -> u64 {
+        self.inner.commit.applied_count()
     }
 
     /// Read a partner's key-value entry.
@@ -872,8 +897,8 @@ impl Store {
 
     /// Flush everything now (used at shutdown).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.inner.db.flush_async().await?;
-        Ok(())
+        let ticket = self.inner.commit.written();
+        self.inner.commit.durable(ticket).await
     }
 }
 
@@ -953,6 +978,18 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
+    /// Writing a task change and waiting until it is applied, for tests that write in sequence.
+    pub(crate) trait WriteNow {
+        fn write_task_now(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError>;
+    }
+
+    impl WriteNow for Store {
+        fn write_task_now(&self, write: TaskWrite<'_>) -> Result<Ticket, StoreError> {
+            // Dropping a pending write waits until it is applied.
+            self.write_task(write).map(|pending| pending.ticket())
+        }
+    }
+
     /// Write `record` for `key` with only a deadline change.
     fn save(
         store: &Store,
@@ -961,7 +998,7 @@ mod tests {
         old: Option<i64>,
         new: Option<i64>,
     ) -> Result<Ticket, StoreError> {
-        store.write_task(TaskWrite {
+        store.write_task_now(TaskWrite {
             deadline: (old, new),
             ..TaskWrite::record_only(key, Encoded::of(record).unwrap())
         })
@@ -997,7 +1034,7 @@ mod tests {
         let other = TaskKey::new("a", "t2");
         let write = |key: &TaskKey, seqs: std::ops::RangeInclusive<u64>, trim_below, ended_at| {
             store
-                .write_task(TaskWrite {
+                .write_task_now(TaskWrite {
                     events: seqs.map(|s| (s, raw(format!("e{s}")))).collect(),
                     trim_below,
                     ended_at,
@@ -1032,7 +1069,7 @@ mod tests {
             let key = TaskKey::new("a", "t");
             let write = |seqs: std::ops::RangeInclusive<u64>, trim_below| {
                 store
-                    .write_task(TaskWrite {
+                    .write_task_now(TaskWrite {
                         events: seqs.map(|s| (s, event(s))).collect(),
                         trim_below,
                         ..TaskWrite::record_only(&key, raw(b"{}"))
@@ -1066,7 +1103,7 @@ mod tests {
         let key = TaskKey::new("a", "t");
         let write = |product: &str, seq: u64, replaces: bool| {
             store
-                .write_task(TaskWrite {
+                .write_task_now(TaskWrite {
                     chunks: vec![ChunkWrite {
                         product: product.into(),
                         seq,
@@ -1101,7 +1138,7 @@ mod tests {
         };
         let write = |chunks: Vec<ChunkWrite>| {
             store
-                .write_task(TaskWrite {
+                .write_task_now(TaskWrite {
                     chunks,
                     ..TaskWrite::record_only(&key, raw(b"{}"))
                 })
@@ -1144,7 +1181,7 @@ mod tests {
             last_error: None,
         };
         store
-            .write_task(TaskWrite {
+            .write_task_now(TaskWrite {
                 events: vec![(1, raw(big('e', 70_000))), (2, raw(big('f', 9_000)))],
                 chunks: vec![ChunkWrite {
                     product: "p".into(),
@@ -1189,7 +1226,7 @@ mod tests {
         );
         // Replaced, trimmed, delivered and deleted: their parts go with them.
         store
-            .write_task(TaskWrite {
+            .write_task_now(TaskWrite {
                 events: vec![(3, raw(b"{}"))],
                 trim_below: Some(3),
                 chunks: vec![ChunkWrite {
@@ -1254,8 +1291,11 @@ mod tests {
             let store = store.clone();
             joins.push(tokio::spawn(async move {
                 let key = TaskKey::new("a", format!("t{i}"));
-                let t = save(&store, &key, &json!({"i": i}), None, None).unwrap();
-                store.durable(t).await.unwrap();
+                let record = Encoded::of(&json!({"i": i})).unwrap();
+                let pending = store.write_task(TaskWrite::record_only(&key, record));
+                let ticket = pending.unwrap().applied().await.unwrap();
+                assert!(store.has_task(&key).unwrap(), "applied: visible");
+                store.durable(ticket).await.unwrap();
             }));
         }
         for j in joins {
@@ -1267,5 +1307,6 @@ mod tests {
             flushes < 200,
             "200 concurrent writes took {flushes} flushes"
         );
+        assert_eq!(store.committed_changes(), 200);
     }
 }

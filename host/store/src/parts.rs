@@ -29,6 +29,7 @@
 //! 0xFF, after every tag: no prefix scan of the store's own keys meets them.
 
 use super::StoreError;
+use super::write_batch::Writes;
 use sled::IVec;
 use std::borrow::Cow;
 
@@ -85,8 +86,8 @@ impl Head {
 
 /// Put `value` at `key` in `batch`, replacing `old` (the value stored there now, if any: its
 /// parts go). `db` numbers the generation of a value that needs parts.
-pub fn insert(
-    batch: &mut sled::Batch,
+pub(crate) fn insert(
+    batch: &mut impl Writes,
     db: &sled::Db,
     key: &[u8],
     value: &[u8],
@@ -115,7 +116,7 @@ pub fn insert(
 }
 
 /// Remove the value at `key`, stored as `head` now, and its parts.
-pub fn remove(batch: &mut sled::Batch, key: &[u8], head: &[u8]) {
+pub(crate) fn remove(batch: &mut impl Writes, key: &[u8], head: &[u8]) {
     if let Some(head) = Head::parse(head) {
         for index in 0..head.parts {
             batch.remove(head.part_key(key, index));

@@ -285,8 +285,13 @@ async fn metrics(State(state): State<AppState>) -> Response {
         ),
         (
             "aiphost_store_flushes_total",
-            "Store flushes (shared by concurrent writes)",
+            "Store flushes, each with an fdatasync of the log (shared by concurrent writes)",
             state.engine.store_flushes(),
+        ),
+        (
+            "aiphost_store_changes_total",
+            "Task changes applied by the store's committer, merged into one batch per round",
+            state.engine.store_changes(),
         ),
     ];
     let mut text = String::new();

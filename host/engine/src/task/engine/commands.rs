@@ -241,7 +241,7 @@ impl TaskEngine {
                         .as_mut()
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
                     record.record_command(command, true, &self.inner.defaults.history);
-                    self.persist_history(slot, &mut st)?;
+                    self.persist_history(slot, &mut st).await?;
                     self.durable_reply(slot, st, filter)
                         .await
                         .map(|r| applied(Some(r)))
@@ -255,7 +255,7 @@ impl TaskEngine {
                         .as_mut()
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
                     record.record_command(command, false, &self.inner.defaults.history);
-                    self.transition(slot, &mut st, to, Vec::new(), row)?;
+                    self.transition(slot, &mut st, to, Vec::new(), row).await?;
                     match kind {
                         CommandKind::Continue => {
                             let response_timeout = self.response_timeout(&st);
@@ -299,7 +299,7 @@ impl TaskEngine {
 
     /// Create the record of the slot's pending start with its first status (accepted or
     /// rejected), logging the task's first event.
-    pub(super) fn create(
+    pub(super) async fn create(
         &self,
         slot: &Slot,
         st: &mut SlotState,
@@ -326,10 +326,11 @@ impl TaskEngine {
         st.record = Some(record);
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
         self.persist(slot, st, vec![EventKind::Created { status }])
+            .await
     }
 
     /// Move the slot's task to `to` (row `row` of the table), persisting it.
-    pub(super) fn transition(
+    pub(super) async fn transition(
         &self,
         slot: &Slot,
         st: &mut SlotState,
@@ -347,6 +348,7 @@ impl TaskEngine {
         let status = record.task.status.clone();
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
         self.persist(slot, st, vec![EventKind::Status { status }])
+            .await
     }
 
     /// The -32009 of a start over the Leader's cap of tasks that have not ended.

@@ -41,7 +41,8 @@ impl TaskEngine {
             let note = format!("{what} of {ms} ms expired");
             tracing::info!(task = %key.task, %note, "awaiting timer expired");
             self.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-            self.transition(&slot, &mut st, to, vec![DataItem::text(note)], row)?;
+            self.transition(&slot, &mut st, to, vec![DataItem::text(note)], row)
+                .await?;
             // An invocation still winding down after resting must not outlive the task.
             if let Some(running) = st.running.take() {
                 running.abort.cancel();
@@ -100,15 +101,21 @@ impl TaskEngine {
                 // index, and the count start-up took from it.
                 let now = state.and_then(liveness);
                 self.inner.live.moved(&key, Some(Liveness::Running), now);
-                last = self.inner.store.write_task(TaskWrite {
-                    live: (Some(Liveness::Running), now),
-                    ..TaskWrite::without_record(&key)
-                })?;
+                last = self
+                    .inner
+                    .store
+                    .write_task(TaskWrite {
+                        live: (Some(Liveness::Running), now),
+                        ..TaskWrite::without_record(&key)
+                    })?
+                    .applied()
+                    .await?;
                 st.stored_live = now;
                 continue;
             }
             tracing::warn!(agent = %key.agent, task = %key.task, "failing a task whose invocation the previous process did not finish");
-            self.fail_through(&slot, &mut st, path, REASON.to_string())?;
+            self.fail_through(&slot, &mut st, path, REASON.to_string())
+                .await?;
             last = last.max(st.ticket);
             failed += 1;
         }

@@ -204,7 +204,7 @@ impl TaskEngine {
             if !matches!(end, None | Some(InvocationEnd::Returned)) {
                 tracing::warn!(%reason, "partner failed after its task came to rest");
             }
-            self.write_out(slot, &mut st)?;
+            self.write_out(slot, &mut st).await?;
             slot.changed.send_modify(|n| *n += 1);
             return Ok(());
         }
@@ -213,12 +213,12 @@ impl TaskEngine {
             .invocation_failures
             .fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%reason, "partner failed; the task fails");
-        self.fail_through(slot, &mut st, path, reason)
+        self.fail_through(slot, &mut st, path, reason).await
     }
 
     /// Walk the slot's task along `path` (rows of the table) to its end, the last status
     /// carrying `reason`.
-    pub(super) fn fail_through(
+    pub(super) async fn fail_through(
         &self,
         slot: &Slot,
         st: &mut SlotState,
@@ -232,10 +232,10 @@ impl TaskEngine {
                 Vec::new()
             };
             if st.record.is_none() {
-                self.create(slot, st, TaskStatus::now(step, items))?;
+                self.create(slot, st, TaskStatus::now(step, items)).await?;
             } else {
                 let row = state::on_partner_report(current_after(st), step).unwrap_or(0);
-                self.transition(slot, st, step, items, row)?;
+                self.transition(slot, st, step, items, row).await?;
             }
         }
         Ok(())

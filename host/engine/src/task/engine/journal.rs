@@ -8,7 +8,8 @@ use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, Timestamp};
 use aiphost_store::{
-    ChunkWrite, Encoded, OutboxEntry, Outgoing, StoreError, TaskKey, TaskWrite, Ticket,
+    ChunkWrite, Encoded, OutboxEntry, Outgoing, PendingWrite, StoreError, TaskKey, TaskWrite,
+    Ticket,
 };
 use std::sync::atomic::Ordering;
 
@@ -51,18 +52,22 @@ impl TaskEngine {
     /// awaiting-completion costs one store write instead of four. Nothing is lost that anybody
     /// was promised: every answer and every stream first writes out what the slot keeps
     /// ([`TaskEngine::write_out`]), and an invocation's end always does.
-    pub(super) fn persist(
+    pub(super) async fn persist(
         &self,
         slot: &Slot,
         st: &mut SlotState,
         events: Vec<EventKind>,
     ) -> Result<(), StoreError> {
         let may_keep_back = st.running.is_some();
-        self.store_change(slot, st, events, may_keep_back)
+        self.store_change(slot, st, events, may_keep_back).await
     }
 
     /// [`TaskEngine::persist`], told whether this change may be kept back in the slot.
-    pub(super) fn store_change(
+    ///
+    /// The slot is brought up to date as soon as the change is handed to the store, before it
+    /// is applied: if the caller goes away while it waits, the change is applied all the same
+    /// (see [`aiphost_store::PendingWrite`]) and the slot already says so.
+    pub(super) async fn store_change(
         &self,
         slot: &Slot,
         st: &mut SlotState,
@@ -161,8 +166,8 @@ impl TaskEngine {
             outbox,
             published,
         });
-        st.ticket = match written {
-            Ok(ticket) => ticket,
+        let pending = match written {
+            Ok(pending) => pending,
             Err(e) => {
                 // The cached record is ahead of the store now: forget it, so the next command
                 // reads what is really stored, and wake whoever waits on the task.
@@ -170,6 +175,7 @@ impl TaskEngine {
                 return Err(e);
             }
         };
+        st.ticket = pending.ticket();
         if let Some(&newest) = notified.last() {
             let (fan_out, key) = (self.inner.fan_out.clone(), slot.key.clone());
             self.when_durable(st.ticket, "notifications", move || {
@@ -196,13 +202,33 @@ impl TaskEngine {
                 self.when_durable(st.ticket, "events", move || marks.advance(&key, last));
             }
         }
+        self.applied(slot, st, pending).await
+    }
+
+    /// Wait until `pending`, the slot's newest change, is in the store, then wake whoever
+    /// waits on the task. A change that failed to apply leaves the cached record ahead of the
+    /// store: forget it, so the next command reads what is really stored.
+    async fn applied(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        pending: PendingWrite,
+    ) -> Result<(), StoreError> {
+        if let Err(e) = pending.applied().await {
+            self.forget_cached(slot, st);
+            return Err(e);
+        }
         slot.changed.send_modify(|n| *n += 1);
         Ok(())
     }
 
     /// Hand the store what the slot has kept back (see [`TaskEngine::persist`]), before anybody
     /// is shown the task or its events.
-    pub(super) fn write_out(&self, slot: &Slot, st: &mut SlotState) -> Result<(), StoreError> {
+    pub(super) async fn write_out(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+    ) -> Result<(), StoreError> {
         let history = st
             .record
             .as_ref()
@@ -210,20 +236,20 @@ impl TaskEngine {
         if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() && !history {
             return Ok(());
         }
-        self.store_change(slot, st, Vec::new(), false)
+        self.store_change(slot, st, Vec::new(), false).await
     }
 
     /// Store what a command that changed nothing added to the task's history: its entry (and
     /// the entries it pushed out), not the record. With changes kept back in the slot, those go
     /// too, in one write.
-    pub(super) fn persist_history(
+    pub(super) async fn persist_history(
         &self,
         slot: &Slot,
         st: &mut SlotState,
     ) -> Result<(), StoreError> {
         let rewrite = st.record.as_ref().is_some_and(TaskRecord::must_rewrite);
         if rewrite || !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
-            return self.store_change(slot, st, Vec::new(), false);
+            return self.store_change(slot, st, Vec::new(), false).await;
         }
         let Some(record) = st.record.as_mut() else {
             return Ok(());
@@ -234,15 +260,15 @@ impl TaskEngine {
             history_dropped: history.dropped,
             ..TaskWrite::without_record(&slot.key)
         });
-        st.ticket = match written {
-            Ok(ticket) => ticket,
+        let pending = match written {
+            Ok(pending) => pending,
             Err(e) => {
                 self.forget_cached(slot, st);
                 return Err(e);
             }
         };
-        slot.changed.send_modify(|n| *n += 1);
-        Ok(())
+        st.ticket = pending.ticket();
+        self.applied(slot, st, pending).await
     }
 
     /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, to

@@ -211,9 +211,16 @@ impl TaskEngine {
         &self.inner.stats
     }
 
-    /// Flushes of the engine's store so far (each shared by the writes waiting for it).
+    /// Flushes of the engine's store so far, each with its fdatasync (each shared by the writes
+    /// waiting for it).
     pub fn store_flushes(&self) -> u64 {
         self.inner.store.flush_count()
+    }
+
+    /// Task changes applied by the store's committer so far (over [`Self::store_flushes`]:
+    /// changes per sync).
+    pub fn store_changes(&self) -> u64 {
+        self.inner.store.committed_changes()
     }
 
     /// Make every write so far durable (at shutdown).

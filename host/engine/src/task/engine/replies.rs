@@ -23,7 +23,7 @@ impl TaskEngine {
         let slot = self.hold(key);
         let mut st = slot.state.lock().await;
         self.ensure_loaded(key, &mut st)?;
-        self.write_out(&slot, &mut st)?;
+        self.write_out(&slot, &mut st).await?;
         Ok(StreamPoint {
             last: st.record.as_ref().map_or(0, |r| r.last_event_seq),
             ended: st.record.as_ref().is_some_and(|r| r.state().is_terminal()),
@@ -42,7 +42,7 @@ impl TaskEngine {
         mut st: tokio::sync::MutexGuard<'_, SlotState>,
         history: Option<HistoryFilter>,
     ) -> Result<Reply, EngineError> {
-        self.write_out(slot, &mut st)?;
+        self.write_out(slot, &mut st).await?;
         let ticket = st.ticket;
         let (task, seq) = st
             .record

@@ -37,10 +37,12 @@ impl TaskReporter {
             self.slot
                 .engine
                 .create(&self.slot, &mut st, TaskStatus::now(to, items))
+                .await
         } else {
             self.slot
                 .engine
                 .transition(&self.slot, &mut st, to, items, row)
+                .await
         };
         stored.map_err(|e| {
             tracing::error!(error = %e, "could not store a partner report");
@@ -74,6 +76,7 @@ impl TaskReporter {
                 self.slot
                     .engine
                     .persist(&self.slot, &mut st, vec![EventKind::Chunk { chunk }])
+                    .await
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not store a product chunk");
                         ReportError::InvalidTransition(
@@ -98,6 +101,7 @@ impl TaskReporter {
                     self.slot
                         .engine
                         .transition(&self.slot, &mut st, step, items, row)
+                        .await
                         .map_err(|_| ReportError::ProductsTooLarge(total))?;
                 }
                 Err(ReportError::ProductsTooLarge(total))
