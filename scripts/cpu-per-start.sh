@@ -2,8 +2,11 @@
 # Host CPU per durable rpc `start` (echo partner, v2, reply once `awaiting-completion` is on disk),
 # side by side for one or more aiphost binaries, runs interleaved so they share the machine's mood:
 #
-#   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] BIN [BIN...]
+#   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] [--echo BENCH] BIN [BIN...]
 #
+# --echo BENCH (target/release/aiphost-bench) adds the floor to every run: a bare axum JSON echo
+# (`aiphost-bench echo-server`) under the same wrk load, measured the same way (its reply must
+# carry the request's text).
 # Each run: a fresh host (fresh data dir), a 2 s wrk warm-up, then a measured wrk run with the
 # host's utime+stime read from /proc/PID/stat before and after. CPU per start = the difference /
 # requests. Every measured request must have done the work it claims: the host's
@@ -13,17 +16,20 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-runs=5 seconds=10 connections=16
+runs=5 seconds=10 connections=16 echo=""
 bins=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --runs) runs="$2"; shift 2 ;;
         --seconds) seconds="$2"; shift 2 ;;
         --connections) connections="$2"; shift 2 ;;
+        --echo) echo="$2"; shift 2 ;;
         *) bins+=("$1"); shift ;;
     esac
 done
-[[ ${#bins[@]} -gt 0 ]] || { echo "usage: $0 [--runs N] [--seconds S] [--connections C] BIN [BIN...]" >&2; exit 2; }
+[[ ${#bins[@]} -gt 0 ]] || { echo "usage: $0 [--runs N] [--seconds S] [--connections C] [--echo BENCH] BIN [BIN...]" >&2; exit 2; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$2"; }
 tick=$(getconf CLK_TCK)
 
 metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
@@ -68,7 +74,26 @@ for run in $(seq 1 "$runs"); do
         echo "| $run | $bin | $rate | $us | $ok |"
         results[$bin]+="$us $rate"$'\n'
     done
+    if [[ -n "$echo" ]]; then
+        port=$(free_port)
+        "$echo" echo-server --port "$port" >/dev/null 2>&1 &
+        pid=$!
+        for _ in $(seq 1 100); do curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{}' "http://127.0.0.1:$port/rpc" && break; sleep 0.1; done
+        wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "warm$run" >/dev/null
+        before_cpu=$(cpu_ticks "$pid")
+        out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "run$run")
+        after_cpu=$(cpu_ticks "$pid")
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+        line=$(grep '^RESULT' <<<"$out")
+        requests=$(field requests "$line"); secs=$(field seconds "$line"); wrong=$(field wrong "$line")
+        ok="yes"; [[ "$wrong" == 0 ]] || ok="NO ($wrong wrong)"
+        rate=$(awk -v r="$requests" -v s="$secs" 'BEGIN { printf "%.0f", r / s }')
+        us=$(awk -v c="$((after_cpu - before_cpu))" -v t="$tick" -v r="$requests" 'BEGIN { printf "%.1f", c / t * 1e6 / r }')
+        echo "| $run | bare axum echo | $rate | $us | $ok |"
+        results[echo]+="$us $rate"$'\n'
+    fi
 done
+[[ -n "$echo" ]] && bins+=(echo)
 echo
 echo "| binary | CPU µs per start, median (min–max) | requests/s, median (min–max) |"
 echo "| --- | ---: | ---: |"

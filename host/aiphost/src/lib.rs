@@ -11,7 +11,7 @@
 //! aiphost (this crate)   doors (transport, group, notify), tenancy admin, CLI, the binary
 //!   └ aiphost-engine     the task engine, the agent registry, tenants' quotas
 //!       └ aiphost-runtime    wasmtime: partner components, the sandbox, the partner contract
-//!           ├ aiphost-store      sled with group commit
+//!           ├ aiphost-store      sled behind one committer
 //!           ├ aiphost-net-policy where the host may connect on someone else's say-so
 //!           └ aiphost-protocol   AIP on the wire, both dialects, the state machine (pure)
 //! ```

@@ -34,10 +34,16 @@ impl TaskKey {
         k
     }
 
-    fn waiting_key(&self, config: &str) -> Vec<u8> {
+    /// `w\0{agent}\0{leader}\0{task}\0`: this task's waiting configs.
+    pub(crate) fn waiting_task_prefix(&self) -> Vec<u8> {
         let mut k = self.waiting_prefix();
         k.extend_from_slice(self.task.as_bytes());
         k.push(0);
+        k
+    }
+
+    fn waiting_key(&self, config: &str) -> Vec<u8> {
+        let mut k = self.waiting_task_prefix();
         k.extend_from_slice(config.as_bytes());
         k
     }

@@ -1,8 +1,10 @@
 //! Durable state in sled, behind an interface of our own so no other module sees sled types.
 //!
-//! Writes go to sled at once and are made durable by a shared flush: every caller that needs its
-//! write on disk awaits [`Store::durable`] with the ticket its write returned, and one flush serves
-//! every ticket issued before it started (group commit). A reply reports only durable state.
+//! A task's changes go to one committer thread ([`Store::write_task`], `committer.rs`), which
+//! applies every change waiting as one merged sled batch, then makes it durable with sled's flush
+//! and an `fdatasync` of its log; other writes go to sled at once and ride the next flush. Every
+//! caller that needs its write on disk awaits [`Store::durable`] with the ticket its write
+//! returned. A reply reports only durable state.
 //!
 //! Layout (all keys namespaced by agent; one tree, so a task's record, events and index entries
 //! change in one atomic batch; `{task}` is the task's id scoped to its Leader,
@@ -11,7 +13,9 @@
 //!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
 //!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
 //!   (one event: its JSON; several: a batch, see `event_batch`);
-//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
+//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry, events kept;
+//!   `y\0{ended ms, big-endian}{agent}\0{task}` → the same once its events are dropped (event
+//!   retention, `retention.rs`); the task itself goes at task retention;
 //!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
 //!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
 //!   `n\0{agent}\0{task}\0{config id}` → notification config;
@@ -38,6 +42,7 @@ mod event_batch;
 mod groups;
 mod outbox;
 mod parts;
+mod retention;
 mod tenancy;
 mod write_batch;
 
@@ -782,31 +787,6 @@ impl Store {
         Ok(self.events_after(key, 0, 1)?.first().map(|(seq, _)| *seq))
     }
 
-    /// Delete the events of tasks that ended before `before_ms` (Unix ms); returns how many tasks.
-    pub fn sweep_ended(&self, before_ms: i64) -> Result<usize, StoreError> {
-        let mut swept = 0;
-        let end = TaskKey::new("", "").timed_key(b'x', before_ms);
-        let mut keys = Vec::new();
-        for entry in self.inner.tasks.range(b"x\0".to_vec()..end) {
-            let (k, _) = entry?;
-            keys.push(k);
-        }
-        for index_key in keys {
-            let Some(task) = index_key.get(10..).and_then(TaskKey::from_tail) else {
-                continue;
-            };
-            let mut batch = sled::Batch::default();
-            for entry in self.inner.tasks.scan_prefix(task.events_prefix()) {
-                let (k, head) = entry?;
-                parts::remove(&mut batch, &k, &head);
-            }
-            batch.remove(index_key);
-            self.inner.tasks.apply_batch(batch)?;
-            swept += 1;
-        }
-        Ok(swept)
-    }
-
     /// Every pending deadline: `(at_ms, task)`, earliest first.
     pub fn deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
         let mut out = Vec::new();
@@ -1051,9 +1031,15 @@ mod tests {
         assert_eq!(store.events_after(&key, 10, 5).unwrap()[0].0, 11);
         write(&key, 301..=301, Some(101), Some(1_000));
         assert_eq!(store.first_event_seq(&key).unwrap(), Some(101));
-        assert_eq!(store.sweep_ended(999).unwrap(), 0);
-        assert_eq!(store.sweep_ended(1_001).unwrap(), 1);
+        assert_eq!(store.sweep_ended_events(999).unwrap(), 0);
+        assert_eq!(store.sweep_ended_events(1_001).unwrap(), 1);
+        assert_eq!(store.sweep_ended_events(1_001).unwrap(), 0, "swept once");
         assert_eq!(store.first_event_seq(&key).unwrap(), None);
+        assert_eq!(
+            store.ended_before(1_001, 10).unwrap(),
+            vec![(1_000, key.clone())],
+            "the task itself waits for task retention"
+        );
         assert_eq!(store.first_event_seq(&other).unwrap(), Some(1));
     }
 

@@ -12,6 +12,7 @@ mod mtls;
 mod notification;
 mod outbound;
 mod quotas;
+mod retention;
 mod rpc_errors;
 mod rpc_lifecycle;
 mod runtime;

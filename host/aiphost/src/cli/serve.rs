@@ -125,6 +125,8 @@ struct TaskFlags {
     event_retention_count: Option<u64>,
     #[arg(long, help = help("How long the events of an ended task are kept, in seconds.", defaults().tasks.event_retention_ms / 1000))]
     event_retention_secs: Option<u64>,
+    #[arg(long, value_parser = parse_retention, help = help("How long an ended task is kept before it is deleted with its events, products, key-value entries and notification configs: a number with a unit (s, m, h, d; seconds without one), or `off` to keep ended tasks for ever.", show_retention(defaults().tasks.task_retention_ms)))]
+    task_retention: Option<Retention>,
     #[arg(long, help = help("Tasks that have not ended one Leader may have with one partner; all Leaders of an open partner share one count.", defaults().tasks.max_live_tasks))]
     max_live_tasks: Option<u64>,
     #[arg(long, help = help("Commands a task's history keeps, the oldest dropped first (its start and the newest always stay).", defaults().tasks.history.max_commands))]
@@ -232,6 +234,47 @@ struct TenancyFlags {
 }
 
 /// Override `field` (whose default the library's config holds) when the flag was given.
+/// `--task-retention`: how long in ms, or `None` (`off`) for ever.
+#[derive(Clone, Copy, Debug)]
+struct Retention(Option<u64>);
+
+fn parse_retention(text: &str) -> Result<Retention, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(Retention(None));
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a number with a unit (s, m, h, d) or `off`"))?;
+    let unit_ms = match unit {
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        other => return Err(format!("{other:?}: the unit is one of s, m, h, d")),
+    };
+    match number.checked_mul(unit_ms) {
+        Some(0) => Err("a retention of 0 would delete tasks as they end; say `off` to keep them for ever, or give at least 1s".into()),
+        Some(ms) => Ok(Retention(Some(ms))),
+        None => Err(format!("{text:?} is too long")),
+    }
+}
+
+/// The default retention as `--task-retention` spells it.
+fn show_retention(ms: Option<u64>) -> String {
+    match ms {
+        None => "off".into(),
+        Some(ms) if ms % 86_400_000 == 0 => format!("{}d", ms / 86_400_000),
+        Some(ms) if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        Some(ms) if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        Some(ms) => format!("{}s", ms / 1_000),
+    }
+}
+
 fn set<T>(field: &mut T, flag: Option<T>) {
     if let Some(value) = flag {
         *field = value;
@@ -315,6 +358,10 @@ fn apply_tasks(config: &mut ServerConfig, flags: &TaskFlags) {
     set(
         &mut tasks.event_retention_ms,
         flags.event_retention_secs.map(|s| s.saturating_mul(1000)),
+    );
+    set(
+        &mut tasks.task_retention_ms,
+        flags.task_retention.map(|Retention(ms)| ms),
     );
     set(&mut tasks.max_live_tasks, flags.max_live_tasks);
     set(&mut tasks.history.max_commands, flags.history_max_commands);

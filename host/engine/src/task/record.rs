@@ -25,6 +25,9 @@ pub struct TaskDefaults {
     pub event_retention_count: u64,
     /// How long the events of an ended task are kept, in ms.
     pub event_retention_ms: u64,
+    /// How long an ended task is kept at all, in ms (`None`: for ever); then it is deleted with
+    /// everything kept for it, and a `get` answers as for a task never started.
+    pub task_retention_ms: Option<u64>,
     /// What a task keeps of its commands and statuses.
     pub history: HistoryLimits,
     /// Tasks that have not ended that one Leader may have with one partner (all Leaders of an
@@ -44,6 +47,7 @@ impl Default for TaskDefaults {
             max_products_bytes: 16 * 1024 * 1024,
             event_retention_count: 10_000,
             event_retention_ms: 24 * 3_600_000,
+            task_retention_ms: Some(7 * 24 * 3_600_000),
             history: HistoryLimits::default(),
             max_live_tasks: 10_000,
             max_invocations_per_partner: 8,

@@ -18,12 +18,11 @@ use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
 use crate::task::{FanOut, PartnerRunner};
-use aiphost_protocol::{HistoryFilter, RpcError, Task, Timestamp};
+use aiphost_protocol::{HistoryFilter, RpcError, Task};
 use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 mod admission;
@@ -34,6 +33,7 @@ mod journal;
 mod notifications;
 mod replies;
 mod reports;
+mod retention;
 mod slots;
 mod streaming;
 #[cfg(test)]
@@ -174,22 +174,21 @@ impl TaskEngine {
             }
         });
         let weak = Arc::downgrade(&engine.inner);
-        let retention = engine.inner.defaults.event_retention_ms;
-        let every = Duration::from_millis((retention / 10).clamp(100, 60_000));
+        let every = engine.retention_period();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { break };
-                let before =
-                    Timestamp::now().unix_millis() - i64::try_from(retention).unwrap_or(i64::MAX);
-                match inner.store.sweep_ended(before) {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(
-                        tasks = n,
-                        "dropped the events of tasks past their retention"
+                let engine = TaskEngine { inner };
+                match engine.sweep_retention(retention::now_ms()).await {
+                    Ok((0, 0)) => {}
+                    Ok((events, tasks)) => tracing::info!(
+                        events_dropped_of = events,
+                        tasks_deleted = tasks,
+                        "retention: ended tasks past their time"
                     ),
-                    Err(e) => tracing::error!(error = %e, "event retention sweep failed"),
+                    Err(e) => tracing::error!(error = %e, "retention sweep failed"),
                 }
             }
         });
