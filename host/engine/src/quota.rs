@@ -29,6 +29,10 @@ pub struct Quotas {
     pub request_burst: u32,
     /// The largest component a publish may upload, in bytes.
     pub max_component_bytes: u64,
+    /// How long the tenant's ended tasks are kept, in seconds (`None`: the operator's
+    /// `--task-retention`). Fixed for a task when it ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_retention_secs: Option<u64>,
 }
 
 impl Default for Quotas {
@@ -42,6 +46,7 @@ impl Default for Quotas {
             requests_per_second: 500,
             request_burst: 1000,
             max_component_bytes: 32 << 20,
+            task_retention_secs: None,
         }
     }
 }
@@ -61,6 +66,7 @@ impl Quotas {
             ("requestsPerSecond", u64::from(self.requests_per_second)),
             ("requestBurst", u64::from(self.request_burst)),
             ("maxComponentBytes", self.max_component_bytes),
+            ("taskRetentionSecs", self.task_retention_secs.unwrap_or(1)),
         ];
         for (field, value) in positive {
             if value == 0 {

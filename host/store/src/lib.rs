@@ -13,9 +13,9 @@
 //!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
 //!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
 //!   (one event: its JSON; several: a batch, see `event_batch`);
-//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry, events kept;
-//!   `y\0{ended ms, big-endian}{agent}\0{task}` → the same once its events are dropped (event
-//!   retention, `retention.rs`); the task itself goes at task retention;
+//!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
+//!   `r\0{delete at ms, big-endian}{agent}\0{task}` → ended ms: when the task is deleted (task
+//!   retention, fixed when it ends; see `retention.rs`);
 //!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
 //!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
 //!   `n\0{agent}\0{task}\0{config id}` → notification config;
@@ -51,6 +51,7 @@ pub use encoded::Encoded;
 pub use groups::Pending;
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
+pub use retention::DueTask;
 
 use committer::Committer;
 pub use committer::PendingWrite;
@@ -267,6 +268,8 @@ pub struct TaskWrite<'a> {
     pub trim_below: Option<u64>,
     /// The task ended at this instant (Unix ms): index it for age retention.
     pub ended_at: Option<i64>,
+    /// When the task, if it ended with this change, is to be deleted (Unix ms; `None`: kept).
+    pub delete_at: Option<i64>,
     /// Product chunks to store: `(product id, seq, DataItems as JSON, replaces the product)`.
     pub chunks: Vec<ChunkWrite>,
     /// Notifications to deliver: `(seq, entry)`.
@@ -306,6 +309,7 @@ impl<'a> TaskWrite<'a> {
             events: Vec::new(),
             trim_below: None,
             ended_at: None,
+            delete_at: None,
             chunks: Vec::new(),
             outbox: Vec::new(),
             published: Vec::new(),
@@ -504,6 +508,9 @@ impl Store {
         }
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);
+            if let Some(delete_at) = write.delete_at {
+                batch.insert(key.timed_key(b'r', delete_at), at.to_be_bytes().to_vec());
+            }
         }
         // One write may carry several chunks of a product (an invocation's chunks are written
         // together): a replacing chunk drops the stored chunks and the earlier ones of this write.
@@ -1035,11 +1042,7 @@ mod tests {
         assert_eq!(store.sweep_ended_events(1_001).unwrap(), 1);
         assert_eq!(store.sweep_ended_events(1_001).unwrap(), 0, "swept once");
         assert_eq!(store.first_event_seq(&key).unwrap(), None);
-        assert_eq!(
-            store.ended_before(1_001, 10).unwrap(),
-            vec![(1_000, key.clone())],
-            "the task itself waits for task retention"
-        );
+        assert!(store.has_task(&key).unwrap(), "the task itself stays");
         assert_eq!(store.first_event_seq(&other).unwrap(), Some(1));
     }
 

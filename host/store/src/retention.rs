@@ -1,54 +1,69 @@
-//! Retention of ended tasks. When a task ends, its write adds `x\0{ended ms}{agent}\0{task}`.
-//! After the event retention, [`Store::sweep_ended_events`] drops the task's events and moves the
-//! entry to `y\0…` (so later sweeps do not meet it again); after the task retention,
-//! [`Store::delete_task`] removes the task and everything kept for it, found through
-//! [`Store::ended_before`] in either index.
+//! Retention of ended tasks. When a task ends, its write adds `x\0{ended ms}{agent}\0{task}`
+//! (its events go after the event retention: [`Store::sweep_ended_events`]) and, unless it is to
+//! be kept for ever, `r\0{delete at ms}{agent}\0{task}` → ended ms, the instant its retention
+//! (the operator's, or its tenant's) runs out, fixed when it ends. The deletion sweep reads `r` in
+//! time order, so it meets only the tasks that are due, whatever retention each tenant has:
+//! [`Store::due_for_deletion`], then [`Store::delete_task`].
 
 use super::{KvScope, Store, StoreError, TaskKey, Ticket, kv_key, parts};
 
-/// The index of ended tasks whose events are kept.
+/// The index of ended tasks by when they ended (event retention).
 const ENDED: u8 = b'x';
-/// The index of ended tasks whose events were dropped.
-const EVENTS_DROPPED: u8 = b'y';
+/// The index of ended tasks by when they are deleted (task retention).
+const DELETE: u8 = b'r';
+
+/// An ended task whose retention has run out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DueTask {
+    /// The task.
+    pub key: TaskKey,
+    /// When it ended (Unix ms).
+    pub ended_at: i64,
+    /// When it was due (Unix ms).
+    pub delete_at: i64,
+}
 
 impl Store {
     /// Drop the events of tasks that ended before `before_ms` (Unix ms); returns how many tasks.
     pub fn sweep_ended_events(&self, before_ms: i64) -> Result<usize, StoreError> {
         let mut swept = 0;
-        for (at, task) in self.ended_in(ENDED, before_ms, usize::MAX)? {
+        for (at, task, _) in self.timed(ENDED, before_ms, usize::MAX)? {
             let mut batch = sled::Batch::default();
             for entry in self.inner.tasks.scan_prefix(task.events_prefix()) {
                 let (k, head) = entry?;
                 parts::remove(&mut batch, &k, &head);
             }
             batch.remove(task.timed_key(ENDED, at));
-            batch.insert(task.timed_key(EVENTS_DROPPED, at), &[][..]);
             self.inner.tasks.apply_batch(batch)?;
             swept += 1;
         }
         Ok(swept)
     }
 
-    /// At most `limit` tasks that ended before `before_ms`: `(ended ms, task)`, oldest first
-    /// within each index.
-    pub fn ended_before(
-        &self,
-        before_ms: i64,
-        limit: usize,
-    ) -> Result<Vec<(i64, TaskKey)>, StoreError> {
-        let mut ended = self.ended_in(EVENTS_DROPPED, before_ms, limit)?;
-        if ended.len() < limit {
-            ended.extend(self.ended_in(ENDED, before_ms, limit - ended.len())?);
-        }
-        Ok(ended)
+    /// At most `limit` ended tasks due for deletion at `now_ms`, the earliest due first.
+    pub fn due_for_deletion(&self, now_ms: i64, limit: usize) -> Result<Vec<DueTask>, StoreError> {
+        self.timed(DELETE, now_ms, limit)?
+            .into_iter()
+            .map(|(delete_at, key, value)| {
+                let ended_at = <[u8; 8]>::try_from(value.as_ref())
+                    .map(i64::from_be_bytes)
+                    .map_err(|_| StoreError::Corrupt("malformed retention entry".into()))?;
+                Ok(DueTask {
+                    key,
+                    ended_at,
+                    delete_at,
+                })
+            })
+            .collect()
     }
 
-    fn ended_in(
+    /// Entries of the time index `tag` before `before_ms`: `(ms, task, value)`, oldest first.
+    fn timed(
         &self,
         tag: u8,
         before_ms: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+    ) -> Result<Vec<(i64, TaskKey, sled::IVec)>, StoreError> {
         let start = vec![tag, 0];
         let end = TaskKey::new("", "").timed_key(tag, before_ms);
         let mut out = Vec::new();
@@ -56,27 +71,25 @@ impl Store {
             if out.len() >= limit {
                 break;
             }
-            let (k, _) = entry?;
+            let (k, value) = entry?;
             let parsed = (|| {
                 let at = i64::try_from(u64::from_be_bytes(k.get(2..10)?.try_into().ok()?)).ok()?;
                 Some((at, TaskKey::from_tail(k.get(10..)?)?))
             })();
-            out.push(parsed.ok_or_else(|| StoreError::Corrupt("malformed ended-task key".into()))?);
+            let (at, key) =
+                parsed.ok_or_else(|| StoreError::Corrupt("malformed time index key".into()))?;
+            out.push((at, key, value));
         }
         Ok(out)
     }
 
-    /// Delete an ended task and everything kept for it, in one batch: its record, history,
-    /// events, product chunks, outbox entries and notifications given up on, notification
-    /// configs (and their waiting entries), its index entries (`ended_at`: its ended-task entry;
-    /// `deadline`: a deadline entry it may still hold) and its task-scoped key-value entries.
-    /// The caller keeps the task's other writers away (the engine holds its slot).
-    pub fn delete_task(
-        &self,
-        key: &TaskKey,
-        ended_at: i64,
-        deadline: Option<i64>,
-    ) -> Result<Ticket, StoreError> {
+    /// Delete an ended task and everything kept for it: its task-scoped key-value entries, then,
+    /// in one batch, its record, history, events, product chunks, outbox entries and
+    /// notifications given up on, notification configs (and their waiting entries) and its
+    /// index entries (`due` names its retention entries; `deadline`: a deadline entry it may
+    /// still hold). The caller keeps the task's other writers away (the engine holds its slot).
+    pub fn delete_task(&self, due: &DueTask, deadline: Option<i64>) -> Result<Ticket, StoreError> {
+        let key = &due.key;
         // Key-value entries first (another tree, another batch): a crash between the two leaves
         // the task, which the next sweep deletes again.
         let kv = &self.inner.kv;
@@ -103,8 +116,8 @@ impl Store {
             batch.remove(entry?);
         }
         batch.remove(key.live_key());
-        batch.remove(key.timed_key(ENDED, ended_at));
-        batch.remove(key.timed_key(EVENTS_DROPPED, ended_at));
+        batch.remove(key.timed_key(ENDED, due.ended_at));
+        batch.remove(key.timed_key(DELETE, due.delete_at));
         if let Some(at) = deadline {
             batch.remove(key.deadline_key(at));
         }
@@ -169,6 +182,7 @@ mod tests {
                         },
                     )],
                     ended_at: Some(1_000),
+                    delete_at: Some(5_000),
                     live: (None, Some(crate::Liveness::Running)),
                     ..TaskWrite::record_only(key, raw(&big))
                 })
@@ -194,9 +208,15 @@ mod tests {
                 .any(|k| k.contains("doomed") && !k.starts_with("a\0a"))
         );
 
-        let ended = store.ended_before(1_001, 10).unwrap();
-        assert_eq!(ended.len(), 2);
-        let ticket = store.delete_task(&doomed, 1_000, None).unwrap();
+        assert!(
+            store.due_for_deletion(4_999, 10).unwrap().is_empty(),
+            "not due yet"
+        );
+        let due = store.due_for_deletion(5_001, 10).unwrap();
+        assert_eq!(due.len(), 2);
+        let doomed_due = due.iter().find(|d| d.key == doomed).unwrap();
+        assert_eq!((doomed_due.ended_at, doomed_due.delete_at), (1_000, 5_000));
+        let ticket = store.delete_task(doomed_due, None).unwrap();
         store.durable(ticket).await.unwrap();
 
         let left: Vec<String> = all_keys(&store)
@@ -212,10 +232,9 @@ mod tests {
         assert!(store.has_task(&kept).unwrap());
         assert_eq!(store.events_after(&kept, 0, 10).unwrap().len(), 2);
         assert_eq!(store.configs(&kept).unwrap().len(), 1);
-        assert_eq!(
-            store.ended_before(1_001, 10).unwrap(),
-            vec![(1_000, kept.clone())]
-        );
+        let left = store.due_for_deletion(5_001, 10).unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].key, kept);
         // Part keys (0xFF…) of the deleted task are gone too: no key is left but the kept task's,
         // the agent's entry and the store's own marks.
         assert!(all_keys(&store).len() < 40, "{:?}", all_keys(&store));

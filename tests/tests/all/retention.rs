@@ -80,3 +80,61 @@ async fn ended_tasks_go_after_their_retention_and_resting_ones_stay() {
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("off"), "{said}");
 }
+
+/// A tenant's `taskRetentionSecs` overrides the operator's retention for its partners' tasks;
+/// the operator's own tasks keep the operator's (here the default, 7 days).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_keeps_its_ended_tasks_as_long_as_its_quota_says() {
+    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    let host = TestHost::start(HostOptions::default()).await;
+    let brief = create_tenant(&host.url, "brief", json!({"taskRetentionSecs": 1})).await;
+    let (status, body) = publish(
+        &host.url,
+        &brief,
+        &example_manifest("echo", "brief-echo", ""),
+        &example_component("echo"),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    for rpc in [host.rpc("brief-echo"), host.rpc("echo")] {
+        let answer = post(&rpc, &v2("start", "t", text("hi"), json!({}))).await;
+        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+        let answer = post(&rpc, &v2("complete", "t", json!([]), json!({}))).await;
+        assert_eq!(state(&answer), "completed", "{answer}");
+    }
+    let ended = Instant::now();
+    let brief_rpc = host.rpc("brief-echo");
+    loop {
+        let answer = post(&brief_rpc, &v2("get", "t", json!([]), json!({}))).await;
+        if answer["error"]["code"] == -32001 {
+            break;
+        }
+        assert!(
+            ended.elapsed() < Duration::from_secs(15),
+            "the tenant's ended task was never deleted: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ended.elapsed() >= Duration::from_millis(900));
+    let answer = post(&host.rpc("echo"), &v2("get", "t", json!([]), json!({}))).await;
+    assert_eq!(
+        state(&answer),
+        "completed",
+        "the operator's task stays: {answer}"
+    );
+
+    // A retention of 0 is refused.
+    let (status, body) = aiphost_tests::admin(
+        &host.url,
+        reqwest::Method::POST,
+        "/admin/tenants",
+        OPERATOR_TOKEN,
+        Some(json!({"id": "never", "quotas": {"taskRetentionSecs": 0}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["error"]["details"]["field"],
+        "quotas.taskRetentionSecs"
+    );
+}

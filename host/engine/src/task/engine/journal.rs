@@ -162,6 +162,13 @@ impl TaskEngine {
             events,
             trim_below,
             ended_at: ends.then(|| at.unix_millis()),
+            delete_at: ends
+                .then(|| self.retention_of(&slot.key))
+                .flatten()
+                .map(|ms| {
+                    at.unix_millis()
+                        .saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+                }),
             chunks: all_chunks,
             outbox,
             published,
