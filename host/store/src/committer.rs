@@ -101,7 +101,8 @@ struct Queue {
 struct Shared {
     queue: Mutex<Queue>,
     wake: Condvar,
-    /// Tickets issued: bumped after each write has reached sled.
+    /// Tickets issued: to a task change when it is queued (under the queue's lock), to any other
+    /// write once it has reached sled.
     written: AtomicU64,
     /// Rounds that flushed.
     syncs: AtomicU64,

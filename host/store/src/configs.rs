@@ -86,15 +86,7 @@ impl Store {
 
     /// How many notification configs a task has, counting no further than `up_to`.
     pub fn count_configs(&self, key: &TaskKey, up_to: usize) -> Result<usize, StoreError> {
-        let mut n = 0;
-        for entry in self.inner.tasks.scan_prefix(key.tagged_prefix(b'n')).keys() {
-            entry?;
-            n += 1;
-            if n >= up_to {
-                break;
-            }
-        }
-        Ok(n)
+        self.count_keys(&key.tagged_prefix(b'n'), up_to)
     }
 
     /// Store a notification config (replacing the one with its id). `waiting_since`: the task
@@ -157,13 +149,15 @@ impl Store {
 
     /// How many configs wait in `key`'s namespace, counting no further than `up_to`.
     pub fn count_waiting_configs(&self, key: &TaskKey, up_to: usize) -> Result<usize, StoreError> {
+        self.count_keys(&key.waiting_prefix(), up_to)
+    }
+
+    /// How many keys of tree `tasks` start with `prefix`, counting no further than `up_to`.
+    fn count_keys(&self, prefix: &[u8], up_to: usize) -> Result<usize, StoreError> {
         let mut n = 0;
-        for entry in self.inner.tasks.scan_prefix(key.waiting_prefix()).keys() {
+        for entry in self.inner.tasks.scan_prefix(prefix).keys().take(up_to) {
             entry?;
             n += 1;
-            if n >= up_to {
-                break;
-            }
         }
         Ok(n)
     }
