@@ -212,20 +212,22 @@ impl TaskEngine {
         self.applied(slot, st, pending).await
     }
 
-    /// Wait until `pending`, the slot's newest change, is in the store, then wake whoever
-    /// waits on the task. A change that failed to apply leaves the cached record ahead of the
-    /// store: forget it, so the next command reads what is really stored.
+    /// Wake whoever waits on the task, then wait until `pending`, the slot's newest change, is
+    /// in the store. The tick goes first so that no waiter misses it if this caller goes away
+    /// meanwhile; a waiter reads the task under the slot's lock, which this caller holds until
+    /// the change is applied. A change that failed to apply leaves the cached record ahead of
+    /// the store: forget it (another tick), so the next command reads what is really stored.
     async fn applied(
         &self,
         slot: &Slot,
         st: &mut SlotState,
         pending: PendingWrite,
     ) -> Result<(), StoreError> {
+        slot.changed.send_modify(|n| *n += 1);
         if let Err(e) = pending.applied().await {
             self.forget_cached(slot, st);
             return Err(e);
         }
-        slot.changed.send_modify(|n| *n += 1);
         Ok(())
     }
 
