@@ -225,6 +225,16 @@ impl TaskKey {
         k
     }
 
+    /// The instant and the task of a time index key (`timed_key`).
+    fn from_timed_key(k: &[u8]) -> Result<(i64, TaskKey), StoreError> {
+        let at = k
+            .get(2..10)
+            .and_then(|b| b.try_into().ok())
+            .and_then(|b| i64::try_from(u64::from_be_bytes(b)).ok());
+        at.zip(k.get(10..).and_then(TaskKey::from_tail))
+            .ok_or_else(|| StoreError::Corrupt("malformed time index key".into()))
+    }
+
     /// Parse the agent and task out of a timed index key's tail.
     fn from_tail(tail: &[u8]) -> Option<TaskKey> {
         let rest = std::str::from_utf8(tail).ok()?;
@@ -799,11 +809,7 @@ impl Store {
         let mut out = Vec::new();
         for entry in self.inner.tasks.scan_prefix(b"d\0") {
             let (k, _) = entry?;
-            let parsed = (|| {
-                let at = i64::try_from(u64::from_be_bytes(k.get(2..10)?.try_into().ok()?)).ok()?;
-                Some((at, TaskKey::from_tail(k.get(10..)?)?))
-            })();
-            out.push(parsed.ok_or_else(|| StoreError::Corrupt("malformed deadline key".into()))?);
+            out.push(TaskKey::from_timed_key(&k)?);
         }
         Ok(out)
     }

@@ -72,12 +72,7 @@ impl Store {
                 break;
             }
             let (k, value) = entry?;
-            let parsed = (|| {
-                let at = i64::try_from(u64::from_be_bytes(k.get(2..10)?.try_into().ok()?)).ok()?;
-                Some((at, TaskKey::from_tail(k.get(10..)?)?))
-            })();
-            let (at, key) =
-                parsed.ok_or_else(|| StoreError::Corrupt("malformed time index key".into()))?;
+            let (at, key) = TaskKey::from_timed_key(&k)?;
             out.push((at, key, value));
         }
         Ok(out)

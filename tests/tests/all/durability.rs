@@ -17,6 +17,14 @@ struct Ack {
     status: Value,
 }
 
+/// A worker's client: a request the killed host leaves hanging gives up.
+fn worker_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
 async fn call(client: &reqwest::Client, url: &str, body: &Value) -> Option<Value> {
     let response = client.post(url).json(body).send().await.ok()?;
     let answer: Value = response.json().await.ok()?;
@@ -30,10 +38,7 @@ async fn echo_worker(
     stop: Arc<AtomicBool>,
     acks: Arc<Mutex<Vec<Ack>>>,
 ) {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap();
+    let client = worker_client();
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         n += 1;
@@ -179,10 +184,7 @@ async fn stream_worker(
     stop: Arc<AtomicBool>,
     acks: Arc<Mutex<Vec<Ack>>>,
 ) {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap();
+    let client = worker_client();
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         n += 1;

@@ -18,7 +18,7 @@ use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
 use crate::task::{FanOut, PartnerRunner};
-use aiphost_protocol::{HistoryFilter, RpcError, Task};
+use aiphost_protocol::{HistoryFilter, RpcError, Task, Timestamp};
 use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -181,7 +181,7 @@ impl TaskEngine {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { break };
                 let engine = TaskEngine { inner };
-                match engine.sweep_retention(retention::now_ms()).await {
+                match engine.sweep_retention(Timestamp::now_ms()).await {
                     Ok((0, 0)) => {}
                     Ok((events, tasks)) => tracing::info!(
                         events_dropped_of = events,

@@ -31,6 +31,7 @@ impl TaskEngine {
         set: SetParams,
     ) -> Result<NotificationConfig, EngineError> {
         let store = &self.inner.store;
+        let started = self.task_exists(key)?;
         let id = match set.id {
             Some(id) => {
                 if store.config(key, &id)?.is_none() {
@@ -46,11 +47,11 @@ impl TaskEngine {
                 id
             }
             None => {
-                self.room_for_a_config(key)?;
+                self.room_for_a_config(key, started)?;
                 format!("notification-{}", uuid::Uuid::new_v4())
             }
         };
-        let waiting_since = (!self.task_exists(key)?).then(Timestamp::now_ms);
+        let waiting_since = (!started).then(Timestamp::now_ms);
         let config = NotificationConfig {
             id,
             url: set.url,
@@ -132,7 +133,7 @@ impl TaskEngine {
     /// [`MAX_WAITING_CONFIGS`] waiting configs once those whose task started or whose time ran
     /// out are swept. (Concurrent sets may pass the count together: the bound holds up to the
     /// number of requests in flight.)
-    fn room_for_a_config(&self, key: &TaskKey) -> Result<(), EngineError> {
+    fn room_for_a_config(&self, key: &TaskKey, started: bool) -> Result<(), EngineError> {
         let store = &self.inner.store;
         let configs = store.count_configs(key, MAX_CONFIGS_PER_TASK)?;
         if configs >= MAX_CONFIGS_PER_TASK {
@@ -144,9 +145,7 @@ impl TaskEngine {
             )
             .into());
         }
-        if self.task_exists(key)?
-            || store.count_waiting_configs(key, MAX_WAITING_CONFIGS)? < MAX_WAITING_CONFIGS
-        {
+        if started || store.count_waiting_configs(key, MAX_WAITING_CONFIGS)? < MAX_WAITING_CONFIGS {
             return Ok(());
         }
         let ttl = i64::try_from(WAITING_CONFIG_TTL.as_millis()).unwrap_or(i64::MAX);

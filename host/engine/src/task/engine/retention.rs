@@ -2,7 +2,6 @@
 //! everything kept for it) after the task retention. Both run in one background sweep.
 
 use super::TaskEngine;
-use aiphost_protocol::Timestamp;
 use aiphost_store::{StoreError, TaskKey};
 use std::time::Duration;
 
@@ -71,9 +70,4 @@ impl TaskEngine {
             }
         }
     }
-}
-
-/// Milliseconds since the Unix epoch, now.
-pub(super) fn now_ms() -> i64 {
-    Timestamp::now().unix_millis()
 }
