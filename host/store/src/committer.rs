@@ -1,26 +1,32 @@
-//! The committer: one thread that applies every task change waiting for it as one merged sled
-//! batch, then makes everything written so far durable with one `flush` and one `fdatasync`.
+//! The committer: one thread that applies every task change waiting for it to sled, key by key,
+//! and makes the whole round durable with one record in the write-ahead log and one `fdatasync`.
 //!
-//! Why one thread and merged batches: sled 0.34 seals and writes its log buffer through its I/O
-//! thread pool for every multi-key `apply_batch` (two `pwrite` + `sync_file_range` per change,
-//! each waking the pool), and `flush()` holds a lock that `apply_batch` waits for during the whole
-//! I/O. Applying the changes of many writers at once and flushing between applies pays that once
-//! per round instead of once per change, and never has a writer wait behind a flush. Why
-//! `fdatasync` too: sled's `flush()` only calls `sync_file_range`, which does not flush the disk's
-//! cache or the file's size; only an `fdatasync` of the log makes an acknowledged write survive
-//! a power loss. Values are kept below sled's blob threshold ([`crate::parts`]), so the log file
-//! `db` is the only file a write lives in.
+//! Why one thread: the changes of many writers go to disk with one `fdatasync`, and no writer
+//! ever waits behind another's I/O. Why a log of our own (`wal.rs`): sled 0.34 wakes its I/O
+//! thread pool for every multi-key `apply_batch` and every `flush`, and its `flush()` only calls
+//! `sync_file_range`, which does not flush the disk's cache or the file's size. Single-key
+//! writes to sled cost no I/O at all; the log's record, synced, is what makes the round survive
+//! a crash or a power loss, and start-up applies the rounds sled lost again.
 //!
 //! A change gets its [`Ticket`] when it is handed over ([`PendingWrite`]). A round: take every
-//! waiting change → one `apply_batch` → tell each writer (its change is now visible to readers)
-//! → `flush` + `fdatasync` → every ticket issued before the round took the queue is durable. Changes that arrive during a round wait for the next one. Writes that
-//! do not go through the committer (key-value entries, configs, tenancy) take a ticket after
-//! they reach sled ([`Committer::written`]) and are covered by the next round's flush, which a
-//! [`Committer::durable`] wait asks for.
+//! waiting change → apply their writes to sled in order, then the round's seq under
+//! [`APPLIED_KEY`] → tell each writer (its change is now visible to readers) → append the round
+//! to the log and `fdatasync` it → every ticket issued before the round took the queue is
+//! durable. Changes that arrive during a round wait for the next one.
+//!
+//! Writes that do not go through the committer (key-value entries, configs, tenancy, the
+//! outbox's deliveries, retention's deletions) take a ticket after they reach sled
+//! ([`Committer::written`]); the next round then checkpoints: it flushes sled and `fdatasync`s
+//! sled's log file `db` (values are kept below sled's blob threshold, [`crate::parts`], so that
+//! file is the only one a write lives in), which makes everything applied so far durable, and the
+//! write-ahead log starts over. A round also checkpoints instead of logging when its record would
+//! not fit in the log's cycle ([`crate::wal::CYCLE_BYTES`]).
 
+use super::wal::{APPLIED_KEY, Wal};
 use super::write_batch::WriteBatch;
 use super::{StoreError, Ticket};
 use std::fs::File;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -93,6 +99,9 @@ struct Queue {
     applies: Vec<Apply>,
     /// A writer outside the committer waits for a flush.
     sync_wanted: bool,
+    /// The newest ticket of a write that reached sled outside the committer (see
+    /// [`Committer::written`]): a checkpoint makes it durable.
+    direct: u64,
     /// The committer waits for work (a writer must wake it).
     idle: bool,
     stop: bool,
@@ -104,8 +113,10 @@ struct Shared {
     /// Tickets issued: to a task change when it is queued (under the queue's lock), to any other
     /// write once it has reached sled.
     written: AtomicU64,
-    /// Rounds that flushed.
+    /// Rounds that made writes durable (a log sync or a checkpoint).
     syncs: AtomicU64,
+    /// Rounds that checkpointed (flushed sled).
+    checkpoints: AtomicU64,
     /// Changes applied by the committer.
     applied: AtomicU64,
 }
@@ -117,13 +128,21 @@ pub(super) struct Committer {
 }
 
 impl Committer {
-    /// Start the committer's thread over `tree` of `db`, whose log is the file `log`.
-    pub(super) fn start(db: sled::Db, tree: sled::Tree, log: File) -> std::io::Result<Self> {
+    /// Recover the rounds sled lost from the write-ahead log at `wal`, then start the
+    /// committer's thread over `tree` of `db`, whose own log is the file `log`.
+    pub(super) fn start(
+        db: sled::Db,
+        tree: sled::Tree,
+        log: File,
+        wal: &Path,
+    ) -> Result<Self, StoreError> {
+        let wal = recover(&db, &tree, &log, wal)?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
             written: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
         });
         let (publish, synced) = watch::channel(Synced::default());
@@ -131,7 +150,7 @@ impl Committer {
             .name("aiphost-committer".into())
             .spawn({
                 let shared = shared.clone();
-                move || run(&shared, &db, &tree, &log, &publish)
+                move || run(&shared, &db, &tree, &log, wal, &publish)
             })?;
         Ok(Committer {
             shared,
@@ -162,9 +181,15 @@ impl Committer {
         }
     }
 
-    /// Issue a ticket for a write that has just reached sled by another path.
+    /// Issue a ticket for a write that has just reached sled by another path: the next round
+    /// checkpoints. The committer is not woken: a [`Committer::durable`] wait does that.
     pub(super) fn written(&self) -> Ticket {
-        Ticket(self.shared.written.fetch_add(1, Ordering::SeqCst) + 1)
+        let mut queue = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // Under the queue's lock, like a change's ticket: a round that reads `written` sees
+        // `direct` as of the same instant.
+        let ticket = self.shared.written.fetch_add(1, Ordering::SeqCst) + 1;
+        queue.direct = ticket;
+        Ticket(ticket)
     }
 
     /// The newest ticket issued.
@@ -196,9 +221,14 @@ impl Committer {
         Err(StoreError::Flush(reason))
     }
 
-    /// Rounds that flushed so far.
+    /// Rounds that made writes durable so far.
     pub(super) fn sync_count(&self) -> u64 {
         self.shared.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Rounds that checkpointed (flushed sled) so far.
+    pub(super) fn checkpoint_count(&self) -> u64 {
+        self.shared.checkpoints.load(Ordering::Relaxed)
     }
 
     /// Changes applied by the committer so far.
@@ -228,17 +258,59 @@ impl Drop for Committer {
     }
 }
 
+/// Apply to sled what the write-ahead log at `path` holds beyond sled's mark, then checkpoint:
+/// the log is written from its start again.
+fn recover(db: &sled::Db, tree: &sled::Tree, log: &File, path: &Path) -> Result<Wal, StoreError> {
+    let applied = match tree.get(APPLIED_KEY)? {
+        None => 0,
+        Some(mark) => <[u8; 8]>::try_from(mark.as_ref())
+            .map(u64::from_be_bytes)
+            .map_err(|_| StoreError::Corrupt("malformed write-ahead log mark".into()))?,
+    };
+    let (mut wal, rounds) =
+        Wal::open(path, applied).map_err(|e| StoreError::Flush(e.to_string()))?;
+    if !rounds.is_empty() {
+        tracing::info!(
+            rounds = rounds.len(),
+            from = rounds[0].seq,
+            "applying the rounds sled lost from the write-ahead log"
+        );
+    }
+    for round in rounds {
+        round.batch.apply_each(tree)?;
+        tree.insert(APPLIED_KEY, &round.seq.to_be_bytes())?;
+    }
+    // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
+    // log is about to be overwritten.
+    checkpoint(db, log)?;
+    wal.restart();
+    Ok(wal)
+}
+
+/// Make everything applied to sled durable: its flush, then an `fdatasync` of its log file.
+fn checkpoint(db: &sled::Db, log: &File) -> Result<(), StoreError> {
+    db.flush()?;
+    log.sync_data()
+        .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))
+}
+
 /// The committer's thread: rounds until stopped.
 fn run(
     shared: &Shared,
     db: &sled::Db,
     tree: &sled::Tree,
     log: &File,
+    mut wal: Wal,
     publish: &watch::Sender<Synced>,
 ) {
     let mut flushed = 0u64;
+    // Every write outside the committer up to this ticket is durable in sled.
+    let mut checkpointed = 0u64;
+    // The log's last write or sync failed: what it holds cannot be trusted, so rounds go to
+    // disk through sled until a checkpoint succeeds and the log starts over.
+    let mut log_broken = false;
     loop {
-        let (applies, target, stop) = {
+        let (applies, target, direct, stop) = {
             let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
             while queue.applies.is_empty() && !queue.sync_wanted && !queue.stop {
                 queue.idle = true;
@@ -246,32 +318,61 @@ fn run(
             }
             queue.idle = false;
             queue.sync_wanted = false;
-            // Every ticket issued so far belongs to a change taken here or to a write already
-            // in sled: once these are applied, a flush covers them all.
+            // Every ticket issued so far belongs to a change taken here, to a round already
+            // logged, or to a write already in sled (at most `direct`).
             let target = shared.written.load(Ordering::SeqCst);
-            (std::mem::take(&mut queue.applies), target, queue.stop)
+            let taken = std::mem::take(&mut queue.applies);
+            (taken, target, queue.direct, queue.stop)
         };
+        let mut outcome: Result<(), String> = Ok(());
+        let mut must_checkpoint = direct > checkpointed || stop || log_broken;
         if !applies.is_empty() {
-            let mut batch = sled::Batch::default();
+            let mut round = WriteBatch::default();
             let mut waiting = Vec::with_capacity(applies.len());
             for apply in applies {
-                apply.batch.merge_into(&mut batch);
+                round.append(apply.batch);
                 waiting.push(apply.done);
             }
-            let outcome = tree.apply_batch(batch).map_err(|e| e.to_string());
+            let seq = wal.next_seq();
+            let applied = round
+                .apply_each(tree)
+                .and_then(|()| tree.insert(APPLIED_KEY, &seq.to_be_bytes()).map(drop))
+                .map_err(|e| e.to_string());
             shared
                 .applied
                 .fetch_add(waiting.len() as u64, Ordering::Relaxed);
             for done in waiting {
-                let _ = done.send(outcome.clone());
+                let _ = done.send(applied.clone());
+            }
+            match applied {
+                Err(e) => outcome = Err(e),
+                Ok(()) => {
+                    let payload = round.encode();
+                    if must_checkpoint || !wal.fits(payload.len()) {
+                        // The checkpoint below puts the round on disk through sled.
+                        must_checkpoint = true;
+                        wal.skip();
+                    } else if let Err(e) = wal.append(&payload).and_then(|()| wal.sync()) {
+                        tracing::error!(error = %e, "the write-ahead log failed; sled is flushed instead");
+                        log_broken = true;
+                        must_checkpoint = true;
+                    }
+                }
+            }
+        }
+        if must_checkpoint {
+            shared.checkpoints.fetch_add(1, Ordering::Relaxed);
+            match checkpoint(db, log) {
+                Ok(()) => {
+                    checkpointed = target;
+                    log_broken = false;
+                    wal.restart();
+                }
+                Err(e) => outcome = outcome.and(Err(e.to_string())),
             }
         }
         if target > flushed {
             shared.syncs.fetch_add(1, Ordering::Relaxed);
-            let outcome = db.flush().map_err(|e| e.to_string()).and_then(|_| {
-                log.sync_data()
-                    .map_err(|e| format!("fdatasync of the log: {e}"))
-            });
             publish.send_modify(|synced| match outcome {
                 Ok(()) => synced.flushed = target,
                 Err(e) => synced.failed = Some((target, e)),

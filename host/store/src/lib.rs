@@ -1,8 +1,9 @@
 //! Durable state in sled, behind an interface of our own so no other module sees sled types.
 //!
 //! A task's changes go to one committer thread ([`Store::write_task`], `committer.rs`), which
-//! applies every change waiting as one merged sled batch, then makes it durable with sled's flush
-//! and an `fdatasync` of its log; other writes go to sled at once and ride the next flush. Every
+//! applies every change waiting to sled and makes them durable with one record in a write-ahead
+//! log of our own and one `fdatasync` (`wal.rs`); other writes go to sled at once and are made
+//! durable by the committer's next checkpoint (a flush of sled). Every
 //! caller that needs its write on disk awaits [`Store::durable`] with the ticket its write
 //! returned. A reply reports only durable state.
 //!
@@ -28,7 +29,8 @@
 //!   invocation died with the host are found. A waiting task (awaiting input or completion) is
 //!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
 //!   `m\0live-index` → marks that the running index is complete (stores written before it
-//!   existed get it built once, at start-up).
+//!   existed get it built once, at start-up);
+//!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`).
 //!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
@@ -44,6 +46,7 @@ mod outbox;
 mod parts;
 mod retention;
 mod tenancy;
+mod wal;
 mod write_batch;
 
 pub use configs::WaitingConfigs;
@@ -398,9 +401,10 @@ impl Store {
         let kv = db.open_tree("kv")?;
         let groups = db.open_tree("groups")?;
         let tenancy = db.open_tree("tenancy")?;
-        // The committer makes writes durable with an fdatasync of sled's log, the file `db`.
+        // The committer checkpoints with an fdatasync of sled's log, the file `db`, and logs
+        // task changes ahead of sled in the file `wal` beside it.
         let log = std::fs::File::open(dir.join("db"))?;
-        let commit = Committer::start(db.clone(), tasks.clone(), log)?;
+        let commit = Committer::start(db.clone(), tasks.clone(), log, &dir.join("wal"))?;
         Ok(Store {
             inner: Arc::new(Inner {
                 db,
@@ -825,10 +829,16 @@ impl Store {
         self.inner.commit.durable(ticket).await
     }
 
-    /// Flushes (each with its fdatasync) performed so far (for metrics: syncs per second against
-    /// commands per second).
+    /// Committer rounds that made writes durable so far, each with one `fdatasync` (of the
+    /// write-ahead log, or of sled's log at a checkpoint): syncs per second against commands per
+    /// second.
     pub fn flush_count(&self) -> u64 {
         self.inner.commit.sync_count()
+    }
+
+    /// Checkpoints so far: rounds that flushed sled (see `committer.rs`).
+    pub fn checkpoint_count(&self) -> u64 {
+        self.inner.commit.checkpoint_count()
     }
 
     /// Task changes applied by the committer so far (changes per sync: this over
@@ -1303,5 +1313,111 @@ mod tests {
             "200 concurrent writes took {flushes} flushes"
         );
         assert_eq!(store.committed_changes(), 200);
+    }
+
+    /// A round the write-ahead log holds and sled lost is applied again at start-up; a round at
+    /// or below sled's mark is not (sled holds it, and later writes may have changed its keys).
+    #[tokio::test]
+    async fn rounds_sled_lost_come_back_from_the_log() {
+        use write_batch::Writes;
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = open_db(dir.path(), DEFAULT_CACHE_BYTES).unwrap();
+            let tasks = db.open_tree("tasks").unwrap();
+            // What sled recovered: rounds up to 3, and a key round 2 wrote was removed since.
+            tasks.insert(wal::APPLIED_KEY, &3u64.to_be_bytes()).unwrap();
+            tasks.insert(b"kept", &b"by a later write"[..]).unwrap();
+            tasks.insert(b"gone", &b"removed by round 5"[..]).unwrap();
+            db.flush().unwrap();
+            let (mut log, replayed) = wal::Wal::open(&dir.path().join("wal"), 0).unwrap();
+            assert!(replayed.is_empty());
+            for round in 1..=5u8 {
+                let mut batch = WriteBatch::default();
+                batch.insert(vec![b'k', round], vec![round]);
+                if round == 2 {
+                    batch.insert(&b"kept"[..], &b"by round 2"[..]);
+                }
+                if round == 5 {
+                    batch.remove(&b"gone"[..]);
+                }
+                log.append(&batch.encode()).unwrap();
+            }
+            log.sync().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let tasks = &store.inner.tasks;
+        for round in 1..=3u8 {
+            assert_eq!(
+                tasks.get([b'k', round]).unwrap(),
+                None,
+                "round {round} is below the mark"
+            );
+        }
+        for round in 4..=5u8 {
+            assert_eq!(
+                tasks.get([b'k', round]).unwrap().as_deref(),
+                Some(&[round][..])
+            );
+        }
+        assert_eq!(
+            tasks.get(b"kept").unwrap().as_deref(),
+            Some(&b"by a later write"[..])
+        );
+        assert_eq!(tasks.get(b"gone").unwrap(), None);
+        assert_eq!(
+            tasks.get(wal::APPLIED_KEY).unwrap().as_deref(),
+            Some(&5u64.to_be_bytes()[..])
+        );
+
+        // The next change is round 6, logged from the log's start; a reopen applies nothing twice.
+        let key = TaskKey::new("a", "t1");
+        let record = Encoded::of(&json!({"v": 1})).unwrap();
+        let ticket = store
+            .write_task(TaskWrite::record_only(&key, record))
+            .unwrap();
+        store
+            .durable(ticket.applied().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            tasks.get(wal::APPLIED_KEY).unwrap().as_deref(),
+            Some(&6u64.to_be_bytes()[..])
+        );
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        let loaded: serde_json::Value = store.load_task(&key).unwrap().unwrap();
+        assert_eq!(loaded, json!({"v": 1}));
+        assert_eq!(
+            store.inner.tasks.get(b"kept").unwrap().as_deref(),
+            Some(&b"by a later write"[..])
+        );
+    }
+
+    /// A write outside the committer is made durable by a checkpoint (a flush of sled); task
+    /// changes alone are made durable by the log, without one.
+    #[tokio::test]
+    async fn only_writes_outside_the_committer_cost_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let start = store.checkpoint_count();
+        for i in 0..20 {
+            let key = TaskKey::new("a", format!("t{i}"));
+            let record = Encoded::of(&json!({"i": i})).unwrap();
+            let pending = store
+                .write_task(TaskWrite::record_only(&key, record))
+                .unwrap();
+            store
+                .durable(pending.applied().await.unwrap())
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store.checkpoint_count(),
+            start,
+            "task changes go through the log"
+        );
+        let ticket = store.kv_set("a", KvScope::Agent, "k", b"v").unwrap();
+        store.durable(ticket).await.unwrap();
+        assert_eq!(store.checkpoint_count(), start + 1);
     }
 }

@@ -285,12 +285,17 @@ async fn metrics(State(state): State<AppState>) -> Response {
         ),
         (
             "aiphost_store_flushes_total",
-            "Store flushes, each with an fdatasync of the log (shared by concurrent writes)",
+            "Store syncs: committer rounds that made writes durable, each with one fdatasync (shared by concurrent writes)",
             state.engine.store_flushes(),
         ),
         (
+            "aiphost_store_checkpoints_total",
+            "Store checkpoints: rounds that flushed sled (the write-ahead log then starts over)",
+            state.engine.store_checkpoints(),
+        ),
+        (
             "aiphost_store_changes_total",
-            "Task changes applied by the store's committer, merged into one batch per round",
+            "Task changes applied by the store's committer, one write-ahead log record per round",
             state.engine.store_changes(),
         ),
     ];

@@ -210,10 +210,14 @@ impl TaskEngine {
         &self.inner.stats
     }
 
-    /// Flushes of the engine's store so far, each with its fdatasync (each shared by the writes
-    /// waiting for it).
+    /// Syncs of the engine's store so far, each an fdatasync shared by the writes waiting for it.
     pub fn store_flushes(&self) -> u64 {
         self.inner.store.flush_count()
+    }
+
+    /// Checkpoints of the engine's store so far (flushes of sled).
+    pub fn store_checkpoints(&self) -> u64 {
+        self.inner.store.checkpoint_count()
     }
 
     /// Task changes applied by the store's committer so far (over [`Self::store_flushes`]:
