@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Restart time of a host holding many stored tasks (issue 14, point 6):
 #
-#   bash scripts/restart-time.sh [--tasks 1000000] [--restarts 5] [--data DIR] BIN
+#   bash scripts/restart-time.sh [--tasks 1000000] [--restarts 5] [--load-seconds 2] [--data DIR] BIN
 #
 # Fill: one host (echo partner, retention off, --awaiting-completion-timeout-ms 1 so that every
 # started task completes by itself and stays stored) takes new tasks from wrk (16 connections)
@@ -9,19 +9,20 @@
 # crash, not a clean stop). Then RESTARTS times: start the host on the same data, time from the
 # exec to the first answer of /healthz (the listener opens only once the store is recovered and
 # the engine has re-armed its timers and found its running tasks), check that the first task
-# stored (started before the fill) is there and completed, put it under load again for 2 s and
-# SIGKILL it in the middle of that load, so every restart recovers from a crash under load.
+# stored (started before the fill) is there and completed, put it under load again for
+# LOAD_SECONDS (default 2) and SIGKILL it before that load ends, so every restart recovers from a crash under load.
 # Prints each restart, then the median with min-max, the data directory's size and the host's RSS
 # after the last restart. --data DIR keeps the data in DIR (made if missing; filled only if it
 # holds no store yet), so one fill serves several runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-tasks=1000000 restarts=5 bin="" data="" keep=""
+tasks=1000000 restarts=5 bin="" data="" keep="" load_seconds=2
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --tasks) tasks="$2"; shift 2 ;;
         --restarts) restarts="$2"; shift 2 ;;
         --data) data="$2"; keep=1; shift 2 ;;
+        --load-seconds) load_seconds="$2"; shift 2 ;;
         *) bin="$1"; shift ;;
     esac
 done
@@ -84,9 +85,9 @@ for r in $(seq 1 "$restarts"); do
     echo "| $r | $ms | $state |"
     times+=("$ms")
     rss=$(awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
-    wrk -t2 -c16 -d2s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion "crash$r-$t0" >/dev/null &
+    wrk -t2 -c16 -d"$(( load_seconds + 1 ))s" -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion "crash$r-$t0" >/dev/null &
     load=$!
-    sleep 1
+    sleep "$load_seconds"
     kill -9 "$pid"; wait "$pid" 2>/dev/null || true
     wait "$load" 2>/dev/null || true
 done

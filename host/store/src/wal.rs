@@ -62,12 +62,18 @@ impl Wal {
     /// log and the rounds after `applied` that it holds, in order. The caller applies them and
     /// checkpoints ([`Wal::restart`]) before the next append.
     pub(crate) fn open(path: &Path, applied: u64) -> Result<(Wal, Vec<Replayed>), WalError> {
+        let existed = path.exists();
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)?;
+        if !existed && let Some(dir) = path.parent() {
+            // A new file's name lives in its directory: without this, a power loss could lose
+            // the whole log however often its data was synced.
+            File::open(dir)?.sync_all()?;
+        }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let mut replayed = Vec::new();
