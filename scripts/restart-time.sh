@@ -43,7 +43,7 @@ serve() {
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 now_ms() { date +%s%3N; }
 
-command() {
+probe() {
     echo '{"jsonrpc":"2.0","method":"rpc","id":"probe","params":{"command":{"type":"task-command","id":"m-'"$1"'","sentAt":"2026-01-01T00:00:00+00:00","senderRole":"leader","senderId":"1.2.156.3088.1.1.BENCH.LEADER.1.0000","command":"'"$1"'","dataItems":[{"type":"text","text":"hello"}],"taskId":"restart-probe","sessionId":"bench"}}}'
 }
 if [[ -e "$data/filled" ]]; then
@@ -52,7 +52,7 @@ else
     serve
     for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
     # The task checked after each restart: the first one stored.
-    curl -s -H 'Content-Type: application/json' -d "$(command start)" "$url/agents/echo/rpc" >/dev/null
+    curl -s -H 'Content-Type: application/json' -d "$(probe start)" "$url/agents/echo/rpc" >/dev/null
     wrk -t2 -c16 -d60m -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion fill >/dev/null &
     load=$!
     started=$(date +%s)
@@ -79,7 +79,7 @@ for r in $(seq 1 "$restarts"); do
         sleep 0.01
     done
     ms=$(( $(now_ms) - t0 ))
-    reply=$(curl -s -H 'Content-Type: application/json' -d "$(command get)" "$url/agents/echo/rpc")
+    reply=$(curl -s -H 'Content-Type: application/json' -d "$(probe get)" "$url/agents/echo/rpc")
     state=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["result"]["status"]["state"])' <<<"$reply" 2>/dev/null || true)
     [[ "$state" == completed ]] || { echo "restart $r: the first task reads '$state', not completed: ${reply:0:300}" >&2; exit 1; }
     echo "| $r | $ms | $state |"
