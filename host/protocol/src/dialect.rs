@@ -48,6 +48,25 @@ pub struct Inbound {
     /// The authenticated Leader whose task namespace the command acts in (`None`: the shared
     /// namespace of an open partner). Set by the transport, never read from the wire.
     pub owner: Option<String>,
+    /// How the door that read it wants it carried out where protocols differ. Set by the
+    /// transport, never read from the wire.
+    pub policy: CommandPolicy,
+}
+
+/// What a door asks of the engine where its protocol's rules differ from AIP's. The default is
+/// AIP's behaviour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandPolicy {
+    /// A task this command starts is completed by the host as soon as its partner has a result:
+    /// the awaiting-completion status is stored and followed by `completed` in the same change,
+    /// as if its Leader had sent `complete` at once (the partner hears the completion as usual).
+    /// For protocols without a state in which the client reviews a result (A2A).
+    pub complete_on_result: bool,
+    /// Ended tasks are immutable and a command names its session truly: a command that does not
+    /// apply to an ended task is refused (-32002 for a cancel, -32004 otherwise) instead of being
+    /// recorded and answered with the task, and a continue whose `sessionId` is not its task's
+    /// is refused (-32602). Nothing is stored for a refused command.
+    pub strict: bool,
 }
 
 impl Inbound {
@@ -187,6 +206,7 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             mentions,
         },
         owner: None,
+        policy: CommandPolicy::default(),
     })
 }
 
@@ -363,6 +383,10 @@ pub struct Task {
     /// Every status the task has been in, oldest first (`statusHistory`).
     #[serde(default)]
     pub status_history: Vec<TaskStatus>,
+    /// The host completes the task as soon as its partner has a result (see
+    /// [`CommandPolicy::complete_on_result`]); fixed at its start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub completes_on_result: bool,
 }
 
 /// Which parts of the histories a `get` asked for (spec `GetCommandParams`).
@@ -621,6 +645,7 @@ mod tests {
             products: vec![],
             commands: vec![start],
             status_history: vec![accepted, done],
+            completes_on_result: false,
         }
     }
 

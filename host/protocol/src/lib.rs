@@ -2,6 +2,7 @@
 
 #![deny(missing_docs)]
 
+pub mod a2a;
 pub mod dialect;
 pub mod event;
 pub mod group;
@@ -12,7 +13,7 @@ pub mod notification;
 pub mod state;
 pub mod time;
 
-pub use dialect::{Dialect, HistoryFilter, Inbound, Task};
+pub use dialect::{CommandPolicy, Dialect, HistoryFilter, Inbound, Task};
 pub use event::{EventContext, EventKind, TaskEvent};
 pub use jsonrpc::{ErrorCode, RpcError};
 pub use model::{

@@ -54,6 +54,7 @@ impl TaskNotice {
                 products: task.products.clone(),
                 commands: Vec::new(),
                 status_history: Vec::new(),
+                completes_on_result: false,
             },
         }
     }
@@ -90,6 +91,7 @@ mod tests {
             products: Vec::new(),
             commands: Vec::new(),
             status_history: Vec::new(),
+            completes_on_result: false,
         }
     }
 

@@ -56,6 +56,19 @@ impl Timestamp {
         self.0.timestamp_millis()
     }
 
+    /// The instant in UTC, to the millisecond, with a `Z` (the form A2A's ProtoJSON requires).
+    ///
+    /// ```
+    /// use aiphost_protocol::Timestamp;
+    /// let t = Timestamp::parse("2025-09-01T12:00:00.5+08:00").unwrap();
+    /// assert_eq!(t.to_utc_z(), "2025-09-01T04:00:00.500Z");
+    /// ```
+    pub fn to_utc_z(&self) -> String {
+        self.0
+            .with_timezone(&Utc)
+            .to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+
     /// The instant `millis` after this one.
     pub fn plus_millis(&self, millis: u64) -> Self {
         let delta = chrono::Duration::milliseconds(i64::try_from(millis).unwrap_or(i64::MAX / 2));

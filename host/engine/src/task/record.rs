@@ -181,6 +181,7 @@ impl TaskRecord {
             products: Vec::new(),
             commands: Vec::new(),
             status_history: vec![status],
+            completes_on_result: false,
         };
         let mut record = TaskRecord {
             task,

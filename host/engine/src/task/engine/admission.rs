@@ -5,7 +5,9 @@
 
 use super::{EngineError, TaskEngine};
 use crate::agent::Agent;
-use aiphost_protocol::{CommandKind, Dialect, ErrorCode, Inbound, LeaderCommand, RpcError};
+use aiphost_protocol::{
+    CommandKind, CommandPolicy, Dialect, ErrorCode, Inbound, LeaderCommand, RpcError,
+};
 use aiphost_store::TaskKey;
 use serde_json::json;
 use std::sync::atomic::Ordering;
@@ -20,6 +22,8 @@ pub(super) struct Admitted {
     pub(super) command: LeaderCommand,
     /// The dialect it came in (the task's notices go out in its starter's).
     pub(super) dialect: Dialect,
+    /// What its door asks where protocols differ.
+    pub(super) policy: CommandPolicy,
     /// `task` span: agent, task, command and the style it came in.
     pub(super) span: tracing::Span,
 }
@@ -39,6 +43,7 @@ impl TaskEngine {
             dialect,
             command,
             owner,
+            policy,
         } = inbound;
         let task_id = command
             .task_id
@@ -51,6 +56,7 @@ impl TaskEngine {
             task_id,
             command,
             dialect,
+            policy,
             span,
         })
     }

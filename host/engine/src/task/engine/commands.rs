@@ -10,8 +10,8 @@ use crate::task::record::{TaskLimits, TaskRecord};
 use aiphost_protocol::notification::Subscription;
 use aiphost_protocol::state::{self, CommandEffect};
 use aiphost_protocol::{
-    CommandKind, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound, LeaderCommand,
-    RpcError, TaskState, TaskStatus,
+    CommandKind, CommandPolicy, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound,
+    LeaderCommand, RpcError, Task, TaskState, TaskStatus,
 };
 use aiphost_runtime::{EndReason, Invocation, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
@@ -26,6 +26,8 @@ pub(super) struct Incoming {
     pub(super) command: LeaderCommand,
     pub(super) task_id: String,
     pub(super) dialect: Dialect,
+    /// What its door asks where protocols differ.
+    pub(super) policy: CommandPolicy,
     /// Where to notify the task's changes (`notification/start`).
     pub(super) notify: Option<Subscription>,
     /// The group membership the task's results are published to (a command from a group).
@@ -47,6 +49,8 @@ pub(super) struct PendingStart {
     pub(super) limits: TaskLimits,
     pub(super) notify: Option<Subscription>,
     pub(super) group: Option<String>,
+    /// The host completes it as soon as the partner has a result.
+    pub(super) complete_on_result: bool,
     /// The partner version deciding it: the task runs on that version to its end.
     pub(super) agent_version: u64,
     /// Its place under the Leader's cap of live tasks, until the partner decides.
@@ -105,6 +109,7 @@ impl TaskEngine {
             task_id,
             command,
             dialect,
+            policy,
             span,
         } = self.let_in(agent, inbound, style)?;
         if command.command == CommandKind::ReStream {
@@ -127,6 +132,7 @@ impl TaskEngine {
                         command,
                         task_id,
                         dialect,
+                        policy,
                         notify,
                         group,
                     },
@@ -153,6 +159,7 @@ impl TaskEngine {
             command,
             task_id,
             dialect,
+            policy,
             mut notify,
             mut group,
         } = incoming;
@@ -188,6 +195,11 @@ impl TaskEngine {
             let seq_before = st.record.as_ref().map_or(0, |r| r.last_event_seq);
             let applied = |reply| Applied { reply, seq_before };
             let effect = state::on_command(current, command.command);
+            if policy.strict
+                && let Some(record) = &st.record
+            {
+                refuse_strictly(&record.task, &command, effect)?;
+            }
             return match effect {
                 CommandEffect::NotFound => Err(RpcError::task_not_found(&task_id).into()),
                 CommandEffect::Decide => {
@@ -220,6 +232,7 @@ impl TaskEngine {
                         limits,
                         notify: notify.take(),
                         group: group.take(),
+                        complete_on_result: policy.complete_on_result,
                         agent_version: agent.version,
                         _starting: starting,
                     });
@@ -319,6 +332,7 @@ impl TaskEngine {
         record.agent_version = p.agent_version;
         record.notify = p.notify;
         record.group = p.group;
+        record.task.completes_on_result = p.complete_on_result;
         // Counted before the start's reservation (in `p`) is given back.
         self.inner
             .live
@@ -364,4 +378,42 @@ impl TaskEngine {
             }),
         )
     }
+}
+
+/// Under [`CommandPolicy::strict`]: refuse a command that does not apply to an ended task, and a
+/// continue that names another session than its task's, before anything is recorded.
+fn refuse_strictly(task: &Task, command: &LeaderCommand, effect: CommandEffect) -> Result<(), RpcError> {
+    let state = task.status.state;
+    if effect == CommandEffect::Ignored && state.is_terminal() {
+        let code = if command.command == CommandKind::Cancel {
+            ErrorCode::TaskNotCancelable
+        } else {
+            ErrorCode::UnsupportedOperation
+        };
+        return Err(RpcError::new(
+            code,
+            json!({
+                "taskId": task.id,
+                "state": state,
+                "command": command.command,
+                "reason": "the task has ended; an ended task does not change again",
+            }),
+        ));
+    }
+    if command.command == CommandKind::Continue
+        && let Some(given) = &command.session_id
+        && task.session_id.as_ref() != Some(given)
+    {
+        return Err(RpcError::new(
+            ErrorCode::InvalidParams,
+            json!({
+                "field": "sessionId",
+                "reason": "the command names another session than its task's",
+                "taskId": task.id,
+                "sessionId": given,
+                "taskSessionId": task.session_id,
+            }),
+        ));
+    }
+    Ok(())
 }

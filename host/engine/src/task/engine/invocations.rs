@@ -100,7 +100,7 @@ impl TaskEngine {
                 let end = engine
                     .invoke(&agent, &slot, Some(run_id), invocation, abort)
                     .await;
-                if let Err(e) = engine.finish(&slot, run_id, end).await {
+                if let Err(e) = engine.finish(&agent, &slot, run_id, end).await {
                     tracing::error!(error = %e, "could not record the end of an invocation");
                 }
             }
@@ -175,6 +175,7 @@ impl TaskEngine {
     /// After a start or continue invocation: a task the partner left moving fails, with the reason.
     pub(super) async fn finish(
         &self,
+        agent: &Arc<Agent>,
         slot: &Arc<Slot>,
         run_id: u64,
         end: Option<InvocationEnd>,
@@ -184,6 +185,10 @@ impl TaskEngine {
             return Ok(()); // aborted by a cancel, which already settled the task
         }
         st.running = None;
+        if let Some(event) = st.end_hook.take() {
+            let hook = self.invocation_for(&st, event, Vec::new(), Default::default());
+            self.spawn_hook(agent, slot, hook);
+        }
         let current = st.record.as_ref().map(TaskRecord::state);
         let reason = match &end {
             None | Some(InvocationEnd::Returned) => format!(

@@ -4,7 +4,7 @@
 use super::{Held, current_after};
 use aiphost_protocol::state::{self, ReportRefused};
 use aiphost_protocol::{DataItem, EventKind, ProductChunk, TaskState, TaskStatus};
-use aiphost_runtime::{ReportError, Reporter};
+use aiphost_runtime::{EndReason, PartnerEvent, ReportError, Reporter};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
@@ -33,14 +33,35 @@ impl TaskReporter {
             ReportRefused::Ended(_) => ReportError::TaskEnded,
             other => ReportError::InvalidTransition(other.to_string()),
         })?;
+        let engine = &self.slot.engine;
         let stored = if st.record.is_none() {
-            self.slot
-                .engine
+            engine
                 .create(&self.slot, &mut st, TaskStatus::now(to, items))
                 .await
+        } else if to == TaskState::AwaitingCompletion
+            && st.record.as_ref().is_some_and(|r| r.task.completes_on_result)
+        {
+            // The host completes the task for its Leader (row 12), in the same lock so nobody
+            // sees it rest in awaiting-completion; the completed status repeats what the partner
+            // said with its result. The partner hears the completion once this invocation ends.
+            let said = items.clone();
+            let completed = match engine
+                .transition(&self.slot, &mut st, to, items, row)
+                .await
+            {
+                Ok(()) => {
+                    engine
+                        .transition(&self.slot, &mut st, TaskState::Completed, said, 12)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            if completed.is_ok() {
+                st.end_hook = Some(PartnerEvent::Complete(EndReason::Leader));
+            }
+            completed
         } else {
-            self.slot
-                .engine
+            engine
                 .transition(&self.slot, &mut st, to, items, row)
                 .await
         };

@@ -52,6 +52,9 @@ pub(super) struct SlotState {
     pub(super) pending: Option<PendingStart>,
     /// The start or continue invocation running for the task.
     pub(super) running: Option<Running>,
+    /// The end the partner hears once its running invocation has returned: the host completed
+    /// the task while it ran ([`aiphost_protocol::CommandPolicy::complete_on_result`]).
+    pub(super) end_hook: Option<aiphost_runtime::PartnerEvent>,
     /// The newest write of this task; a reply waits for it to be durable.
     pub(super) ticket: Ticket,
     /// The deadline the store's index holds for the task.

@@ -24,6 +24,7 @@ impl TaskEngine {
             task_id,
             command,
             dialect,
+            policy,
             span,
         } = self.let_in(agent, inbound, "stream")?;
         let kind = command.command;
@@ -44,6 +45,7 @@ impl TaskEngine {
                         command,
                         task_id: task_id.clone(),
                         dialect,
+                        policy,
                         notify: None,
                         group: None,
                     },
