@@ -671,6 +671,42 @@ impl Store {
             .collect()
     }
 
+    /// The stored records of `agent`'s tasks in the namespace of `leader` (`None`: the shared
+    /// namespace of an open partner), in key order. A record removed while the scan passes is
+    /// left out.
+    pub fn task_records<'s>(
+        &'s self,
+        agent: &str,
+        leader: Option<&str>,
+    ) -> impl Iterator<Item = Result<(TaskKey, Encoded), StoreError>> + 's {
+        let mut prefix = b"t\0".to_vec();
+        prefix.extend_from_slice(agent.as_bytes());
+        prefix.push(0);
+        if let Some(leader) = leader {
+            prefix.extend_from_slice(leader.as_bytes());
+            let mut sep = [0u8; 4];
+            prefix.extend_from_slice(LEADER_SEPARATOR.encode_utf8(&mut sep).as_bytes());
+        }
+        let tasks = &self.inner.tasks;
+        let leader = leader.map(str::to_string);
+        tasks.scan_prefix(prefix).filter_map(move |entry| {
+            let read = || {
+                let (k, head) = entry?;
+                let key = k
+                    .get(2..)
+                    .and_then(TaskKey::from_tail)
+                    .ok_or_else(|| StoreError::Corrupt("malformed task key".into()))?;
+                // The shared namespace's prefix is every namespace's: keep its own keys only.
+                if key.leader != leader {
+                    return Ok(None);
+                }
+                let value = parts::assemble(tasks, &k, &head)?;
+                Ok(value.map(|v| (key, Encoded::from_stored(v.into_owned()))))
+            };
+            read().transpose()
+        })
+    }
+
     /// The stored history entries of a task: `(index, entry)`, in order.
     pub fn command_history(&self, key: &TaskKey) -> Result<Vec<(u64, Encoded)>, StoreError> {
         let prefix = key.tagged_prefix(b'h');

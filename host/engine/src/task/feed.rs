@@ -13,6 +13,7 @@ pub struct EventFeed {
     key: TaskKey,
     session_id: Option<String>,
     group_id: Option<String>,
+    completes_on_result: bool,
     store: Store,
     follow: Follow,
     /// The next seq to send.
@@ -54,12 +55,26 @@ impl EventFeed {
             key,
             session_id,
             group_id,
+            completes_on_result: false,
             store,
             follow,
             next: after + 1,
             durable,
             done: ended && after >= durable,
         }
+    }
+
+    /// The feed's task is completed by the host as soon as its partner has a result
+    /// ([`aiphost_protocol::CommandPolicy::complete_on_result`]).
+    pub(super) fn completing_on_result(mut self, completes: bool) -> Self {
+        self.completes_on_result = completes;
+        self
+    }
+
+    /// Whether the host completes the task as soon as its partner has a result (its
+    /// awaiting-completion status is followed by `completed` in the same change).
+    pub fn completes_on_result(&self) -> bool {
+        self.completes_on_result
     }
 
     /// The task this feed follows.

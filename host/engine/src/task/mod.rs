@@ -11,7 +11,9 @@ pub mod record;
 pub mod shares;
 pub mod timers;
 
-pub use engine::{EngineError, Reply, StreamStart, TaskEngine};
+pub use engine::{
+    EngineError, MAX_PAGE_SIZE, PagePosition, Reply, StreamStart, TaskEngine, TaskPage, TaskQuery,
+};
 pub use fan_out::FanOut;
 pub use feed::{EventFeed, FeedError};
 pub use history::HistoryLimits;

@@ -31,6 +31,8 @@ mod expiry;
 mod invocations;
 mod journal;
 mod notifications;
+mod reads;
+pub use reads::{MAX_PAGE_SIZE, PagePosition, TaskPage, TaskQuery};
 mod replies;
 mod reports;
 mod retention;

@@ -13,6 +13,7 @@ pub(super) struct StreamPoint {
     pub(super) last: u64,
     pub(super) ended: bool,
     pub(super) ids: Option<(Option<String>, Option<String>)>,
+    pub(super) completes_on_result: bool,
     pub(super) ticket: Ticket,
 }
 
@@ -31,6 +32,10 @@ impl TaskEngine {
                 .record
                 .as_ref()
                 .map(|r| (r.task.session_id.clone(), r.task.group_id.clone())),
+            completes_on_result: st
+                .record
+                .as_ref()
+                .is_some_and(|r| r.task.completes_on_result),
             ticket: st.ticket,
         })
     }

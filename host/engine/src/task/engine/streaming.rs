@@ -96,15 +96,21 @@ impl TaskEngine {
                 _ => applied.seq_before,
             };
             let ids = point.ids.unwrap_or(command_ids);
-            Ok(StreamStart::Events(EventFeed::new(
-                key.clone(),
-                ids,
-                self.inner.store.clone(),
-                follow,
-                after,
-                last,
-                ended,
-            )))
+            // A start not yet decided has no record: its policy says what it will be.
+            let completes = point.completes_on_result
+                || (kind == CommandKind::Start && policy.complete_on_result);
+            Ok(StreamStart::Events(
+                EventFeed::new(
+                    key.clone(),
+                    ids,
+                    self.inner.store.clone(),
+                    follow,
+                    after,
+                    last,
+                    ended,
+                )
+                .completing_on_result(completes),
+            ))
         }
         .instrument(span)
         .await

@@ -3,14 +3,16 @@
 //! the state machine through the engine, its timers, its serialisation of one task's commands,
 //! its admission of commands, and what it hands the fan-out once a change is durable.
 
-use super::{EngineError, Reply, TaskEngine};
+use super::{EngineError, Reply, TaskEngine, TaskQuery};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, Registry};
 use crate::quota::{QuotaError, Quotas, TenantState};
 use crate::task::record::TaskDefaults;
 use crate::task::{FanOut, PartnerRunner};
 use aiphost_protocol::dialect::parse_command;
-use aiphost_protocol::{DataItem, Inbound, Product, ProductChunk, TaskState, Timestamp};
+use aiphost_protocol::{
+    CommandPolicy, DataItem, Inbound, Product, ProductChunk, TaskState, Timestamp,
+};
 use aiphost_runtime::{Hold, Invocation, InvocationEnd, KvOwner, PartnerEvent, Reporter};
 use aiphost_store::{Store, TaskKey};
 use futures::future::BoxFuture;
@@ -898,4 +900,187 @@ async fn the_tenants_rate_quota_applies_to_commands_from_every_door() {
         .send("rated", command("get", "q2", json!([]), json!({})))
         .await;
     assert_eq!(rpc_code(later), -32001, "the refused start stored no task");
+}
+
+/// `command` with a door's policy.
+fn with_policy(mut inbound: Inbound, policy: CommandPolicy) -> Inbound {
+    inbound.policy = policy;
+    inbound
+}
+
+const A2A_LIKE: CommandPolicy = CommandPolicy {
+    complete_on_result: true,
+    strict: true,
+};
+
+/// A task started with `complete_on_result` is completed in the change that brings its result:
+/// the answer shows it completed with the products, its history passes through
+/// awaiting-completion (row 12), and the partner hears the completion once its invocation ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_completes_on_result_is_completed_with_it() {
+    let e = Engine::start(TaskDefaults::default());
+    let reply = e
+        .send(
+            "echo",
+            with_policy(command("start", "t-auto", text("hi"), json!({})), A2A_LIKE),
+        )
+        .await
+        .expect("started");
+    assert_eq!(reply.task.status.state, TaskState::Completed);
+    assert!(reply.task.completes_on_result);
+    assert_eq!(reply.task.products[0].data_items, vec![DataItem::text("hi")]);
+    let states: Vec<TaskState> = reply.task.status_history.iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        [
+            TaskState::Accepted,
+            TaskState::Working,
+            TaskState::AwaitingCompletion,
+            TaskState::Completed
+        ]
+    );
+    for _ in 0..100 {
+        if e.partners.calls().iter().any(|c| c.1 == "complete") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events: Vec<String> = e.partners.calls().into_iter().map(|c| c.1).collect();
+    assert_eq!(events, ["start", "complete"]);
+    // Without the policy the same partner's task rests for its Leader.
+    let aip = e
+        .send("echo", command("start", "t-aip", text("hi"), json!({})))
+        .await
+        .expect("started");
+    assert_eq!(aip.task.status.state, TaskState::AwaitingCompletion);
+}
+
+/// Under `strict`, a command that does not apply to an ended task is refused and nothing is
+/// recorded; a continue naming another session is refused too. Without it, AIP's rule holds:
+/// the command is recorded and answered with the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strict_commands_leave_ended_tasks_as_they_are() {
+    let e = Engine::start(TaskDefaults::default());
+    let done = e
+        .send(
+            "echo",
+            with_policy(command("start", "t-1", text("hi"), json!({})), A2A_LIKE),
+        )
+        .await
+        .expect("started");
+    assert_eq!(done.task.status.state, TaskState::Completed);
+    let agent = e.agent("echo");
+    let before = e.engine.read(&agent, None, "t-1").await.expect("read");
+    for (kind, code) in [("continue", -32004), ("cancel", -32002), ("complete", -32004)] {
+        let refused = e
+            .send(
+                "echo",
+                with_policy(command(kind, "t-1", text("more"), json!({})), A2A_LIKE),
+            )
+            .await;
+        match refused {
+            Err(EngineError::Rpc(err)) => {
+                assert_eq!(err.code, code, "{kind}");
+                assert_eq!(err.data["taskId"], "t-1");
+            }
+            other => panic!("{kind} on an ended task: {other:?}"),
+        }
+    }
+    let after = e.engine.read(&agent, None, "t-1").await.expect("read");
+    assert_eq!(after.task.commands.len(), before.task.commands.len());
+    assert_eq!(after.seq, before.seq);
+    // A continue in another session than its task's.
+    e.send(
+        "asker",
+        with_policy(command("start", "t-2", text("go"), json!({})), A2A_LIKE),
+    )
+    .await
+    .expect("started");
+    let mut other = command("continue", "t-2", text("x"), json!({}));
+    other.command.session_id = Some("another".into());
+    match e.send("asker", with_policy(other, A2A_LIKE)).await {
+        Err(EngineError::Rpc(err)) => assert_eq!(err.code, -32602),
+        other => panic!("a continue in another session: {other:?}"),
+    }
+    // AIP's rule: recorded and answered.
+    let ignored = e
+        .send("echo", command("continue", "t-1", text("more"), json!({})))
+        .await
+        .expect("answered");
+    assert_eq!(ignored.task.status.state, TaskState::Completed);
+}
+
+/// `read` records nothing; `list` pages a namespace newest change first, filters by session
+/// and state, and never shows another Leader's tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_record_nothing_and_listings_page_newest_first() {
+    let e = Engine::start(TaskDefaults::default());
+    let agent = e.agent("echo");
+    for i in 0..5 {
+        let mut start = command("start", &format!("t-{i}"), text("x"), json!({}));
+        start.command.session_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
+        e.send("echo", start).await.expect("started");
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let mut theirs = command("start", "t-other", text("x"), json!({}));
+    theirs.owner = Some("another-leader".into());
+    theirs.command.sender_id = String::new();
+    e.send("echo", theirs).await.expect("started");
+    let first = e.engine.read(&agent, None, "t-0").await.expect("read");
+    let again = e.engine.read(&agent, None, "t-0").await.expect("read");
+    assert_eq!(first.task.commands.len(), again.task.commands.len());
+    assert!(e.engine.read(&agent, None, "t-other").await.is_err());
+
+    let mut query = TaskQuery {
+        page_size: 2,
+        ..TaskQuery::default()
+    };
+    let mut seen = Vec::new();
+    loop {
+        let page = e.engine.list(&agent, None, &query).await.expect("listed");
+        assert_eq!(page.total, 5);
+        seen.extend(page.tasks.iter().map(|t| t.id.clone()));
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["t-4", "t-3", "t-2", "t-1", "t-0"]);
+    let even = e
+        .engine
+        .list(
+            &agent,
+            None,
+            &TaskQuery {
+                session_id: Some("even".into()),
+                states: Some(vec![TaskState::AwaitingCompletion]),
+                page_size: 10,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("listed");
+    let ids: Vec<&str> = even.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["t-4", "t-2", "t-0"]);
+    let none = e
+        .engine
+        .list(
+            &agent,
+            None,
+            &TaskQuery {
+                states: Some(vec![TaskState::Failed]),
+                page_size: 10,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("listed");
+    assert!(none.tasks.is_empty() && none.next.is_none() && none.total == 0);
+    let theirs = e
+        .engine
+        .list(&agent, Some("another-leader"), &TaskQuery::default())
+        .await
+        .expect("listed");
+    assert_eq!(theirs.tasks.len(), 1);
+    assert_eq!(theirs.tasks[0].id, "t-other");
 }
