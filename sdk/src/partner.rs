@@ -66,6 +66,15 @@ pub enum Outcome {
     /// same id) and reports `awaiting-completion`. Products already streamed with
     /// [`Task::emit_chunk`] stay; return `Done(vec![])` if everything was streamed.
     Done(Vec<Product>),
+    /// The work is done and the partner says something with its result: like
+    /// [`Done`](Self::Done), with these items on the `awaiting-completion` status (an A2A client
+    /// sees them as the task's status message).
+    Reply {
+        /// The products, emitted whole as for `Done`.
+        products: Vec<Product>,
+        /// What the partner says with the result, typically a text.
+        message: Vec<DataItem>,
+    },
     /// The work failed: the SDK reports `failed` with this reason as a text item.
     Fail(String),
     /// Give up without a report of its own: the invocation returns an error with this reason and

@@ -105,6 +105,12 @@ fn apply(task: &mut Task, outcome: Outcome) -> Result<(), Stop> {
             }
             task.report_status(State::AwaitingCompletion, Vec::new())?;
         }
+        Outcome::Reply { products, message } => {
+            for product in products {
+                task.emit_chunk(product, false, true)?;
+            }
+            task.report_status(State::AwaitingCompletion, message)?;
+        }
         Outcome::Fail(reason) => task.report_status(State::Failed, vec![DataItem::text(reason)])?,
         Outcome::Abort(reason) => return Err(Stop::Error(reason)),
     }
@@ -302,6 +308,34 @@ mod tests {
                 "status working []",
                 "chunk echo append=false last=true [text:hi]",
                 "status awaiting-completion []",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reply_says_something_with_its_result() {
+        struct Replier;
+        impl Partner for Replier {
+            fn work(_task: &mut Task, input: Vec<DataItem>) -> Outcome {
+                Outcome::Reply {
+                    products: vec![Product::new("p").with_items(input)],
+                    message: vec![DataItem::text("done")],
+                }
+            }
+        }
+        let host = MockHost::new(Some(wit::TaskState::Working));
+        let r = run_on(
+            &host,
+            wit::Event::Continue,
+            vec![DataItem::text("hi")],
+            run_with::<Replier>,
+        );
+        assert_eq!(r, Ok(()));
+        assert_eq!(
+            host.calls(),
+            [
+                "chunk p append=false last=true [text:hi]",
+                "status awaiting-completion [text:done]",
             ]
         );
     }

@@ -69,6 +69,20 @@ impl Timestamp {
             .to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 
+    /// The instant as an HTTP date (`Last-Modified`), to the second.
+    ///
+    /// ```
+    /// use aiphost_protocol::Timestamp;
+    /// let t = Timestamp::parse("2025-09-01T12:00:00+08:00").unwrap();
+    /// assert_eq!(t.to_http_date(), "Mon, 01 Sep 2025 04:00:00 GMT");
+    /// ```
+    pub fn to_http_date(&self) -> String {
+        self.0
+            .with_timezone(&Utc)
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string()
+    }
+
     /// The instant `millis` after this one.
     pub fn plus_millis(&self, millis: u64) -> Self {
         let delta = chrono::Duration::milliseconds(i64::try_from(millis).unwrap_or(i64::MAX / 2));

@@ -1,5 +1,6 @@
 //! HTTP: the AIP endpoints of every hosted agent, its ACS document, and the host's own endpoints.
 
+pub mod a2a;
 mod acs;
 mod admin;
 mod aip;
@@ -75,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{agent}/group", endpoint.clone())
         .route("/agents/{agent}/group/rpc", endpoint)
         .merge(admin_routes())
+        .merge(a2a::routes())
         .with_state(state)
 }
 
@@ -137,6 +139,7 @@ async fn list_agents(State(state): State<AppState>, headers: HeaderMap) -> Respo
                 "name": a.manifest.agent.name,
                 "version": a.manifest.agent.version,
                 "url": format!("{base}/agents/{}", a.id()),
+                "a2aCard": format!("{base}/agents/{}/.well-known/agent-card.json", a.id()),
             })
         })
         .collect();

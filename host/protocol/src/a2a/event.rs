@@ -23,7 +23,10 @@ pub fn render_event(event: &TaskEvent, ctx: &StreamContext<'_>) -> Option<Value>
     let mut ids = Map::new();
     ids.insert("taskId".into(), json!(ctx.task_id));
     // `contextId` is required in update events: an AIP task without a session has "".
-    ids.insert("contextId".into(), json!(ctx.context_id.unwrap_or_default()));
+    ids.insert(
+        "contextId".into(),
+        json!(ctx.context_id.unwrap_or_default()),
+    );
     Some(match &event.kind {
         EventKind::Created { status } => {
             let mut task = Map::new();

@@ -117,7 +117,10 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
             ));
         }
     };
-    let push_config = match field("taskPushNotificationConfig", "task_push_notification_config") {
+    let push_config = match field(
+        "taskPushNotificationConfig",
+        "task_push_notification_config",
+    ) {
         None => None,
         Some(Value::Object(c)) => Some(c.clone()),
         Some(_) => {
@@ -197,7 +200,13 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(sent.command.command, CommandKind::Start);
-        assert!(sent.command.session_id.as_deref().unwrap().starts_with("ctx-"));
+        assert!(
+            sent.command
+                .session_id
+                .as_deref()
+                .unwrap()
+                .starts_with("ctx-")
+        );
         assert_eq!(sent.command.params["a2a"]["messageId"], "m-1");
         assert_eq!(sent.command.params["a2a"]["metadata"]["k"], 1);
         assert!(sent.return_immediately);
@@ -219,12 +228,27 @@ mod tests {
     fn malformed_messages_say_what_is_wrong() {
         for (params, field) in [
             (json!({}), "message"),
-            (json!({"message": {"role": "ROLE_USER", "parts": [{"text": "x"}]}}), "message.messageId"),
-            (json!({"message": {"role": "ROLE_AGENT", "messageId": "m", "parts": [{"text": "x"}]}}), "message.role"),
-            (json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": []}}), "message.parts"),
-            (json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}], "taskId": 5}}), "message.taskId"),
-            (json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]},
-                    "configuration": {"historyLength": -1}}), "configuration.historyLength"),
+            (
+                json!({"message": {"role": "ROLE_USER", "parts": [{"text": "x"}]}}),
+                "message.messageId",
+            ),
+            (
+                json!({"message": {"role": "ROLE_AGENT", "messageId": "m", "parts": [{"text": "x"}]}}),
+                "message.role",
+            ),
+            (
+                json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": []}}),
+                "message.parts",
+            ),
+            (
+                json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}], "taskId": 5}}),
+                "message.taskId",
+            ),
+            (
+                json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]},
+                    "configuration": {"historyLength": -1}}),
+                "configuration.historyLength",
+            ),
         ] {
             let e = parse_send(&params).unwrap_err();
             assert_eq!(e.metadata["field"], field, "{params}");

@@ -253,7 +253,11 @@ mod tests {
             status_history: vec![
                 status(TaskState::Accepted, vec![], 1),
                 status(TaskState::Working, vec![], 2),
-                status(TaskState::AwaitingCompletion, vec![DataItem::text("Hello")], 20),
+                status(
+                    TaskState::AwaitingCompletion,
+                    vec![DataItem::text("Hello")],
+                    20,
+                ),
                 done,
             ],
             completes_on_result: true,

@@ -382,7 +382,11 @@ impl TaskEngine {
 
 /// Under [`CommandPolicy::strict`]: refuse a command that does not apply to an ended task, and a
 /// continue that names another session than its task's, before anything is recorded.
-fn refuse_strictly(task: &Task, command: &LeaderCommand, effect: CommandEffect) -> Result<(), RpcError> {
+fn refuse_strictly(
+    task: &Task,
+    command: &LeaderCommand,
+    effect: CommandEffect,
+) -> Result<(), RpcError> {
     let state = task.status.state;
     if effect == CommandEffect::Ignored && state.is_terminal() {
         let code = if command.command == CommandKind::Cancel {

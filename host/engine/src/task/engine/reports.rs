@@ -39,16 +39,16 @@ impl TaskReporter {
                 .create(&self.slot, &mut st, TaskStatus::now(to, items))
                 .await
         } else if to == TaskState::AwaitingCompletion
-            && st.record.as_ref().is_some_and(|r| r.task.completes_on_result)
+            && st
+                .record
+                .as_ref()
+                .is_some_and(|r| r.task.completes_on_result)
         {
             // The host completes the task for its Leader (row 12), in the same lock so nobody
             // sees it rest in awaiting-completion; the completed status repeats what the partner
             // said with its result. The partner hears the completion once this invocation ends.
             let said = items.clone();
-            let completed = match engine
-                .transition(&self.slot, &mut st, to, items, row)
-                .await
-            {
+            let completed = match engine.transition(&self.slot, &mut st, to, items, row).await {
                 Ok(()) => {
                     engine
                         .transition(&self.slot, &mut st, TaskState::Completed, said, 12)
@@ -61,9 +61,7 @@ impl TaskReporter {
             }
             completed
         } else {
-            engine
-                .transition(&self.slot, &mut st, to, items, row)
-                .await
+            engine.transition(&self.slot, &mut st, to, items, row).await
         };
         stored.map_err(|e| {
             tracing::error!(error = %e, "could not store a partner report");

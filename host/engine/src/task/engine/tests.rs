@@ -928,7 +928,10 @@ async fn a_task_that_completes_on_result_is_completed_with_it() {
         .expect("started");
     assert_eq!(reply.task.status.state, TaskState::Completed);
     assert!(reply.task.completes_on_result);
-    assert_eq!(reply.task.products[0].data_items, vec![DataItem::text("hi")]);
+    assert_eq!(
+        reply.task.products[0].data_items,
+        vec![DataItem::text("hi")]
+    );
     let states: Vec<TaskState> = reply.task.status_history.iter().map(|s| s.state).collect();
     assert_eq!(
         states,
@@ -971,7 +974,11 @@ async fn strict_commands_leave_ended_tasks_as_they_are() {
     assert_eq!(done.task.status.state, TaskState::Completed);
     let agent = e.agent("echo");
     let before = e.engine.read(&agent, None, "t-1").await.expect("read");
-    for (kind, code) in [("continue", -32004), ("cancel", -32002), ("complete", -32004)] {
+    for (kind, code) in [
+        ("continue", -32004),
+        ("cancel", -32002),
+        ("complete", -32004),
+    ] {
         let refused = e
             .send(
                 "echo",

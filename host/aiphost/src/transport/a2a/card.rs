@@ -1,0 +1,102 @@
+//! The A2A agent card of a partner (spec 4.4.1, 8), built from its manifest like its ACS
+//! document: identity, skills, input and output modes, the two bindings this host serves, what
+//! it can do, and how Leaders authenticate.
+
+use crate::agent::Agent;
+use crate::agent::manifest::{LeaderAuth, Skill};
+use crate::protocol::a2a::VERSION;
+use serde_json::{Map, Value, json};
+
+/// The path under a partner's URL where its JSON-RPC binding is served.
+pub const JSONRPC_PATH: &str = "a2a";
+/// The path under a partner's URL where its HTTP+JSON binding is served (no trailing `/`: the
+/// binding's paths are appended to it).
+pub const REST_PATH: &str = "a2a/rest";
+
+/// The agent card of `agent`, served at `agent_url` (e.g. `http://host:port/agents/echo`).
+pub fn card(agent: &Agent, agent_url: &str) -> Value {
+    let manifest = &agent.manifest;
+    let info = &manifest.agent;
+    let skills: Vec<Value> = manifest.skills.iter().map(skill).collect();
+    let union = |pick: fn(&Skill) -> &Vec<String>| {
+        let mut modes: Vec<&String> = manifest.skills.iter().flat_map(pick).collect();
+        modes.sort();
+        modes.dedup();
+        modes
+    };
+    let mut card = Map::new();
+    card.insert("name".into(), json!(info.name));
+    card.insert("description".into(), json!(info.description));
+    card.insert("version".into(), json!(info.version));
+    // Both fields are required of a provider: a manifest with only one of them has none here.
+    if let Some(p) = &info.provider
+        && let (Some(organization), Some(url)) = (&p.organization, &p.url)
+    {
+        card.insert(
+            "provider".into(),
+            json!({"organization": organization, "url": url}),
+        );
+    }
+    if let Some(url) = &info.documentation_url {
+        card.insert("documentationUrl".into(), json!(url));
+    }
+    card.insert(
+        "supportedInterfaces".into(),
+        json!([
+            {"url": format!("{agent_url}/{JSONRPC_PATH}"), "protocolBinding": "JSONRPC", "protocolVersion": VERSION},
+            {"url": format!("{agent_url}/{REST_PATH}"), "protocolBinding": "HTTP+JSON", "protocolVersion": VERSION},
+        ]),
+    );
+    card.insert(
+        "capabilities".into(),
+        json!({"streaming": true, "pushNotifications": false, "extendedAgentCard": false}),
+    );
+    let security = match manifest.access.leaders {
+        LeaderAuth::Open => None,
+        LeaderAuth::ApiKey => Some((
+            "apiKey",
+            json!({"httpAuthSecurityScheme": {
+                "scheme": "bearer",
+                "description": "An API key the partner's tenant issued to the Leader, sent as `Authorization: Bearer <key>`; it identifies the Leader.",
+            }}),
+        )),
+        LeaderAuth::Mtls => Some((
+            "mtls",
+            json!({"mtlsSecurityScheme": {
+                "description": "A client certificate from the host operator's CA whose URI SAN is acps://{the Leader's AIC}.",
+            }}),
+        )),
+    };
+    if let Some((name, scheme)) = security {
+        card.insert("securitySchemes".into(), json!({ name: scheme }));
+        card.insert(
+            "securityRequirements".into(),
+            json!([{"schemes": { name: {"list": []} }}]),
+        );
+    }
+    card.insert("defaultInputModes".into(), json!(union(|s| &s.input_modes)));
+    card.insert(
+        "defaultOutputModes".into(),
+        json!(union(|s| &s.output_modes)),
+    );
+    card.insert("skills".into(), Value::Array(skills));
+    Value::Object(card)
+}
+
+fn skill(s: &Skill) -> Value {
+    let mut out = Map::new();
+    out.insert("id".into(), json!(s.id));
+    out.insert("name".into(), json!(s.name));
+    out.insert("description".into(), json!(s.description));
+    out.insert("tags".into(), json!(s.tags));
+    if !s.examples.is_empty() {
+        out.insert("examples".into(), json!(s.examples));
+    }
+    if !s.input_modes.is_empty() {
+        out.insert("inputModes".into(), json!(s.input_modes));
+    }
+    if !s.output_modes.is_empty() {
+        out.insert("outputModes".into(), json!(s.output_modes));
+    }
+    Value::Object(out)
+}

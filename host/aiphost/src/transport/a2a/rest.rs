@@ -1,0 +1,262 @@
+//! The HTTP+JSON binding (spec 11): resources under the partner's REST URL, AIP-193 error
+//! bodies with the A2A status codes, and SSE streams of bare `StreamResponse`s.
+//!
+//! A task's actions are custom methods on its path (`/tasks/{id}:cancel`,
+//! `/tasks/{id}:subscribe`); the route takes the whole segment and splits the verb off here.
+//! Subscribing is a GET in the spec; POST is accepted too (clients send both).
+
+use super::events::Events;
+use super::{Caller, caller, check_json_body, check_version, operations};
+use crate::protocol::a2a::{A2aError, A2aErrorKind};
+use crate::transport::AppState;
+use crate::transport::tls::Peer;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+
+/// An A2A error as an HTTP response.
+fn error_response(error: &A2aError) -> Response {
+    let (status, body) = error.to_http();
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+fn ok_json(body: &Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn sse(app: &AppState, events: Events) -> Response {
+    let events = events.map(|item| {
+        let body = match item {
+            Ok(response) => response,
+            Err(error) => error.to_http().1,
+        };
+        Ok::<Event, Infallible>(Event::default().data(body.to_string()))
+    });
+    Sse::new(events)
+        .keep_alive(
+            KeepAlive::new()
+                .interval(app.config.sse_keep_alive)
+                .text("keep-alive"),
+        )
+        .into_response()
+}
+
+/// The caller, after the version check.
+fn enter(
+    app: &AppState,
+    agent: &str,
+    headers: &HeaderMap,
+    peer: &Peer,
+) -> Result<Caller, A2aError> {
+    check_version(headers)?;
+    caller(app, agent, headers, peer)
+}
+
+/// A JSON request body (after its content type, before the caller: a body that is not JSON is
+/// refused whoever sends it).
+async fn json_body(app: &AppState, headers: &HeaderMap, body: Body) -> Result<Value, A2aError> {
+    check_json_body(headers)?;
+    let bytes = crate::transport::body::read(body, app.config.max_body_bytes)
+        .await
+        .map_err(|e| A2aError::new(A2aErrorKind::InvalidRequest, e.details()))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        A2aError::new(
+            A2aErrorKind::ParseError,
+            serde_json::json!({"reason": format!("the body is not JSON: {e}")}),
+        )
+    })
+}
+
+/// Query parameters (and the path's task id) as one params object of strings.
+fn params(query: HashMap<String, String>, id: Option<&str>) -> Value {
+    let mut params: Map<String, Value> = query
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    if let Some(id) = id {
+        params.insert("id".into(), Value::String(id.to_string()));
+    }
+    Value::Object(params)
+}
+
+/// `POST /message:send`.
+pub(super) async fn send(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let result = async {
+        let body = json_body(&app, &headers, body).await?;
+        let caller = enter(&app, &agent, &headers, &peer)?;
+        operations::send(&app, &caller, &body).await
+    }
+    .await;
+    match result {
+        Ok(answer) => ok_json(&answer),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `POST /message:stream`.
+pub(super) async fn send_streaming(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let result = async {
+        let body = json_body(&app, &headers, body).await?;
+        let caller = enter(&app, &agent, &headers, &peer)?;
+        operations::send_streaming(&app, &caller, &body).await
+    }
+    .await;
+    match result {
+        Ok(events) => sse(&app, events),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `GET /tasks`.
+pub(super) async fn list(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path(agent): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let result = async {
+        let caller = enter(&app, &agent, &headers, &peer)?;
+        operations::list(&app, &caller, &params(query, None)).await
+    }
+    .await;
+    match result {
+        Ok(answer) => ok_json(&answer),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// A task path segment: the id, and the custom verb after its last `:` if it is one of ours.
+fn split_verb(segment: &str) -> (&str, Option<&str>) {
+    match segment.rsplit_once(':') {
+        Some((id, verb)) if matches!(verb, "cancel" | "subscribe") => (id, Some(verb)),
+        _ => (segment, None),
+    }
+}
+
+/// `GET /tasks/{id}` and `GET /tasks/{id}:subscribe`.
+pub(super) async fn task_get(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path((agent, segment)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (id, verb) = split_verb(&segment);
+    let caller = match enter(&app, &agent, &headers, &peer) {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    let params = params(query, Some(id));
+    match verb {
+        None => match operations::get(&app, &caller, &params).await {
+            Ok(task) => ok_json(&task),
+            Err(e) => error_response(&e),
+        },
+        Some("subscribe") => match operations::subscribe(&app, &caller, &params).await {
+            Ok(events) => sse(&app, events),
+            Err(e) => error_response(&e),
+        },
+        Some(other) => error_response(&not_this_verb(other, "GET")),
+    }
+}
+
+/// `POST /tasks/{id}:cancel` and `POST /tasks/{id}:subscribe`. Their bodies carry nothing this
+/// host reads (a cancel's `metadata` at most), so they are not read.
+pub(super) async fn task_post(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path((agent, segment)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let (id, verb) = split_verb(&segment);
+    let caller = match enter(&app, &agent, &headers, &peer) {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    let params = params(HashMap::new(), Some(id));
+    match verb {
+        Some("cancel") => match operations::cancel(&app, &caller, &params).await {
+            Ok(task) => ok_json(&task),
+            Err(e) => error_response(&e),
+        },
+        Some("subscribe") => match operations::subscribe(&app, &caller, &params).await {
+            Ok(events) => sse(&app, events),
+            Err(e) => error_response(&e),
+        },
+        _ => error_response(&not_this_verb(verb.unwrap_or(""), "POST")),
+    }
+}
+
+fn not_this_verb(verb: &str, method: &str) -> A2aError {
+    A2aError::new(
+        A2aErrorKind::MethodNotFound,
+        serde_json::json!({
+            "reason": format!("{method} /tasks/{{id}}{} is not an operation", if verb.is_empty() { String::new() } else { format!(":{verb}") }),
+            "operations": ["GET /tasks/{id}", "POST /tasks/{id}:cancel", "GET|POST /tasks/{id}:subscribe"],
+        }),
+    )
+}
+
+/// `/tasks/{id}/pushNotificationConfigs[/{config}]`, any method.
+pub(super) async fn push_configs(headers: HeaderMap) -> Response {
+    match check_version(&headers) {
+        Err(e) => error_response(&e),
+        Ok(()) => error_response(&operations::push_not_supported()),
+    }
+}
+
+/// `GET /extendedAgentCard`.
+pub(super) async fn extended_card(headers: HeaderMap) -> Response {
+    match check_version(&headers) {
+        Err(e) => error_response(&e),
+        Ok(()) => error_response(&operations::no_extended_card()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_verb;
+
+    #[test]
+    fn verbs_split_off_at_the_last_colon() {
+        assert_eq!(split_verb("t-1:cancel"), ("t-1", Some("cancel")));
+        assert_eq!(split_verb("a:b:subscribe"), ("a:b", Some("subscribe")));
+        assert_eq!(split_verb("a:b"), ("a:b", None));
+        assert_eq!(split_verb("t-1"), ("t-1", None));
+    }
+}
