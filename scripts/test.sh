@@ -43,5 +43,8 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 step "host, SDK and end-to-end tests"
 AIPHOST_BIN="$target/debug/aiphost" cargo test --workspace
 
+step "A2A conformance kit at level MUST against the tck partner (../shared/a2a-tck)"
+AIPHOST_BIN="$target/debug/aiphost" bash scripts/a2a-tck.sh
+
 step "benchmark smoke run (tiny workloads, debug build: checks that every benchmark runs, measures nothing)"
 bash scripts/bench.sh --smoke

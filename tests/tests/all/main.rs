@@ -2,6 +2,7 @@
 //! real HTTP on 127.0.0.1, real partner components built from `plugins/`, a real sled store in a
 //! temporary directory, a real RabbitMQ and the real reference SDK. One module per area.
 
+mod a2a;
 mod cli;
 mod durability;
 mod endpoints;

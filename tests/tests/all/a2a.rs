@@ -1,0 +1,530 @@
+//! The A2A door: every hosted partner is an A2A agent over JSON-RPC and HTTP+JSON, on the same
+//! engine and tasks as AIP. (The official conformance kit runs against it in CI too:
+//! `scripts/a2a-tck.sh`.)
+
+use aiphost_tests::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// POST a JSON-RPC request to `agent`'s A2A endpoint.
+async fn call(host: &TestHost, agent: &str, method: &str, params: Value) -> Value {
+    post(
+        &format!("{}/agents/{agent}/a2a", host.url),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
+    )
+    .await
+}
+
+fn message(id: &str, text_: &str) -> Value {
+    json!({"role": "ROLE_USER", "messageId": id, "parts": [{"text": text_}]})
+}
+
+fn a2a_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error: {answer}"))
+}
+
+fn reason(answer: &Value) -> &str {
+    answer["error"]["data"][0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+async fn rest(method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    (status, response.json().await.expect("JSON"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_cards_come_from_manifests_and_cache() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let url = format!("{}/agents/echo/.well-known/agent-card.json", host.url);
+    let response = reqwest::get(&url).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let etag = header("etag");
+    assert!(etag.starts_with('"') && etag.len() > 2, "{etag}");
+    assert!(header("cache-control").contains("max-age="));
+    assert!(header("last-modified").ends_with(" GMT"));
+    let card: Value = response.json().await.unwrap();
+    assert_eq!(card["name"], "Echo");
+    assert_eq!(card["version"], "0.1.0");
+    assert_eq!(card["capabilities"]["streaming"], true);
+    assert_eq!(card["capabilities"]["pushNotifications"], false);
+    assert_eq!(card["skills"][0]["id"], "echo");
+    assert_eq!(
+        card["defaultInputModes"],
+        json!(["application/json", "text/plain"])
+    );
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(
+        interfaces[0],
+        json!({"url": format!("{}/agents/echo/a2a", host.url), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})
+    );
+    assert_eq!(
+        interfaces[1]["url"],
+        format!("{}/agents/echo/a2a/rest", host.url)
+    );
+    assert_eq!(interfaces[1]["protocolBinding"], "HTTP+JSON");
+    let again = reqwest::Client::new()
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    let missing = reqwest::get(format!(
+        "{}/agents/nobody/.well-known/agent-card.json",
+        host.url
+    ))
+    .await
+    .unwrap();
+    assert_eq!(missing.status(), 404);
+    // The host's list points at every card.
+    let list: Value = reqwest::get(format!("{}/agents", host.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        list["agents"][0]["a2aCard"],
+        format!("{}/agents/chunked/.well-known/agent-card.json", host.url)
+    );
+}
+
+/// A message starts a task that completes with the partner's result; the task is the same one
+/// AIP sees; a follow-up continues a task that needs input, inheriting its context; an ended
+/// task refuses messages and a second cancel, leaving nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_start_continue_and_end_tasks_on_the_engine() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let answer = call(
+        &host,
+        "echo",
+        "SendMessage",
+        json!({"message": message("m-1", "hello")}),
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert_eq!(task["artifacts"][0]["artifactId"], "echo");
+    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "hello");
+    assert!(task["contextId"].as_str().unwrap().starts_with("ctx-"));
+    assert!(
+        task["status"]["timestamp"].as_str().unwrap().ends_with('Z'),
+        "{task}"
+    );
+    let task_id = task["id"].as_str().unwrap().to_string();
+    // The same task over AIP: completed, its session the A2A context.
+    let aip = post(
+        &host.rpc("echo"),
+        &v2("get", &task_id, json!([]), json!({})),
+    )
+    .await;
+    assert_eq!(state(&aip), "completed", "{aip}");
+    // Immutable once ended: refused, and nothing recorded.
+    let refused = call(
+        &host,
+        "echo",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "m-2", "taskId": task_id, "parts": [{"text": "again"}]}}),
+    )
+    .await;
+    assert_eq!(a2a_code(&refused), -32004, "{refused}");
+    assert_eq!(reason(&refused), "UNSUPPORTED_OPERATION");
+    let read = call(&host, "echo", "GetTask", json!({"id": task_id})).await;
+    let history = read["result"]["history"].as_array().unwrap();
+    assert!(
+        history.iter().all(|m| m["messageId"] != "m-2"),
+        "{history:?}"
+    );
+    let not_cancelable = call(&host, "echo", "CancelTask", json!({"id": task_id})).await;
+    assert_eq!(a2a_code(&not_cancelable), -32002);
+
+    // Input required, then a follow-up with only the task id.
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let asked = &asked["result"]["task"];
+    assert_eq!(asked["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(asked["status"]["message"]["role"], "ROLE_AGENT");
+    let (id, context) = (
+        asked["id"].as_str().unwrap(),
+        asked["contextId"].as_str().unwrap(),
+    );
+    let wrong_context = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "x", "taskId": id, "contextId": "another", "parts": [{"text": "x"}]}}),
+    )
+    .await;
+    assert_eq!(a2a_code(&wrong_context), -32602, "{wrong_context}");
+    let done = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-2", "taskId": id, "parts": [{"text": "go on"}]}}),
+    )
+    .await;
+    let done = &done["result"]["task"];
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(done["contextId"], context);
+    assert_eq!(
+        done["status"]["message"]["parts"][0]["text"],
+        "Hello from TCK"
+    );
+    let users: Vec<&Value> = done["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .map(|m| &m["messageId"])
+        .collect();
+    assert_eq!(
+        users,
+        [
+            &json!("tck-input-required-1"),
+            &json!("tck-complete-task-2")
+        ]
+    );
+    let one = call(
+        &host,
+        "tck",
+        "GetTask",
+        json!({"id": id, "historyLength": 1}),
+    )
+    .await;
+    assert_eq!(one["result"]["history"].as_array().unwrap().len(), 1);
+
+    // Cancel a task waiting for input.
+    let waiting = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-2", "x")}),
+    )
+    .await;
+    let waiting_id = waiting["result"]["task"]["id"].as_str().unwrap();
+    let canceled = call(&host, "tck", "CancelTask", json!({"id": waiting_id})).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED");
+
+    // Listing: by context, newest first.
+    let listed = call(
+        &host,
+        "tck",
+        "ListTasks",
+        json!({"contextId": context, "pageSize": 10, "includeArtifacts": true}),
+    )
+    .await;
+    assert_eq!(listed["result"]["totalSize"], 1, "{listed}");
+    assert_eq!(listed["result"]["tasks"][0]["id"], id);
+    assert_eq!(listed["result"]["nextPageToken"], "");
+    let all = call(&host, "tck", "ListTasks", json!({"pageSize": 1})).await;
+    assert_eq!(all["result"]["totalSize"], 2);
+    let token = all["result"]["nextPageToken"].as_str().unwrap();
+    assert!(!token.is_empty());
+    let second = call(
+        &host,
+        "tck",
+        "ListTasks",
+        json!({"pageSize": 1, "pageToken": token}),
+    )
+    .await;
+    assert_ne!(
+        second["result"]["tasks"][0]["id"],
+        all["result"]["tasks"][0]["id"]
+    );
+    assert_eq!(second["result"]["nextPageToken"], "");
+}
+
+/// A task started over AIP and resting for its Leader's review reads over A2A as input
+/// required, with the AIP state in its metadata.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aip_tasks_read_over_a2a() {
+    let host = TestHost::start(HostOptions::default()).await;
+    post(
+        &host.rpc("echo"),
+        &v2("start", "t-aip", text("x"), json!({})),
+    )
+    .await;
+    let read = call(&host, "echo", "GetTask", json!({"id": "t-aip"})).await;
+    assert_eq!(
+        read["result"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    assert_eq!(
+        read["result"]["metadata"]["aipState"],
+        "awaiting-completion"
+    );
+}
+
+/// Every malformed or refused request gets its A2A error, in both bindings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_in_both_bindings() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let endpoint = format!("{}/agents/echo/a2a", host.url);
+    let plain = reqwest::Client::new()
+        .post(&endpoint)
+        .header("content-type", "text/plain")
+        .body("{'not': 'json'}")
+        .send()
+        .await
+        .unwrap();
+    let plain: Value = plain.json().await.unwrap();
+    assert_eq!(a2a_code(&plain), -32005);
+    let future = reqwest::Client::new()
+        .post(&endpoint)
+        .header("A2A-Version", "99.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
+        .send()
+        .await
+        .unwrap();
+    let future: Value = future.json().await.unwrap();
+    assert_eq!(a2a_code(&future), -32009);
+    assert_eq!(reason(&future), "VERSION_NOT_SUPPORTED");
+    for (method, params, code) in [
+        ("GetTask", json!({"id": "nobody"}), -32001),
+        ("NoSuchMethod", json!({}), -32601),
+        ("SendMessage", json!({}), -32602),
+        (
+            "SendMessage",
+            json!({"message": message("m", "x"), "configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:1/"}}}),
+            -32003,
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            json!({"task_id": "t", "url": "http://x/"}),
+            -32003,
+        ),
+        ("GetExtendedAgentCard", json!({}), -32007),
+    ] {
+        let answer = call(&host, "echo", method, params).await;
+        assert_eq!(a2a_code(&answer), code, "{method}: {answer}");
+        assert_eq!(
+            answer["error"]["data"][0]["@type"],
+            "type.googleapis.com/google.rpc.ErrorInfo"
+        );
+    }
+    // A content type no skill takes.
+    let png = call(
+        &host,
+        "echo",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"raw": "AAAA", "mediaType": "image/png"}]}}),
+    )
+    .await;
+    assert_eq!(a2a_code(&png), -32005);
+    assert_eq!(png["error"]["data"][0]["metadata"]["mimeType"], "image/png");
+    let list = call(&host, "echo", "ListTasks", json!({})).await;
+    assert_eq!(
+        list["result"]["totalSize"], 0,
+        "refused requests stored nothing"
+    );
+
+    let base = format!("{}/agents/echo/a2a/rest", host.url);
+    let (status, body) = rest(reqwest::Method::GET, &format!("{base}/tasks/nobody"), None).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["code"], 404);
+    assert_eq!(body["error"]["status"], "NOT_FOUND");
+    assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+    let wrong = reqwest::Client::new()
+        .post(format!("{base}/message:send"))
+        .header("content-type", "text/plain")
+        .body("hi")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 415);
+    let (status, _) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/t-1/pushNotificationConfigs"),
+        Some(json!({"url": "http://x/"})),
+    )
+    .await;
+    assert_eq!(status, 400);
+}
+
+/// The HTTP+JSON binding: send, get, cancel, and a subscription to an ended task refused
+/// before any stream starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_binding_round_trip() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/tck/a2a/rest", host.url);
+    let (status, sent) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/message:send"),
+        Some(json!({"message": message("tck-artifact-data-1", "x")})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let task = &sent["task"];
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["data"],
+        json!({"key": "value", "count": 42})
+    );
+    let id = task["id"].as_str().unwrap();
+    let (status, got) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/tasks/{id}?historyLength=0"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(got.get("history").is_none());
+    assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED");
+    let (status, ended) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/{id}:subscribe"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        ended["error"]["details"][0]["reason"],
+        "UNSUPPORTED_OPERATION"
+    );
+    let (_, waiting) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/message:send"),
+        Some(json!({"message": message("tck-input-required-1", "x")})),
+    )
+    .await;
+    let waiting_id = waiting["task"]["id"].as_str().unwrap();
+    let (status, canceled) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/{waiting_id}:cancel"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+    let (status, _) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/{waiting_id}:cancel"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 409);
+}
+
+/// Streams: a message's stream begins with the task and closes when the task ends or needs
+/// input; a subscription to a task waiting for input follows it to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_follow_tasks_until_they_end_or_wait() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let mut chunked = SseStream::open(
+        &format!("{}/agents/tck/a2a/rest/message:stream", host.url),
+        &json!({"message": message("tck-stream-artifact-chunked-1", "x")}),
+    )
+    .await;
+    assert_eq!(chunked.status, 200);
+    let events = chunked.until_closed(Duration::from_secs(20)).await;
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            e.as_object()
+                .and_then(|o| o.keys().next())
+                .map(String::as_str)
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "task",
+            "statusUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "statusUpdate"
+        ],
+        "{events:?}"
+    );
+    assert_eq!(events[3]["artifactUpdate"]["lastChunk"], true);
+    assert_eq!(
+        events[4]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+
+    let endpoint = format!("{}/agents/tck/a2a", host.url);
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params});
+    let mut asking = SseStream::open(
+        &endpoint,
+        &rpc(
+            "SendStreamingMessage",
+            json!({"message": message("tck-input-required-1", "x")}),
+        ),
+    )
+    .await;
+    let events = asking.until_closed(Duration::from_secs(20)).await;
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], 3);
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let id = events[0]["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let mut following =
+        SseStream::open(&endpoint, &rpc("SubscribeToTask", json!({"id": id}))).await;
+    let (first, _) = following
+        .next_event(Duration::from_secs(10))
+        .await
+        .expect("the task first");
+    assert_eq!(
+        first["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let done = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": id, "parts": [{"text": "x"}]}}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let rest_of_it = following.until_closed(Duration::from_secs(20)).await;
+    let states: Vec<&Value> = rest_of_it
+        .iter()
+        .map(|e| &e["result"]["statusUpdate"]["status"]["state"])
+        .collect();
+    assert_eq!(
+        states,
+        [&json!("TASK_STATE_WORKING"), &json!("TASK_STATE_COMPLETED")],
+        "{rest_of_it:?}"
+    );
+}
