@@ -528,3 +528,97 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
         "{rest_of_it:?}"
     );
 }
+
+/// Tenancy holds at the A2A door as over AIP: a partner whose Leaders need API keys refuses a
+/// call without one (401 / -32040) and declares the scheme in its card; each Leader sees only
+/// its own tasks, in every operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_keys_and_leader_namespaces_apply_to_a2a() {
+    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    let host = TestHost::start(HostOptions::default()).await;
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
+    let manifest = example_manifest("echo", "vault", "[access]\nleaders = \"api-key\"\n");
+    let (status, body) = publish(&host.url, &acme, &manifest, &example_component("echo")).await;
+    assert_eq!(status, 201, "{body}");
+    let mut keys = Vec::new();
+    for leader in [
+        "1.2.156.3088.1.1.TEST.LEADER.1.0000",
+        "1.2.156.3088.1.1.TEST.OTHER.1.0000",
+    ] {
+        let (status, body) = admin(
+            &host.url,
+            reqwest::Method::POST,
+            "/admin/agents/vault/keys",
+            &acme,
+            Some(json!({"leader": leader})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        keys.push(body["key"].as_str().unwrap().to_string());
+    }
+    let card: Value = reqwest::get(format!(
+        "{}/agents/vault/.well-known/agent-card.json",
+        host.url
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        card["securitySchemes"]["apiKey"]["httpAuthSecurityScheme"]["scheme"],
+        "bearer"
+    );
+    assert_eq!(
+        card["securityRequirements"][0]["schemes"]["apiKey"],
+        json!({"list": []})
+    );
+    let endpoint = format!("{}/agents/vault/a2a", host.url);
+    let call_as = |key: Option<&str>, method: &str, params: Value| {
+        let mut request = reqwest::Client::new()
+            .post(&endpoint)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        async move {
+            request
+                .send()
+                .await
+                .expect("request")
+                .json::<Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let anonymous = call_as(None, "SendMessage", json!({"message": message("m", "x")})).await;
+    assert_eq!(a2a_code(&anonymous), -32040, "{anonymous}");
+    assert_eq!(reason(&anonymous), "UNAUTHENTICATED");
+    let rest = reqwest::Client::new()
+        .get(format!("{}/agents/vault/a2a/rest/tasks", host.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 401);
+    assert_eq!(rest.headers()["www-authenticate"], "Bearer");
+
+    let mine = call_as(
+        Some(&keys[0]),
+        "SendMessage",
+        json!({"message": message("m-1", "mine")}),
+    )
+    .await;
+    assert_eq!(
+        mine["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let id = mine["result"]["task"]["id"].as_str().unwrap();
+    let theirs = call_as(Some(&keys[1]), "GetTask", json!({"id": id})).await;
+    assert_eq!(a2a_code(&theirs), -32001, "{theirs}");
+    let cancel = call_as(Some(&keys[1]), "CancelTask", json!({"id": id})).await;
+    assert_eq!(a2a_code(&cancel), -32001);
+    let listed = call_as(Some(&keys[1]), "ListTasks", json!({})).await;
+    assert_eq!(listed["result"]["totalSize"], 0, "{listed}");
+    let own = call_as(Some(&keys[0]), "ListTasks", json!({})).await;
+    assert_eq!(own["result"]["tasks"][0]["id"], id);
+}
