@@ -67,6 +67,10 @@ pub struct CommandPolicy {
     /// recorded and answered with the task, and a continue whose `sessionId` is not its task's
     /// is refused (-32602). Nothing is stored for a refused command.
     pub strict: bool,
+    /// Answer a start or continue as soon as the task exists (its partner has decided), not when
+    /// it rests: the client follows it otherwise (A2A's `returnImmediately`). The task's own
+    /// response timeout is left as it is for later commands.
+    pub answer_at_once: bool,
 }
 
 impl Inbound {

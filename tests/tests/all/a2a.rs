@@ -622,3 +622,45 @@ async fn api_keys_and_leader_namespaces_apply_to_a2a() {
     let own = call_as(Some(&keys[0]), "ListTasks", json!({})).await;
     assert_eq!(own["result"]["tasks"][0]["id"], id);
 }
+
+/// `returnImmediately` answers as soon as the task exists; the task goes on, and a blocking
+/// message to another task still waits for its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn return_immediately_answers_before_the_task_ends() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let answer = call(
+        &host,
+        "chunked",
+        "SendMessage",
+        json!({"message": message("m-1", "size=2000 chunkSize=500 delayMs=300"),
+               "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    let state = task["status"]["state"].as_str().unwrap();
+    assert!(
+        ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"].contains(&state),
+        "{answer}"
+    );
+    let id = task["id"].as_str().unwrap();
+    let mut ended = Value::Null;
+    for _ in 0..100 {
+        ended = call(&host, "chunked", "GetTask", json!({"id": id})).await;
+        if ended["result"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ended["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let blocking = call(
+        &host,
+        "chunked",
+        "SendMessage",
+        json!({"message": message("m-2", "size=1000 chunkSize=500 delayMs=100")}),
+    )
+    .await;
+    assert_eq!(
+        blocking["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{blocking}"
+    );
+}

@@ -6,13 +6,31 @@ use crate::protocol::TaskState;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, StreamContext};
 use crate::protocol::event::EventKind;
 use crate::task::{EventFeed, FeedError};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use futures::stream::{self, BoxStream};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
 
 /// A stream of `StreamResponse`s; an error ends it.
 pub(super) type Events = BoxStream<'static, Result<Value, A2aError>>;
+
+/// The SSE answer of `events`: one `data:` line per item as the binding wraps it (`wrap`),
+/// keep-alive comments every `keep_alive` while the task is quiet.
+pub(super) fn sse(
+    events: Events,
+    keep_alive: Duration,
+    wrap: impl Fn(Result<Value, A2aError>) -> Value + Send + 'static,
+) -> Response {
+    let events = events
+        .map(move |item| Ok::<Event, Infallible>(Event::default().data(wrap(item).to_string())));
+    Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
+        .into_response()
+}
 
 /// When a stream closes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The JSON-RPC binding (spec 9): one POST per request, JSON-RPC errors with HTTP 200, and
 //! SSE streams whose every event is a JSON-RPC response carrying a `StreamResponse`.
 
-use super::events::Events;
+use super::events::{Events, sse};
 use super::{Caller, caller, check_json_body, check_version, operations};
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::protocol::jsonrpc;
@@ -10,11 +10,8 @@ use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use tracing::Instrument;
 
 /// The methods of this binding.
@@ -82,20 +79,10 @@ pub(super) async fn handle(
         match answer {
             Ok(Answer::Result(result)) => json_response(&jsonrpc::success(&id, result)),
             Ok(Answer::Stream(events)) => {
-                let events = events.map(move |item| {
-                    let body = match item {
-                        Ok(response) => jsonrpc::success(&id, response),
-                        Err(error) => error.to_jsonrpc_response(&id),
-                    };
-                    Ok::<Event, Infallible>(Event::default().data(body.to_string()))
-                });
-                Sse::new(events)
-                    .keep_alive(
-                        KeepAlive::new()
-                            .interval(app.config.sse_keep_alive)
-                            .text("keep-alive"),
-                    )
-                    .into_response()
+                sse(events, app.config.sse_keep_alive, move |item| match item {
+                    Ok(response) => jsonrpc::success(&id, response),
+                    Err(error) => error.to_jsonrpc_response(&id),
+                })
             }
             Err(error) => {
                 tracing::debug!(code = error.kind.jsonrpc_code(), "A2A request refused");

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 const POLICY: CommandPolicy = CommandPolicy {
     complete_on_result: true,
     strict: true,
+    answer_at_once: false,
 };
 
 /// A page of `ListTasks` when the client asks for no size.
@@ -92,17 +93,15 @@ fn read_send(caller: &Caller, params: &Value) -> Result<Sent, A2aError> {
     if sent.push_config.is_some() {
         return Err(push_not_supported());
     }
-    let mut command = sent.command;
-    if sent.return_immediately {
-        // Answer as soon as the task exists instead of when it rests.
-        command.params.insert("responseTimeout".into(), json!(0));
-    }
     Ok(Sent {
         inbound: Inbound {
             dialect: Dialect::default(),
-            command,
+            command: sent.command,
             owner: caller.owner.clone(),
-            policy: POLICY,
+            policy: CommandPolicy {
+                answer_at_once: sent.return_immediately,
+                ..POLICY
+            },
         },
         view: TaskView {
             history_length: sent.history_length,

@@ -13,12 +13,9 @@ use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::convert::Infallible;
 
 /// An A2A error as an HTTP response.
 fn error_response(error: &A2aError) -> Response {
@@ -46,21 +43,12 @@ fn ok_json(body: &Value) -> Response {
         .into_response()
 }
 
+/// A stream of bare `StreamResponse`s; an error ends it with its AIP-193 body.
 fn sse(app: &AppState, events: Events) -> Response {
-    let events = events.map(|item| {
-        let body = match item {
-            Ok(response) => response,
-            Err(error) => error.to_http().1,
-        };
-        Ok::<Event, Infallible>(Event::default().data(body.to_string()))
-    });
-    Sse::new(events)
-        .keep_alive(
-            KeepAlive::new()
-                .interval(app.config.sse_keep_alive)
-                .text("keep-alive"),
-        )
-        .into_response()
+    super::events::sse(events, app.config.sse_keep_alive, |item| match item {
+        Ok(response) => response,
+        Err(error) => error.to_http().1,
+    })
 }
 
 /// The caller, after the version check.

@@ -212,7 +212,11 @@ impl TaskEngine {
                         .live
                         .admit(&slot.key)
                         .map_err(|live| self.too_many_live_tasks(&slot.key, live))?;
-                    let response_timeout = Duration::from_millis(limits.response_timeout_ms);
+                    let response_timeout = if policy.answer_at_once {
+                        Duration::ZERO
+                    } else {
+                        Duration::from_millis(limits.response_timeout_ms)
+                    };
                     let invocation = Invocation {
                         event: PartnerEvent::Start,
                         task_id: task_id.clone(),
@@ -271,7 +275,11 @@ impl TaskEngine {
                     self.transition(slot, &mut st, to, Vec::new(), row).await?;
                     match kind {
                         CommandKind::Continue => {
-                            let response_timeout = self.response_timeout(&st);
+                            let response_timeout = if policy.answer_at_once {
+                                Duration::ZERO
+                            } else {
+                                self.response_timeout(&st)
+                            };
                             let invocation = self.invocation_for(
                                 &st,
                                 PartnerEvent::Continue,

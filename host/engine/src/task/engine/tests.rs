@@ -911,6 +911,7 @@ fn with_policy(mut inbound: Inbound, policy: CommandPolicy) -> Inbound {
 const A2A_LIKE: CommandPolicy = CommandPolicy {
     complete_on_result: true,
     strict: true,
+    answer_at_once: false,
 };
 
 /// A task started with `complete_on_result` is completed in the change that brings its result:
@@ -950,6 +951,28 @@ async fn a_task_that_completes_on_result_is_completed_with_it() {
     }
     let events: Vec<String> = e.partners.calls().into_iter().map(|c| c.1).collect();
     assert_eq!(events, ["start", "complete"]);
+    // Answered at once: the slow partner's task is still on its way; a later command of the
+    // same task waits for it to rest as usual (the task's response timeout is untouched).
+    let quick = e
+        .send(
+            "slow",
+            with_policy(
+                command("start", "t-quick", text("hi"), json!({})),
+                CommandPolicy {
+                    answer_at_once: true,
+                    ..A2A_LIKE
+                },
+            ),
+        )
+        .await
+        .expect("started");
+    assert!(
+        !quick.task.status.state.is_resting(),
+        "{:?}",
+        quick.task.status
+    );
+    let read = wait_until_rests(&e, "slow", "t-quick").await;
+    assert_eq!(read, TaskState::Completed);
     // Without the policy the same partner's task rests for its Leader.
     let aip = e
         .send("echo", command("start", "t-aip", text("hi"), json!({})))
@@ -1090,4 +1113,24 @@ async fn reads_record_nothing_and_listings_page_newest_first() {
         .expect("listed");
     assert_eq!(theirs.tasks.len(), 1);
     assert_eq!(theirs.tasks[0].id, "t-other");
+}
+
+/// The state of `task` of `agent` once it rests (at most 5 s).
+async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
+    let agent = e.agent(agent);
+    for _ in 0..250 {
+        let state = e
+            .engine
+            .read(&agent, None, task)
+            .await
+            .expect("read")
+            .task
+            .status
+            .state;
+        if state.is_resting() {
+            return state;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{task} did not rest within 5 s");
 }
