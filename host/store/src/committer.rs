@@ -258,6 +258,11 @@ impl Drop for Committer {
     }
 }
 
+/// Record in sled that the log's rounds up to `seq` are applied to it (read back by [`recover`]).
+fn write_mark(tree: &sled::Tree, seq: u64) -> Result<(), sled::Error> {
+    tree.insert(APPLIED_KEY, &seq.to_be_bytes()).map(drop)
+}
+
 /// Apply to sled what the write-ahead log at `path` holds beyond sled's mark, then checkpoint:
 /// the log is written from its start again.
 fn recover(db: &sled::Db, tree: &sled::Tree, log: &File, path: &Path) -> Result<Wal, StoreError> {
@@ -278,7 +283,7 @@ fn recover(db: &sled::Db, tree: &sled::Tree, log: &File, path: &Path) -> Result<
     }
     for round in rounds {
         round.batch.apply_each(tree)?;
-        tree.insert(APPLIED_KEY, &round.seq.to_be_bytes())?;
+        write_mark(tree, round.seq)?;
     }
     // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
     // log is about to be overwritten.
@@ -336,7 +341,7 @@ fn run(
             let seq = wal.next_seq();
             let applied = round
                 .apply_each(tree)
-                .and_then(|()| tree.insert(APPLIED_KEY, &seq.to_be_bytes()).map(drop))
+                .and_then(|()| write_mark(tree, seq))
                 .map_err(|e| e.to_string());
             shared
                 .applied

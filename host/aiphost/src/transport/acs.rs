@@ -1,6 +1,6 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
 
-use crate::agent::manifest::{Manifest, Skill};
+use crate::agent::manifest::Manifest;
 use crate::protocol::Timestamp;
 use serde_json::{Map, Value, json};
 
@@ -52,12 +52,6 @@ pub fn document(
             })
         })
         .collect();
-    let union = |pick: fn(&Skill) -> &Vec<String>| {
-        let mut modes: Vec<&String> = manifest.skills.iter().flat_map(pick).collect();
-        modes.sort();
-        modes.dedup();
-        modes
-    };
     let mut doc = json!({
         "aic": agent.aic,
         "active": true,
@@ -76,8 +70,8 @@ pub fn document(
             "notification": caps.notification,
             "messageQueue": if caps.group { json!(["rabbitmq:3.11"]) } else { json!([]) },
         },
-        "defaultInputModes": union(|s| &s.input_modes),
-        "defaultOutputModes": union(|s| &s.output_modes),
+        "defaultInputModes": manifest.input_modes(),
+        "defaultOutputModes": manifest.output_modes(),
         "skills": skills,
     });
     if let (Some(url), Value::Object(obj)) = (&agent.documentation_url, &mut doc) {

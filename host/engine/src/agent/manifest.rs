@@ -321,10 +321,19 @@ impl Manifest {
 
     /// The MIME types the partner accepts: the union of its skills' input modes. Empty: anything.
     pub fn input_modes(&self) -> Vec<&str> {
+        self.modes(|s| &s.input_modes)
+    }
+
+    /// Every output mode of its skills, sorted, once each.
+    pub fn output_modes(&self) -> Vec<&str> {
+        self.modes(|s| &s.output_modes)
+    }
+
+    fn modes(&self, pick: fn(&Skill) -> &Vec<String>) -> Vec<&str> {
         let mut modes: Vec<&str> = self
             .skills
             .iter()
-            .flat_map(|s| s.input_modes.iter().map(String::as_str))
+            .flat_map(|s| pick(s).iter().map(String::as_str))
             .collect();
         modes.sort_unstable();
         modes.dedup();

@@ -105,7 +105,7 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
     }
     let history_length = match field("historyLength", "history_length") {
         None => None,
-        Some(v) => Some(history_length(v, "configuration.historyLength")?),
+        Some(v) => Some(count(v, "configuration.historyLength")?),
     };
     let return_immediately = match field("returnImmediately", "return_immediately") {
         None => false,
@@ -156,8 +156,9 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
     })
 }
 
-/// A non-negative `historyLength` (a number, or a numeric string as ProtoJSON allows).
-pub fn history_length(value: &Value, field: &str) -> Result<usize, A2aError> {
+/// A non-negative count (`historyLength`, `pageSize`): a number, or a numeric string as
+/// ProtoJSON allows.
+pub fn count(value: &Value, field: &str) -> Result<usize, A2aError> {
     let n = match value {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse::<i64>().ok(),

@@ -18,12 +18,6 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     let manifest = &agent.manifest;
     let info = &manifest.agent;
     let skills: Vec<Value> = manifest.skills.iter().map(skill).collect();
-    let union = |pick: fn(&Skill) -> &Vec<String>| {
-        let mut modes: Vec<&String> = manifest.skills.iter().flat_map(pick).collect();
-        modes.sort();
-        modes.dedup();
-        modes
-    };
     let mut card = Map::new();
     card.insert("name".into(), json!(info.name));
     card.insert("description".into(), json!(info.description));
@@ -74,11 +68,8 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
             json!([{"schemes": { name: {"list": []} }}]),
         );
     }
-    card.insert("defaultInputModes".into(), json!(union(|s| &s.input_modes)));
-    card.insert(
-        "defaultOutputModes".into(),
-        json!(union(|s| &s.output_modes)),
-    );
+    card.insert("defaultInputModes".into(), json!(manifest.input_modes()));
+    card.insert("defaultOutputModes".into(), json!(manifest.output_modes()));
     card.insert("skills".into(), Value::Array(skills));
     Value::Object(card)
 }

@@ -67,7 +67,7 @@ fn optional_bool(
 
 fn history_length(params: &Map<String, Value>) -> Result<Option<usize>, A2aError> {
     field(params, "historyLength", "history_length")
-        .map(|v| a2a::history_length(v, "historyLength"))
+        .map(|v| a2a::count(v, "historyLength"))
         .transpose()
 }
 
@@ -285,7 +285,7 @@ pub(super) async fn list(
     };
     let page_size = match field(params, "pageSize", "page_size") {
         None => DEFAULT_PAGE_SIZE,
-        Some(v) => match a2a::history_length(v, "pageSize")? {
+        Some(v) => match a2a::count(v, "pageSize")? {
             0 => DEFAULT_PAGE_SIZE,
             n => n.min(crate::task::MAX_PAGE_SIZE),
         },
