@@ -317,8 +317,13 @@ impl Session {
             self.drain(link).await?;
         }
         link.publish(status.to_string().as_bytes()).await?;
-        if !connected && let Err(e) = self.shared.store.delete_membership(&self.id) {
-            tracing::error!(error = %e, "could not forget the membership");
+        if !connected {
+            if let Err(e) = self.shared.store.delete_membership(&self.id) {
+                tracing::error!(error = %e, "could not forget the membership");
+            }
+            // Gone from the host's list before its queue goes from the broker: whoever sees the
+            // queue gone must not still find the membership listed.
+            self.shared.forget(&self.id);
         }
         Ok(!connected)
     }
