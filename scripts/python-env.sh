@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the Python environment of the interop tests: a virtualenv at <repo>/.venv with the
-# official reference SDK acps-sdk 2.1.0 (and its dependencies: httpx, pydantic, ...).
+# official reference SDK acps-sdk 2.1.0 (and its dependencies: httpx, pydantic, ...) and the official
+# A2A SDK a2a-sdk 1.3.0 with its HTTP server extra (the A2A client test and the A2A benchmark's
+# reference server).
 # Idempotent and quick when already set up; works from any directory.
 # Progress goes to stderr; the LAST line of stdout is the path of the venv's python.
 #
@@ -13,6 +15,7 @@ cd "$root"
 sdk_version=2.1.0
 # The reference partner (acps-sdk's own FastAPI server) runs under uvicorn, which acps-sdk does not pull in.
 uvicorn_version=0.54.0
+a2a_version=1.3.0
 venv="$root/.venv"
 python="$venv/bin/python"
 
@@ -24,14 +27,15 @@ flock 9
 
 ready() {
     [[ -x "$python" ]] && "$python" -c "
-import acps_sdk, uvicorn, importlib.metadata as m
+import acps_sdk, uvicorn, a2a.client, sse_starlette, starlette, importlib.metadata as m
 assert m.version('acps-sdk') == '$sdk_version', m.version('acps-sdk')
 assert m.version('uvicorn') == '$uvicorn_version', m.version('uvicorn')
+assert m.version('a2a-sdk') == '$a2a_version', m.version('a2a-sdk')
 " >/dev/null 2>&1
 }
 
 if ready; then
-    step "acps-sdk $sdk_version already installed in .venv"
+    step "acps-sdk $sdk_version and a2a-sdk $a2a_version already installed in .venv"
 else
     # A venv that cannot run pip (made by another interpreter, or left half made) is made anew.
     if [[ ! -x "$python" ]] || ! "$python" -m pip --version >/dev/null 2>&1; then
@@ -39,13 +43,14 @@ else
         rm -rf "$venv"
         "${PYTHON:-python3}" -m venv "$venv" >&2
     fi
-    step "installing acps-sdk==$sdk_version and uvicorn==$uvicorn_version into .venv"
-    "$python" -m pip install --quiet --disable-pip-version-check "acps-sdk==$sdk_version" "uvicorn==$uvicorn_version" >&2
+    step "installing acps-sdk==$sdk_version, uvicorn==$uvicorn_version and a2a-sdk==$a2a_version into .venv"
+    "$python" -m pip install --quiet --disable-pip-version-check "acps-sdk==$sdk_version" \
+        "uvicorn==$uvicorn_version" "a2a-sdk[http-server]==$a2a_version" >&2
     if ! ready; then
-        echo "error: acps-sdk $sdk_version is still not importable from $python" >&2
+        echo "error: acps-sdk $sdk_version or a2a-sdk $a2a_version is still not importable from $python" >&2
         exit 1
     fi
-    step "acps-sdk $sdk_version installed"
+    step "acps-sdk $sdk_version and a2a-sdk $a2a_version installed"
 fi
 
 echo "$python"
