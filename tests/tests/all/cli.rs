@@ -35,6 +35,7 @@ fn help_everywhere() {
         vec!["call", "--help"],
         vec!["call", "http://x", "start", "--help"],
         vec!["call", "http://x", "get", "--help"],
+        vec!["call", "--protocol", "a2a", "http://x", "list", "--help"],
     ] {
         let out = aiphost(&args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -232,4 +233,368 @@ fn the_readme_configuration_table_matches_serve_help() {
         undocumented.is_empty(),
         "flags missing from the README's configuration table: {undocumented:?}"
     );
+}
+
+/// `aiphost call --protocol a2a URL ARGS…`, the real binary against `host`, run without blocking
+/// the host's runtime (it serves in this process).
+async fn a2a_call(url: &str, args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(aiphost_bin());
+    cmd.args(["call", "--protocol", "a2a", url])
+        .args(args)
+        .kill_on_drop(true);
+    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("aiphost call finished within 60 s")
+        .expect("running aiphost")
+}
+
+/// The JSON the call printed on success.
+fn printed(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+/// A call that failed with the A2A error `code` (`reason`): printed once as JSON on stdout, named
+/// once on stderr, and a non-zero exit.
+fn failed_with(out: &Output, code: i64, reason: &str) {
+    let (out_text, err_text) = (stdout(out), stderr(out));
+    assert!(!out.status.success(), "{out_text}");
+    let printed: Value =
+        serde_json::from_str(&out_text).unwrap_or_else(|e| panic!("not JSON ({e}): {out_text}"));
+    assert_eq!(printed["error"]["code"], code, "{out_text}");
+    assert_eq!(printed["error"]["data"][0]["reason"], reason, "{out_text}");
+    assert!(
+        printed["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+    let code = code.to_string();
+    assert_eq!(out_text.matches(&code).count(), 1, "{out_text}");
+    assert_eq!(err_text.matches(&code).count(), 1, "{err_text}");
+    assert_eq!(err_text.lines().count(), 1, "{err_text}");
+    assert!(err_text.contains(reason), "{err_text}");
+}
+
+/// A call refused before anything is sent: a clear word on stderr, nothing on stdout.
+fn refused(out: &Output, says: &str) {
+    assert!(!out.status.success(), "{}", stdout(out));
+    assert!(stdout(out).is_empty(), "{}", stdout(out));
+    assert!(stderr(out).contains(says), "{}", stderr(out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_call_start_get_continue_and_list() {
+    let host = TestHost::start(HostOptions::default()).await;
+    // The partner's base URL, as for AIP: the client derives `/a2a`.
+    let base = format!("{}/agents/trip-planner", host.url);
+    let context = format!("ctx-{}", uuid());
+
+    let sent = printed(
+        &a2a_call(
+            &base,
+            &[
+                "start",
+                "--session",
+                &context,
+                "--text",
+                "a trip to Beijing",
+            ],
+        )
+        .await,
+    );
+    let task = &sent["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{sent}"
+    );
+    assert_eq!(task["contextId"], context.as_str());
+    assert_eq!(
+        task["status"]["message"]["parts"][1]["data"]["missing"],
+        serde_json::json!(["dates", "budget"])
+    );
+    let id = task["id"].as_str().expect("the task's id").to_string();
+
+    let got = printed(&a2a_call(&base, &["get", "--task", &id, "--history-length", "1"]).await);
+    assert_eq!(got["id"], id.as_str());
+    assert_eq!(got["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(got["history"].as_array().map(Vec::len), Some(1), "{got}");
+    assert_eq!(got["history"][0]["role"], "ROLE_AGENT");
+    let all = printed(&a2a_call(&base, &["get", "--task", &id]).await);
+    assert_eq!(all["history"][0]["role"], "ROLE_USER");
+    assert_eq!(all["history"][0]["parts"][0]["text"], "a trip to Beijing");
+
+    // A text part and a data part; the task's context given as --session.
+    let done = printed(
+        &a2a_call(
+            &base,
+            &[
+                "continue",
+                "--task",
+                &id,
+                "--session",
+                &context,
+                "--text",
+                "dates: 2025-10-01 to 2025-10-03",
+                "--data",
+                r#"{"budget": 5000}"#,
+            ],
+        )
+        .await,
+    );
+    let task = &done["task"];
+    assert_eq!(task["id"], id.as_str());
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(task["artifacts"][0]["artifactId"], "itinerary", "{done}");
+    let history = task["history"].as_array().expect("a history");
+    assert!(
+        history.iter().any(|m| m["role"] == "ROLE_USER"
+            && m["parts"][1]["data"]["budget"] == 5000
+            && m["parts"][0]["text"] == "dates: 2025-10-01 to 2025-10-03"),
+        "{done}"
+    );
+
+    let page = printed(
+        &a2a_call(
+            &base,
+            &["list", "--session", &context, "--status", "completed"],
+        )
+        .await,
+    );
+    assert_eq!(page["tasks"].as_array().map(Vec::len), Some(1), "{page}");
+    assert_eq!(page["tasks"][0]["id"], id.as_str());
+    assert_eq!(page["nextPageToken"], "");
+    let none = printed(
+        &a2a_call(
+            &base,
+            &["list", "--session", &context, "--status", "working"],
+        )
+        .await,
+    );
+    assert_eq!(none["tasks"], serde_json::json!([]), "{none}");
+
+    // What A2A has no word for is refused before anything is sent.
+    refused(
+        &a2a_call(&base, &["complete", "--task", &id]).await,
+        "`complete` has no A2A equivalent",
+    );
+    refused(
+        &a2a_call(&base, &["start", "--task", "mine", "--text", "x"]).await,
+        "names its tasks",
+    );
+    refused(
+        &a2a_call(
+            &base,
+            &["re-stream", "--task", &id, "--last-event-seq", "2"],
+        )
+        .await,
+        "--last-event-seq has no A2A equivalent",
+    );
+    refused(
+        &aiphost(&["call", &base, "list"]),
+        "`list` has no AIP equivalent",
+    );
+    // An ended task takes no more messages.
+    failed_with(
+        &a2a_call(&base, &["continue", "--task", &id, "--text", "more"]).await,
+        -32004,
+        "UNSUPPORTED_OPERATION",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_call_streams_print_events_as_they_come_until_the_task_ends() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/chunked", host.url);
+
+    // stream: SendStreamingMessage. The first event is printed while the partner still works.
+    let mut child = tokio::process::Command::new(aiphost_bin())
+        .args(["call", "--protocol", "a2a", &base, "stream", "--text"])
+        .arg("size=2000 chunkSize=500 delayMs=300")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("running aiphost");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let limit = std::time::Duration::from_secs(60);
+    let first = tokio::time::timeout(limit, lines.next_line())
+        .await
+        .expect("a first event in time")
+        .expect("reading stdout")
+        .expect("a first event");
+    // The partner pauses 300 ms between its four chunks: printed as they come, the events
+    // after the first take that long to follow it; printed at the end, they come at once.
+    let first_at = std::time::Instant::now();
+    let mut events: Vec<Value> = vec![serde_json::from_str(&first).expect("an event as JSON")];
+    while let Some(line) = tokio::time::timeout(limit, lines.next_line())
+        .await
+        .expect("events in time")
+        .expect("reading stdout")
+    {
+        events.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
+    let took = first_at.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(600),
+        "the events came together {took:?} after the first: they were not printed as they came"
+    );
+    let status = tokio::time::timeout(limit, child.wait())
+        .await
+        .expect("the call ends with its stream")
+        .expect("the call's status");
+    assert!(status.success(), "{events:?}");
+    assert_eq!(events[0]["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
+    let id = events[0]["task"]["id"].as_str().expect("the task's id");
+    let chunks: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e.get("artifactUpdate"))
+        .collect();
+    assert_eq!(chunks.len(), 4, "{events:?}");
+    assert!(chunks.iter().all(|c| c["taskId"] == id));
+    assert_eq!(chunks[3]["lastChunk"], true);
+    let last = events.last().expect("events");
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{events:?}"
+    );
+
+    // re-stream: SubscribeToTask follows a task started without waiting, until it ends.
+    let sent = printed(
+        &a2a_call(
+            &base,
+            &[
+                "start",
+                "--configuration",
+                r#"{"returnImmediately": true}"#,
+                "--text",
+                "size=2500 chunkSize=500 delayMs=400",
+            ],
+        )
+        .await,
+    );
+    let id = sent["task"]["id"]
+        .as_str()
+        .expect("the task's id")
+        .to_string();
+    let out = a2a_call(&base, &["re-stream", "--task", &id]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(events[0]["task"]["id"], id.as_str(), "{events:?}");
+    assert!(events.iter().any(|e| e.get("artifactUpdate").is_some()));
+    assert_eq!(
+        events.last().expect("events")["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{events:?}"
+    );
+    // Once it has ended there is nothing to follow.
+    failed_with(
+        &a2a_call(&base, &["re-stream", "--task", &id]).await,
+        -32004,
+        "UNSUPPORTED_OPERATION",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_call_cancel() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/trip-planner/a2a", host.url);
+    let sent = printed(&a2a_call(&base, &["start", "--text", "a trip to Rome"]).await);
+    assert_eq!(sent["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let id = sent["task"]["id"]
+        .as_str()
+        .expect("the task's id")
+        .to_string();
+    // `stream --task` continues a task, streamed: it begins with the task as it was and ends
+    // when the task needs input again (the budget is still missing).
+    let out = a2a_call(
+        &base,
+        &[
+            "stream",
+            "--task",
+            &id,
+            "--text",
+            "dates: 2025-10-01 to 2025-10-03",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(events[0]["task"]["id"], id.as_str(), "{events:?}");
+    assert_eq!(
+        events[0]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let last = &events.last().expect("events")["statusUpdate"];
+    assert_eq!(
+        last["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{events:?}"
+    );
+    assert_eq!(
+        last["status"]["message"]["parts"][1]["data"]["missing"],
+        serde_json::json!(["budget"]),
+        "{events:?}"
+    );
+    let canceled = printed(&a2a_call(&base, &["cancel", "--task", &id]).await);
+    assert_eq!(canceled["id"], id.as_str());
+    assert_eq!(
+        canceled["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    let got = printed(&a2a_call(&base, &["get", "--task", &id]).await);
+    assert_eq!(got["status"]["state"], "TASK_STATE_CANCELED");
+    failed_with(
+        &a2a_call(&base, &["cancel", "--task", &id]).await,
+        -32002,
+        "TASK_NOT_CANCELABLE",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_call_errors_print_once_and_fail() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/echo", host.url);
+    for args in [
+        vec!["get", "--task", "no-such-task"],
+        vec!["cancel", "--task", "no-such-task"],
+        vec!["continue", "--task", "no-such-task", "--text", "x"],
+        // Before a stream starts, too.
+        vec!["stream", "--task", "no-such-task", "--text", "x"],
+        vec!["re-stream", "--task", "no-such-task"],
+    ] {
+        let out = a2a_call(&base, &args).await;
+        assert!(
+            stderr(&out).contains("Task not found"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        failed_with(&out, -32001, "TASK_NOT_FOUND");
+    }
+    // What is not JSON is not sent.
+    refused(
+        &a2a_call(&base, &["start", "--data", "{oops"]).await,
+        "--data #1 is not JSON",
+    );
+    // Nothing listens: a plain error, no JSON.
+    let out = a2a_call(
+        &format!("http://127.0.0.1:{}/agents/echo", free_port()),
+        &["get", "--task", "t"],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let said = stderr(&out);
+    assert!(said.contains("HTTP request failed"), "{said}");
+    assert_eq!(said.matches("error sending request").count(), 1, "{said}");
 }

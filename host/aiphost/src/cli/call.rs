@@ -1,5 +1,7 @@
-//! `aiphost call`: a Leader-side client for any AIP partner.
+//! `aiphost call`: a Leader-side client for any AIP partner, or (`--protocol a2a`) any A2A
+//! agent over A2A's JSON-RPC binding.
 
+use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
 use aiphost::client::{Client, ClientError};
 use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject};
 use anyhow::{Context, bail};
@@ -8,19 +10,33 @@ use serde_json::{Value, json};
 
 #[derive(Args, Debug)]
 pub struct CallArgs {
-    /// The partner's base URL (`http://HOST/agents/echo`) or its rpc endpoint.
+    /// The partner's base URL (`http://HOST/agents/echo`) or its endpoint (`…/rpc`, or `…/a2a`
+    /// with `--protocol a2a`).
     pub url: String,
-    /// The AIP dialect to speak.
+    /// The protocol to speak: AIP, or A2A v1.0 (JSON-RPC binding at `BASE/a2a`).
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Aip, global = true)]
+    pub protocol: ProtocolArg,
+    /// The AIP dialect to speak (AIP only).
     #[arg(long, value_enum, default_value_t = DialectArg::V2)]
     pub dialect: DialectArg,
-    /// The Leader's identity (AIC) sent as `senderId`.
+    /// The Leader's identity (AIC) sent as `senderId` (AIP only).
     #[arg(long, default_value = "1.2.156.3088.1.1.AIPHST.CLI.1.0000")]
     pub leader: String,
-    /// Session id to send.
+    /// Session id to send (over A2A: the `contextId`; `list` lists that context's tasks).
     #[arg(long, global = true)]
     pub session: Option<String>,
     #[command(subcommand)]
     pub command: CallCommand,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProtocolArg {
+    /// ACPs AIP, in the dialect of `--dialect`.
+    Aip,
+    /// A2A v1.0 over its JSON-RPC binding: start and continue are `SendMessage`, stream is
+    /// `SendStreamingMessage`, re-stream `SubscribeToTask`, get `GetTask`, list `ListTasks`,
+    /// cancel `CancelTask`.
+    A2a,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -37,22 +53,26 @@ pub struct Content {
     /// A text DataItem (repeatable).
     #[arg(long = "text")]
     pub texts: Vec<String>,
-    /// A structured `data` DataItem: a JSON object (repeatable).
+    /// A structured `data` DataItem: a JSON object (repeatable; over A2A any JSON value).
     #[arg(long = "data")]
     pub data: Vec<String>,
-    /// A file DataItem by URI (repeatable).
+    /// A file DataItem by URI (repeatable; over A2A a `url` part).
     #[arg(long = "file-uri")]
     pub file_uris: Vec<String>,
-    /// `commandParams` as a JSON object, e.g. '{"awaitingInputTimeout": 60000}'.
+    /// `commandParams` as a JSON object, e.g. '{"awaitingInputTimeout": 60000}' (AIP only).
     #[arg(long)]
     pub params: Option<String>,
+    /// The `SendMessageConfiguration` as a JSON object, e.g. '{"returnImmediately": true}'
+    /// (A2A only).
+    #[arg(long)]
+    pub configuration: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum CallCommand {
     /// Start a task.
     Start {
-        /// Task id (default: a fresh one).
+        /// Task id (default: a fresh one; AIP only: an A2A agent names its tasks).
         #[arg(long)]
         task: Option<String>,
         #[command(flatten)]
@@ -65,7 +85,7 @@ pub enum CallCommand {
         #[command(flatten)]
         content: Content,
     },
-    /// Accept a task's products.
+    /// Accept a task's products (AIP only: an A2A task completes with its result).
     Complete {
         #[arg(long)]
         task: String,
@@ -75,20 +95,23 @@ pub enum CallCommand {
         #[arg(long)]
         task: String,
     },
-    /// Start a task with the streaming style and print its events as they arrive.
+    /// Start a task with the streaming style and print its events as they arrive, one JSON
+    /// line each (over A2A, each `StreamResponse`, until the task ends or needs input).
     Stream {
-        /// Task id (default: a fresh one).
+        /// Task id (default: a fresh one). Over A2A, where an agent names its tasks: a task to
+        /// continue, streamed.
         #[arg(long)]
         task: Option<String>,
         #[command(flatten)]
         content: Content,
     },
     /// Reconnect to a task's event stream: replay the events after --last-event-seq (all when
-    /// absent), then follow it live until it ends.
+    /// absent), then follow it live until it ends. Over A2A (`SubscribeToTask`): the task as it
+    /// is, then its events until it ends.
     ReStream {
         #[arg(long)]
         task: String,
-        /// The last event seq already seen.
+        /// The last event seq already seen (AIP only).
         #[arg(long)]
         last_event_seq: Option<u64>,
     },
@@ -96,12 +119,38 @@ pub enum CallCommand {
     Get {
         #[arg(long)]
         task: String,
-        /// Only commands sent after this ISO 8601 instant.
+        /// Only commands sent after this ISO 8601 instant (AIP only).
         #[arg(long)]
         since_command: Option<String>,
-        /// Only statuses entered after this ISO 8601 instant.
+        /// Only statuses entered after this ISO 8601 instant (AIP only).
         #[arg(long)]
         since_state: Option<String>,
+        /// At most this many of the newest history messages (A2A only).
+        #[arg(long)]
+        history_length: Option<u64>,
+    },
+    /// List tasks, most recently changed first, a page at a time (A2A only: `ListTasks`; the
+    /// context is --session).
+    List {
+        /// Only tasks in this state: `working`, `input-required`, `completed`, … (or
+        /// `TASK_STATE_…`).
+        #[arg(long)]
+        status: Option<String>,
+        /// Only tasks whose status changed after this ISO 8601 instant.
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many tasks.
+        #[arg(long)]
+        page_size: Option<u64>,
+        /// The `nextPageToken` of the page before.
+        #[arg(long)]
+        page_token: Option<String>,
+        /// At most this many history messages per task (none by default).
+        #[arg(long)]
+        history_length: Option<u64>,
+        /// Include each task's artifacts.
+        #[arg(long)]
+        include_artifacts: bool,
     },
 }
 
@@ -138,6 +187,37 @@ fn items(content: &Content) -> anyhow::Result<(Vec<DataItem>, JsonObject)> {
 }
 
 pub async fn run(args: CallArgs) -> anyhow::Result<()> {
+    match args.protocol {
+        ProtocolArg::Aip => run_aip(args).await,
+        ProtocolArg::A2a => run_a2a(args).await,
+    }
+}
+
+/// Refuse a flag the other protocol has.
+fn only(protocol: &str, flag: &str, given: bool) -> anyhow::Result<()> {
+    if given {
+        bail!("{flag} has no meaning here: it is {protocol} only");
+    }
+    Ok(())
+}
+
+async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
+    match &args.command {
+        CallCommand::List { .. } => {
+            bail!(
+                "`list` has no AIP equivalent (AIP cannot list tasks); it is A2A's ListTasks: use --protocol a2a"
+            )
+        }
+        CallCommand::Get { history_length, .. } => {
+            only("A2A", "--history-length", history_length.is_some())?
+        }
+        CallCommand::Start { content, .. }
+        | CallCommand::Continue { content, .. }
+        | CallCommand::Stream { content, .. } => {
+            only("A2A", "--configuration", content.configuration.is_some())?
+        }
+        _ => {}
+    }
     let url = if args.url.trim_end_matches('/').ends_with("/rpc") {
         args.url.clone()
     } else {
@@ -221,6 +301,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<()> {
             task,
             since_command,
             since_state,
+            history_length: _,
         } => {
             let mut params = JsonObject::new();
             let command_field = match dialect {
@@ -233,6 +314,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<()> {
                 .send(CommandKind::Get, Some(task), session, vec![], params)
                 .await
         }
+        CallCommand::List { .. } => bail!("`list` is A2A only"),
     };
     match result {
         Ok(task) => {
@@ -266,4 +348,134 @@ fn rpc_error(e: ClientError) -> anyhow::Result<()> {
         }
         other => Err(other.into()),
     }
+}
+
+/// The parts of an A2A message: its texts, data values and file URLs, in that order.
+fn parts(content: &Content) -> anyhow::Result<Vec<Part>> {
+    only("AIP", "--params", content.params.is_some())?;
+    let mut parts: Vec<Part> = content.texts.iter().cloned().map(Part::Text).collect();
+    for (i, text) in content.data.iter().enumerate() {
+        let value: Value =
+            serde_json::from_str(text).with_context(|| format!("--data #{} is not JSON", i + 1))?;
+        parts.push(Part::Data(value));
+    }
+    parts.extend(content.file_uris.iter().cloned().map(Part::Url));
+    if parts.is_empty() {
+        bail!("an A2A message needs at least one part: give --text, --data or --file-uri");
+    }
+    Ok(parts)
+}
+
+/// The `SendMessageConfiguration` of `--configuration`.
+fn configuration(content: &Content) -> anyhow::Result<Option<JsonObject>> {
+    match &content.configuration {
+        None => Ok(None),
+        Some(text) => match serde_json::from_str(text).context("--configuration is not JSON")? {
+            Value::Object(c) => Ok(Some(c)),
+            _ => bail!("--configuration must be a JSON object"),
+        },
+    }
+}
+
+/// `aiphost call --protocol a2a`: each subcommand as the A2A operation that means the same.
+async fn run_a2a(args: CallArgs) -> anyhow::Result<()> {
+    let client = A2aClient::new(a2a::endpoint(&args.url));
+    let context = args.session.as_deref();
+    let print = |event: &Value| println!("{event}");
+    let result = match &args.command {
+        CallCommand::Start { task, content } => {
+            if task.is_some() {
+                bail!(
+                    "an A2A agent names its tasks: `start` takes no --task over A2A \
+                     (to send to an existing task, use `continue --task ID`)"
+                );
+            }
+            let message = a2a::user_message(&parts(content)?, None, context);
+            client.send_message(message, configuration(content)?).await
+        }
+        CallCommand::Continue { task, content } => {
+            let message = a2a::user_message(&parts(content)?, Some(task), context);
+            client.send_message(message, configuration(content)?).await
+        }
+        CallCommand::Stream { task, content } => {
+            let message = a2a::user_message(&parts(content)?, task.as_deref(), context);
+            let outcome = client
+                .send_streaming_message(message, configuration(content)?, print)
+                .await;
+            return outcome.or_else(a2a_error);
+        }
+        CallCommand::ReStream {
+            task,
+            last_event_seq,
+        } => {
+            if last_event_seq.is_some() {
+                bail!(
+                    "--last-event-seq has no A2A equivalent: SubscribeToTask begins with the task \
+                     as it is now, then its events"
+                );
+            }
+            let outcome = client.subscribe_to_task(task, print).await;
+            return outcome.or_else(a2a_error);
+        }
+        CallCommand::Get {
+            task,
+            since_command,
+            since_state,
+            history_length,
+        } => {
+            only("AIP", "--since-command", since_command.is_some())?;
+            only("AIP", "--since-state", since_state.is_some())?;
+            client.get_task(task, *history_length).await
+        }
+        CallCommand::List {
+            status,
+            since,
+            page_size,
+            page_token,
+            history_length,
+            include_artifacts,
+        } => {
+            let query = TaskQuery {
+                context_id: args.session.clone(),
+                status: status.clone(),
+                status_timestamp_after: since.clone(),
+                page_size: *page_size,
+                page_token: page_token.clone(),
+                history_length: *history_length,
+                include_artifacts: *include_artifacts,
+            };
+            client.list_tasks(&query).await
+        }
+        CallCommand::Cancel { task } => client.cancel_task(task).await,
+        CallCommand::Complete { .. } => bail!(
+            "`complete` has no A2A equivalent: an A2A task completes as soon as its agent has \
+             the result (there is no awaiting-completion); use `get` to read it"
+        ),
+    };
+    match result {
+        Ok(result) => {
+            println!("{}", serde_json::to_string_pretty(&result)?);
+            Ok(())
+        }
+        Err(e) => a2a_error(e),
+    }
+}
+
+/// Print an A2A JSON-RPC error as JSON (for scripts) and fail with a one-line summary.
+fn a2a_error(e: A2aClientError) -> anyhow::Result<()> {
+    if let A2aClientError::Rpc {
+        code,
+        message,
+        data,
+    } = &e
+    {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"error": {"code": code, "message": message, "data": data}})
+            )?
+        );
+        bail!("the agent answered with {e}")
+    }
+    Err(e.into())
 }

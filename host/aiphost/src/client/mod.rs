@@ -1,4 +1,5 @@
 //! A Leader-side AIP client, in either dialect: what `aiphost call` uses, and handy in tests.
+//! [`a2a`] is its A2A (v1.0, JSON-RPC binding) counterpart, for `aiphost call --protocol a2a`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), aiphost::client::ClientError> {
@@ -11,6 +12,8 @@
 //! println!("{}", task["status"]["state"]);
 //! # Ok(()) }
 //! ```
+
+pub mod a2a;
 
 use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
 use serde_json::{Value, json};
