@@ -2,8 +2,8 @@
 
 Usage: python a2a_client.py BASE_URL     (BASE_URL like http://127.0.0.1:8080)
 
-The host must serve the example partners `echo`, `trip-planner` and `tck`. Every scenario reaches
-the host only through the SDK: the agent card is fetched and parsed by the SDK's
+The host must serve the example partners `echo`, `trip-planner`, `chunked` and `tck`. Every
+scenario reaches the host only through the SDK: the agent card is fetched and parsed by the SDK's
 `A2ACardResolver` (from /agents/{id}/.well-known/agent-card.json), the client is made by the SDK's
 `ClientFactory` from that card, choosing the card's interface of one protocol binding, and every
 call is a method of the SDK's `Client` (send_message, get_task, cancel_task, list_tasks,
@@ -544,6 +544,41 @@ async def scenario_resubscribe(binding: str) -> str:
     return describe(events)
 
 
+async def scenario_resubscribe_chunks(binding: str) -> str:
+    """A subscription that joins while an artifact is being streamed: the task it begins with
+    carries the artifact so far, the updates that follow append to it, and folded as the SDK
+    folds them they make the artifact the task ends with (nothing lost, nothing twice)."""
+    async with Sdk() as sdk:
+        client, _ = await sdk.client("chunked", binding, streaming=False)
+        follower, _ = await sdk.client("chunked", binding)
+        # Eight chunks of 500 bytes, 400 ms apart: the subscription joins between them.
+        message = user_message("size=4000 chunkSize=500 delayMs=400")
+        started = await send_blocking(client, send_request(message, return_immediately=True))
+        got = started
+        for _ in range(400):
+            if got.artifacts:
+                break
+            await asyncio.sleep(0.025)
+            got = await client.get_task(GetTaskRequest(id=started.id))
+        assert got.artifacts, f"no chunk was stored: {MessageToDict(got)}"
+        events = await drain(
+            follower.subscribe(SubscribeToTaskRequest(id=started.id)), "subscription"
+        )
+        final = await client.get_task(GetTaskRequest(id=started.id))
+    check_stream(events, "subscription", first="task", final=TaskState.TASK_STATE_COMPLETED)
+    joined = [t for a in events[0].task.artifacts for t in texts(a.parts)]
+    assert joined, f"the subscription's task carries no artifact: {MessageToDict(events[0].task)}"
+    updates = [e.artifact_update for e in events if kind(e) == "artifact_update"]
+    assert updates, f"the subscription got no chunk after it joined: {describe(events)}"
+    assert all(u.append for u in updates), (
+        f"a chunk after the join does not append: {[MessageToDict(u) for u in updates]}"
+    )
+    same_artifacts(fold(events), final, "resubscribe-chunks")
+    assert sum(len(t) for t in artifact_texts(final)) == 4000, "the report is not 4000 bytes"
+    only_binding(LOG, binding, "resubscribe-chunks")
+    return f"joined with {len(joined)} chunk(s), then {len(updates)} appended"
+
+
 def describe(events: list[StreamResponse]) -> str:
     return f"{[kind(e) for e in events]} states={[state_name(s) for s in states(events)]}"
 
@@ -752,6 +787,7 @@ BINDING_SCENARIOS: list[tuple[str, Callable[[str], Awaitable[str]]]] = [
     ("input-required-stream", scenario_input_required_stream),
     ("resubscribe", scenario_resubscribe),
     ("resubscribe-working", scenario_resubscribe_working),
+    ("resubscribe-chunks", scenario_resubscribe_chunks),
     ("cancel", scenario_cancel),
     ("cancel-working", scenario_cancel_working),
     ("ended-task", scenario_ended_task),

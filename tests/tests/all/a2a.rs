@@ -468,6 +468,12 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
         ],
         "{events:?}"
     );
+    // The partner says append on both chunks; A2A appends only to an artifact already sent.
+    assert!(
+        events[2]["artifactUpdate"].get("append").is_none(),
+        "the first chunk of an artifact: {events:?}"
+    );
+    assert_eq!(events[3]["artifactUpdate"]["append"], true);
     assert_eq!(events[3]["artifactUpdate"]["lastChunk"], true);
     assert_eq!(
         events[4]["statusUpdate"]["status"]["state"],

@@ -18,26 +18,24 @@ const BINDING_SCENARIOS: &[&str] = &[
     "send",
     "stream",
     "stream-chunks",
+    "stream-chunks-fold",
     "input-required",
     "input-required-stream",
     "resubscribe",
     "resubscribe-working",
+    "resubscribe-chunks",
     "cancel",
     "cancel-working",
     "ended-task",
     "get-task",
     "list-tasks",
+    "push",
 ];
 
 /// Scenarios that fail over each binding because of a known incompatibility of the host, each
 /// with why: they must be reported, and reported failing (like a strict expected failure); once
 /// the host is mended, the test says so and the scenario moves to `BINDING_SCENARIOS`.
-const KNOWN_INCOMPATIBLE: &[(&str, &str)] = &[(
-    "stream-chunks-fold",
-    "the first artifactUpdate of an artifact says append=true (the partner's chunk flag passed \
-     through); A2A 1.0 4.2.2 and the SDK's append_artifact_to_task want append=false (or absent) \
-     on an artifact's first chunk",
-)];
+const KNOWN_INCOMPATIBLE: &[(&str, &str)] = &[];
 
 fn show(output: &Output) -> String {
     format!(

@@ -27,7 +27,7 @@ mod part;
 pub mod task;
 
 pub use error::{A2aError, A2aErrorKind};
-pub use event::{StreamContext, render_event};
+pub use event::{SentArtifacts, StreamContext, render_event};
 pub use message::{PARAMS_KEY, SendMessage, count, parse_send};
 pub use part::{parse_part, parse_parts, render_part, render_parts};
 pub use task::{TaskView, render_task, state_name};

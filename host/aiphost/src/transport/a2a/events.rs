@@ -1,9 +1,11 @@
 //! A task's events as A2A `StreamResponse`s, read from its event log like an AIP stream (so a
 //! slow client costs one batch of memory), ending when the task does — or, for a message's
-//! stream, when it needs input (A2A's interrupted states end a message's stream).
+//! stream, when it needs input (A2A's interrupted states end a message's stream). Everything a
+//! stream sends goes through its [`SentArtifacts`], so `append` only ever extends an artifact
+//! that stream has sent.
 
 use crate::protocol::TaskState;
-use crate::protocol::a2a::{self, A2aError, A2aErrorKind, StreamContext};
+use crate::protocol::a2a::{self, A2aError, A2aErrorKind, SentArtifacts, StreamContext};
 use crate::protocol::event::EventKind;
 use crate::task::{EventFeed, FeedError};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -47,16 +49,19 @@ pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Eve
         first: Option<Value>,
         feed: EventFeed,
         queue: VecDeque<crate::protocol::TaskEvent>,
+        sent: SentArtifacts,
         done: bool,
     }
     let state = State {
         first,
         feed,
         queue: VecDeque::new(),
+        sent: SentArtifacts::default(),
         done: false,
     };
     stream::unfold(state, move |mut state| async move {
-        if let Some(first) = state.first.take() {
+        if let Some(mut first) = state.first.take() {
+            state.sent.settle(&mut first);
             return Some((Ok(first), state));
         }
         loop {
@@ -70,9 +75,10 @@ pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Eve
                     context_id: state.feed.session_id(),
                     completes_on_result: state.feed.completes_on_result(),
                 };
-                let Some(rendered) = a2a::render_event(&event, &ctx) else {
+                let Some(mut rendered) = a2a::render_event(&event, &ctx) else {
                     continue;
                 };
+                state.sent.settle(&mut rendered);
                 let waits = matches!(
                     &event.kind,
                     EventKind::Status { status }
