@@ -10,8 +10,9 @@
 //!
 //! Products are artifacts (`artifactId` = the product id). The history is the task's messages in
 //! order: the Leader's starts and continues (`ROLE_USER`, their own message ids) and what the
-//! partner said with a status (`ROLE_AGENT`). Everything is rendered from what is stored, so two
-//! renderings of one task state are identical.
+//! partner said with its earlier statuses (`ROLE_AGENT`); what it says with the current status
+//! is that status's `message`. Everything is rendered from what is stored, so two renderings of
+//! one task state are identical.
 
 use super::part::render_parts;
 use crate::dialect::Task;
@@ -136,8 +137,29 @@ pub fn render_artifact(product: &Product) -> Value {
     Value::Object(a)
 }
 
+/// What the partner said with its statuses, one message per run of statuses saying the same
+/// items, oldest first. A status that repeats the items of the one right before it says nothing
+/// new: the host's completion of a task for an A2A client repeats what the partner said with
+/// its result (so that the completed status carries it), and the two are one message. A run is
+/// named after its last status, the one it was last shown as the task's status message under.
+fn said_by_statuses(statuses: &[TaskStatus]) -> Vec<&TaskStatus> {
+    statuses
+        .iter()
+        .enumerate()
+        .filter(|(i, status)| {
+            !status.data_items.is_empty()
+                && statuses
+                    .get(i + 1)
+                    .is_none_or(|next| next.data_items != status.data_items)
+        })
+        .map(|(_, status)| status)
+        .collect()
+}
+
 /// The task's messages, oldest first: the Leader's starts and continues, and what the partner
-/// said with its statuses (a status repeating the items of the one before it is one message).
+/// said with its earlier statuses. What it says with the current one is the status's `message`
+/// and not history yet (as the official SDK keeps a task: a status message joins the history
+/// when a newer status or message supersedes it), so no message is in a task twice.
 fn history(task: &Task) -> Vec<(i64, Value)> {
     let context = task.session_id.as_deref();
     let mut out: Vec<(i64, Value)> = task
@@ -151,12 +173,13 @@ fn history(task: &Task) -> Vec<(i64, Value)> {
             )
         })
         .collect();
-    let mut said: Option<&Vec<DataItem>> = None;
-    for status in &task.status_history {
-        if status.data_items.is_empty() || said == Some(&status.data_items) {
-            continue;
-        }
-        said = Some(&status.data_items);
+    let mut said = said_by_statuses(&task.status_history);
+    if task.status_history.last() == Some(&task.status)
+        && said.last().is_some_and(|last| **last == task.status)
+    {
+        said.pop();
+    }
+    for status in said {
         out.push((
             status.state_changed_at.unix_millis(),
             agent_message(
@@ -275,19 +298,85 @@ mod tests {
         assert_eq!(v["status"]["message"]["parts"][0]["text"], "Hello");
         assert_eq!(v["artifacts"][0]["artifactId"], "p");
         assert_eq!(v["artifacts"][0]["parts"][0]["text"], "out");
-        // The start, then the partner's one message (said with two statuses).
+        // The start; the partner's one message (said with the awaiting-completion status and
+        // repeated by the completion) is the status's, not history's.
         let history = v["history"].as_array().unwrap();
-        assert_eq!(history.len(), 2);
+        assert_eq!(history.len(), 1, "{history:?}");
         assert_eq!(history[0]["messageId"], "m-1");
         assert_eq!(history[0]["role"], "ROLE_USER");
-        assert_eq!(history[1]["role"], "ROLE_AGENT");
         assert!(v.get("metadata").is_none());
     }
 
     #[test]
+    fn every_message_is_in_a_task_once_and_keeps_its_id() {
+        let t0 = Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+        let at = |state, items: Vec<DataItem>, ms| TaskStatus {
+            state,
+            state_changed_at: t0.plus_millis(ms),
+            data_items: items,
+        };
+        let question = vec![DataItem::text("Where to?")];
+        let asking = at(TaskState::AwaitingInput, question.clone(), 2);
+        let mut t = task();
+        // Asked, answered, asked the same again (a new message), then done with a result the
+        // completion repeats.
+        t.status_history = vec![
+            at(TaskState::Accepted, vec![], 0),
+            at(TaskState::Working, vec![], 1),
+            asking.clone(),
+            at(TaskState::Working, vec![], 10),
+            at(TaskState::AwaitingInput, question, 11),
+            at(TaskState::Working, vec![], 15),
+            at(
+                TaskState::AwaitingCompletion,
+                vec![DataItem::text("Hello")],
+                20,
+            ),
+            t.status.clone(),
+        ];
+        let asked = render_task(
+            &Task {
+                status: asking.clone(),
+                status_history: t.status_history[..3].to_vec(),
+                ..t.clone()
+            },
+            TaskView::default(),
+        );
+        let v = render_task(&t, TaskView::default());
+        let texts: Vec<&Value> = v["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["parts"][0]["text"])
+            .chain([&v["status"]["message"]["parts"][0]["text"]])
+            .collect();
+        assert_eq!(texts, ["in", "Where to?", "Where to?", "Hello"], "{v}");
+        // The question, asked while it was the status, is in the history under the same id.
+        assert_eq!(v["history"][1], asked["status"]["message"], "{v}");
+        // The completion's message is the one a stream's completed update carries.
+        assert_eq!(
+            v["status"]["message"],
+            render_status("t-1", Some("ctx-1"), &t.status)["message"]
+        );
+    }
+
+    #[test]
     fn history_length_keeps_the_newest_and_artifacts_can_be_left_out() {
+        // Asked a question, then answered: the question is history now, the newest of it.
+        let mut answered = task();
+        let question = answered.status_history[2].clone();
+        answered.status = TaskStatus {
+            state: TaskState::Working,
+            state_changed_at: question.state_changed_at.plus_millis(1),
+            data_items: vec![],
+        };
+        answered.status_history = vec![
+            answered.status_history[0].clone(),
+            question,
+            answered.status.clone(),
+        ];
         let one = render_task(
-            &task(),
+            &answered,
             TaskView {
                 history_length: Some(1),
                 artifacts: false,
