@@ -35,13 +35,17 @@ pub enum A2aErrorKind {
     VersionNotSupported,
     /// The request needs a credential and has none, or a wrong one (HTTP 401).
     Unauthenticated,
-    /// The credential does not allow this (HTTP 403); also the tenant's quotas.
+    /// The credential does not allow this (HTTP 403).
     PermissionDenied,
+    /// A quota of the partner's tenant is reached: its request rate (try again after
+    /// `retryAfterMs`) or its stored bytes (HTTP 429).
+    ResourceExhausted,
 }
 
 impl A2aErrorKind {
-    /// The JSON-RPC code. A2A leaves authentication errors to each server ("a custom
-    /// error"): they take -32040 and -32041, clear of every code A2A and JSON-RPC assign.
+    /// The JSON-RPC code. A2A leaves authentication and authorization errors to each server
+    /// ("a custom error", spec 3.3.2): they take -32040 and -32041, and a quota -32042, clear of
+    /// every code A2A and JSON-RPC assign.
     pub fn jsonrpc_code(self) -> i64 {
         use A2aErrorKind::*;
         match self {
@@ -60,10 +64,20 @@ impl A2aErrorKind {
             VersionNotSupported => -32009,
             Unauthenticated => -32040,
             PermissionDenied => -32041,
+            ResourceExhausted => -32042,
         }
     }
 
     /// The HTTP status of the HTTP+JSON binding, and its canonical gRPC status name.
+    ///
+    /// The A2A errors follow the table of spec 5.4 (v1.0). The official Python SDK (1.3.0,
+    /// `a2a.utils.errors.A2A_ERROR_MAPPING`) differs, and the spec wins: TaskNotCancelable is 409
+    /// here (400 there), UnsupportedOperation, PushNotificationNotSupported and
+    /// VersionNotSupported are `UNIMPLEMENTED` here (`FAILED_PRECONDITION` there),
+    /// ContentTypeNotSupported is 415 (400) and InvalidAgentResponse 502 (500). Its client
+    /// tells errors apart by the `ErrorInfo` reason, which both agree on, so it reads either.
+    /// The errors A2A leaves to servers take their AIP-193 pairs: 401 `UNAUTHENTICATED`, 403
+    /// `PERMISSION_DENIED`, and 429 `RESOURCE_EXHAUSTED` for a quota.
     pub fn http_status(self) -> (u16, &'static str) {
         use A2aErrorKind::*;
         match self {
@@ -80,6 +94,7 @@ impl A2aErrorKind {
             ExtendedAgentCardNotConfigured => (400, "FAILED_PRECONDITION"),
             Unauthenticated => (401, "UNAUTHENTICATED"),
             PermissionDenied => (403, "PERMISSION_DENIED"),
+            ResourceExhausted => (429, "RESOURCE_EXHAUSTED"),
         }
     }
 
@@ -102,6 +117,7 @@ impl A2aErrorKind {
             VersionNotSupported => "VERSION_NOT_SUPPORTED",
             Unauthenticated => "UNAUTHENTICATED",
             PermissionDenied => "PERMISSION_DENIED",
+            ResourceExhausted => "RESOURCE_EXHAUSTED",
         }
     }
 
@@ -124,11 +140,13 @@ impl A2aErrorKind {
             VersionNotSupported => "A2A version not supported",
             Unauthenticated => "Authentication required",
             PermissionDenied => "Permission denied",
+            ResourceExhausted => "Quota exceeded",
         }
     }
 }
 
-/// An A2A error with what exactly was wrong (`ErrorInfo.metadata`: string values only).
+/// An A2A error with what exactly was wrong (`ErrorInfo.metadata`: string values only). What
+/// went wrong in words is always `reason`, beside the facts (`taskId`, `field`, ...).
 #[derive(Clone, Debug, PartialEq)]
 pub struct A2aError {
     /// What went wrong.
@@ -215,9 +233,20 @@ impl A2aError {
 
 impl From<RpcError> for A2aError {
     /// The A2A error for an error of the engine (whose codes are AIP's): the task errors and
-    /// the JSON-RPC ones keep their meaning; AIP's authentication codes become A2A's.
+    /// the JSON-RPC ones keep their meaning; AIP's authentication codes become A2A's. AIP has
+    /// no code of its own for a quota (it says -32009, with the `quota` in its data): here it
+    /// is ResourceExhausted, not a denied permission. AIP's TaskNotFound says what happened as
+    /// `details` (the AIP spec's example); here, as in every A2A error, that is `reason`.
     fn from(e: RpcError) -> Self {
         use A2aErrorKind::*;
+        let mut data = e.data;
+        if let Value::Object(map) = &mut data
+            && !map.contains_key("reason")
+            && map.get("details").is_some_and(Value::is_string)
+            && let Some(details) = map.remove("details")
+        {
+            map.insert("reason".into(), details);
+        }
         let kind = match e.code {
             -32700 => ParseError,
             -32600 => InvalidRequest,
@@ -230,10 +259,11 @@ impl From<RpcError> for A2aError {
             -32005 => ContentTypeNotSupported,
             -32006 => InvalidAgentResponse,
             -32008 | -32010 => Unauthenticated,
+            -32009 if data.get("quota").is_some_and(Value::is_string) => ResourceExhausted,
             -32009 => PermissionDenied,
             _ => Internal,
         };
-        A2aError::new(kind, e.data)
+        A2aError::new(kind, data)
     }
 }
 
@@ -274,5 +304,62 @@ mod tests {
         let auth: A2aError = RpcError::new(ErrorCode::AuthenticationRequired, json!({})).into();
         assert_eq!(auth.kind.http_status().0, 401);
         assert_eq!(auth.kind.jsonrpc_code(), -32040);
+    }
+
+    #[test]
+    fn http_statuses_follow_the_spec_table() {
+        use A2aErrorKind::*;
+        // Spec 5.4, row by row.
+        for (kind, code, status, name) in [
+            (TaskNotFound, -32001, 404, "NOT_FOUND"),
+            (TaskNotCancelable, -32002, 409, "FAILED_PRECONDITION"),
+            (PushNotificationNotSupported, -32003, 400, "UNIMPLEMENTED"),
+            (UnsupportedOperation, -32004, 400, "UNIMPLEMENTED"),
+            (ContentTypeNotSupported, -32005, 415, "INVALID_ARGUMENT"),
+            (InvalidAgentResponse, -32006, 502, "INTERNAL"),
+            (
+                ExtendedAgentCardNotConfigured,
+                -32007,
+                400,
+                "FAILED_PRECONDITION",
+            ),
+            (VersionNotSupported, -32009, 400, "UNIMPLEMENTED"),
+        ] {
+            assert_eq!(kind.jsonrpc_code(), code, "{kind:?}");
+            assert_eq!(kind.http_status(), (status, name), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn every_error_says_what_happened_as_reason() {
+        let e: A2aError = RpcError::task_not_found("t-1").into();
+        assert_eq!(e.kind, A2aErrorKind::TaskNotFound);
+        assert_eq!(e.metadata["taskId"], "t-1");
+        assert!(e.metadata["reason"].is_string(), "{e:?}");
+        assert!(!e.metadata.contains_key("details"), "{e:?}");
+        // A `details` that is not words stays what it is.
+        let nested: A2aError =
+            RpcError::new(ErrorCode::InternalError, json!({"details": {"host": "h"}})).into();
+        assert_eq!(nested.metadata["details"]["host"], "h");
+    }
+
+    #[test]
+    fn a_quota_is_resource_exhausted_and_a_denied_leader_is_not() {
+        let rate: A2aError = RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({"reason": "the partner's tenant has reached its requestsPerSecond quota",
+                   "quota": "requestsPerSecond", "limit": 1, "retryAfterMs": 800}),
+        )
+        .into();
+        assert_eq!(rate.kind, A2aErrorKind::ResourceExhausted);
+        assert_eq!(rate.kind.http_status(), (429, "RESOURCE_EXHAUSTED"));
+        assert_eq!(rate.to_jsonrpc()["code"], -32042);
+        assert_eq!(rate.error_info()["metadata"]["retryAfterMs"], "800");
+        let denied: A2aError = RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({"reason": "this Leader may not call this partner", "leader": "x"}),
+        )
+        .into();
+        assert_eq!(denied.kind, A2aErrorKind::PermissionDenied);
     }
 }
