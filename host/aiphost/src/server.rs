@@ -240,6 +240,7 @@ impl Server {
             config: Arc::new(HttpConfig {
                 max_body_bytes: config.max_body_bytes,
                 public_url: config.public_url.clone(),
+                https: config.tls.is_some(),
                 sse_keep_alive: config.sse_keep_alive,
             }),
             connections: connections.clone(),

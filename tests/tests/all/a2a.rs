@@ -670,3 +670,304 @@ async fn return_immediately_answers_before_the_task_ends() {
         "{blocking}"
     );
 }
+
+const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
+
+/// A tenant's partner `id` (bundle `bundle`) whose Leaders need API keys, and a key for each
+/// of [`LEADER`] and [`OTHER_LEADER`].
+async fn keyed_partner(host: &TestHost, bundle: &str, id: &str) -> [String; 2] {
+    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
+    let manifest = example_manifest(bundle, id, "[access]\nleaders = \"api-key\"\n");
+    let (status, body) = publish(&host.url, &acme, &manifest, &example_component(bundle)).await;
+    assert_eq!(status, 201, "{body}");
+    let mut keys = Vec::new();
+    for leader in [LEADER, OTHER_LEADER] {
+        let (status, body) = admin(
+            &host.url,
+            reqwest::Method::POST,
+            &format!("/admin/agents/{id}/keys"),
+            &acme,
+            Some(json!({"leader": leader})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        keys.push(body["key"].as_str().unwrap().to_string());
+    }
+    [keys[0].clone(), keys[1].clone()]
+}
+
+/// A JSON-RPC request of the A2A binding.
+fn a2a_request(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+}
+
+/// An AIP (v2) command from `sender`.
+fn aip_as(command: &str, task: &str, items: Value, sender: &str) -> Value {
+    let mut body = v2(command, task, items, json!({}));
+    body["params"]["command"]["senderId"] = json!(sender);
+    body
+}
+
+/// An AIP re-stream from the task's first event, from `sender`.
+fn restream_as(task: &str, sender: &str) -> Value {
+    let mut body = stream_request("v2", "re-stream", task, json!([]), json!({}));
+    body["params"]["message"]["senderId"] = json!(sender);
+    body
+}
+
+/// One task, two doors: a task a Leader starts over A2A is the one it reads with AIP `get` and
+/// follows with AIP `re-stream` (replayed, then live while A2A finishes it), and a task it
+/// starts over AIP is the one it follows with A2A `SubscribeToTask` while AIP completes it.
+/// Another Leader's key finds neither task in either door.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaders_tasks_cross_doors_and_stay_its_own() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let [mine, theirs] = keyed_partner(&host, "tck", "vault").await;
+    let a2a = format!("{}/agents/vault/a2a", host.url);
+    let rpc = host.rpc("vault");
+    let stream = format!("{}/agents/vault/stream", host.url);
+
+    // Started over A2A; it waits for input.
+    let sent = post_as(
+        &a2a,
+        Some(&mine),
+        &a2a_request(
+            "SendMessage",
+            json!({"message": message("tck-input-required-x", "start")}),
+        ),
+    )
+    .await;
+    let task = &sent["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{sent}"
+    );
+    let id = task["id"].as_str().unwrap().to_string();
+    let context = task["contextId"].as_str().unwrap().to_string();
+
+    // AIP get by the same Leader: the same task, its context the AIP session.
+    let got = post_as(&rpc, Some(&mine), &aip_as("get", &id, json!([]), LEADER)).await;
+    assert_eq!(state(&got), "awaiting-input", "{got}");
+    assert_eq!(result(&got)["sessionId"], context.as_str(), "{got}");
+    // Another Leader: no such task, to get or to re-stream.
+    let got = post_as(
+        &rpc,
+        Some(&theirs),
+        &aip_as("get", &id, json!([]), OTHER_LEADER),
+    )
+    .await;
+    assert_eq!(error_code(&got), -32001, "{got}");
+    let refused = SseStream::open_as(&stream, Some(&theirs), &restream_as(&id, OTHER_LEADER)).await;
+    let refused = refused.json.clone().expect("an error, not a stream");
+    assert_eq!(error_code(&refused), -32001, "{refused}");
+
+    // AIP re-stream by the owner: the events so far, then live.
+    let mut following = SseStream::open_as(&stream, Some(&mine), &restream_as(&id, LEADER)).await;
+    assert_eq!(following.status, 200);
+    let mut replayed = Vec::new();
+    while replayed
+        .last()
+        .is_none_or(|e| event_state(e).as_deref() != Some("awaiting-input"))
+    {
+        let (event, _) = following
+            .next_event(Duration::from_secs(20))
+            .await
+            .expect("the replay up to the question");
+        replayed.push(event);
+    }
+    assert!(
+        replayed
+            .iter()
+            .all(|e| e["result"]["eventData"]["taskId"] == id.as_str()),
+        "{replayed:?}"
+    );
+    // A2A finishes it; the AIP re-stream sees it live and closes.
+    let done = post_as(
+        &a2a,
+        Some(&mine),
+        &a2a_request(
+            "SendMessage",
+            json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-x", "taskId": id, "parts": [{"text": "go on"}]}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    let live = following.until_closed(Duration::from_secs(20)).await;
+    let states: Vec<String> = live.iter().filter_map(event_state).collect();
+    assert_eq!(
+        states,
+        ["working", "awaiting-completion", "completed"],
+        "{live:?}"
+    );
+    let all: Vec<u64> = replayed.iter().chain(&live).map(seq).collect();
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+
+    // Started over AIP (resting for its Leader's review), followed over A2A.
+    let started = post_as(
+        &rpc,
+        Some(&mine),
+        &aip_as("start", "from-aip", text("hi"), LEADER),
+    )
+    .await;
+    assert_eq!(state(&started), "awaiting-completion", "{started}");
+    let theirs_too = post_as(
+        &a2a,
+        Some(&theirs),
+        &a2a_request("SubscribeToTask", json!({"id": "from-aip"})),
+    )
+    .await;
+    assert_eq!(a2a_code(&theirs_too), -32001, "{theirs_too}");
+    let theirs_get = post_as(
+        &a2a,
+        Some(&theirs),
+        &a2a_request("GetTask", json!({"id": "from-aip"})),
+    )
+    .await;
+    assert_eq!(a2a_code(&theirs_get), -32001, "{theirs_get}");
+    let mut subscription = SseStream::open_as(
+        &a2a,
+        Some(&mine),
+        &a2a_request("SubscribeToTask", json!({"id": "from-aip"})),
+    )
+    .await;
+    let (first, _) = subscription
+        .next_event(Duration::from_secs(20))
+        .await
+        .expect("the task first");
+    let first = &first["result"]["task"];
+    assert_eq!(first["id"], "from-aip");
+    assert_eq!(
+        first["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{first}"
+    );
+    assert_eq!(first["metadata"]["aipState"], "awaiting-completion");
+    let completed = post_as(
+        &rpc,
+        Some(&mine),
+        &aip_as("complete", "from-aip", json!([]), LEADER),
+    )
+    .await;
+    assert_eq!(state(&completed), "completed", "{completed}");
+    let rest_of_it = subscription.until_closed(Duration::from_secs(20)).await;
+    let states: Vec<&Value> = rest_of_it
+        .iter()
+        .map(|e| &e["result"]["statusUpdate"]["status"]["state"])
+        .collect();
+    assert_eq!(states, [&json!("TASK_STATE_COMPLETED")], "{rest_of_it:?}");
+}
+
+/// The tenant's request rate holds at the A2A door as at AIP's: a message over it is refused
+/// with a quota error in both bindings (JSON-RPC -32042, HTTP 429 `RESOURCE_EXHAUSTED`), saying
+/// which quota and when to try again, and leaves no task behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
+    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    let host = TestHost::start(HostOptions::default()).await;
+    let busy = create_tenant(
+        &host.url,
+        "busy",
+        json!({"requestsPerSecond": 1, "requestBurst": 1}),
+    )
+    .await;
+    let manifest = example_manifest("echo", "metered", "");
+    let (status, body) = publish(&host.url, &busy, &manifest, &example_component("echo")).await;
+    assert_eq!(status, 201, "{body}");
+
+    // One request a second: sent back to back, one is soon refused.
+    let mut accepted = Vec::new();
+    let mut refused = None;
+    for i in 0..50 {
+        let id = format!("m-{i}");
+        let answer = call(
+            &host,
+            "metered",
+            "SendMessage",
+            json!({"message": message(&id, "hi")}),
+        )
+        .await;
+        if answer.get("error").is_some() {
+            refused = Some((id, answer));
+            break;
+        }
+        assert_eq!(
+            answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{answer}"
+        );
+        accepted.push(id);
+    }
+    let (refused_id, answer) = refused.expect("a refusal within 50 requests at 1 a second");
+    assert_eq!(a2a_code(&answer), -32042, "{answer}");
+    assert_eq!(reason(&answer), "RESOURCE_EXHAUSTED");
+    let metadata = &answer["error"]["data"][0]["metadata"];
+    assert_eq!(metadata["quota"], "requestsPerSecond", "{answer}");
+    assert_eq!(metadata["tenant"], "busy");
+    assert!(
+        metadata["retryAfterMs"]
+            .as_str()
+            .is_some_and(|ms| ms.parse::<u64>().is_ok()),
+        "{answer}"
+    );
+
+    // The HTTP+JSON binding, the same.
+    let base = format!("{}/agents/metered/a2a/rest", host.url);
+    let mut rest_refusal = None;
+    for i in 0..50 {
+        let id = format!("r-{i}");
+        let (status, body) = rest(
+            reqwest::Method::POST,
+            &format!("{base}/message:send"),
+            Some(json!({"message": message(&id, "hi")})),
+        )
+        .await;
+        if status != 200 {
+            rest_refusal = Some((id, status, body));
+            break;
+        }
+        accepted.push(id);
+    }
+    let (rest_id, status, body) = rest_refusal.expect("a refusal within 50 requests");
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
+    assert_eq!(body["error"]["details"][0]["reason"], "RESOURCE_EXHAUSTED");
+    assert_eq!(
+        body["error"]["details"][0]["metadata"]["quota"],
+        "requestsPerSecond"
+    );
+
+    // Once the rate allows a listing: exactly the accepted messages made tasks.
+    let mut listed = Value::Null;
+    for _ in 0..100 {
+        listed = call(
+            &host,
+            "metered",
+            "ListTasks",
+            json!({"historyLength": 1, "pageSize": 100}),
+        )
+        .await;
+        if listed.get("result").is_some() {
+            break;
+        }
+        assert_eq!(a2a_code(&listed), -32042, "{listed}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut users: Vec<String> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a listing: {listed}"))
+        .iter()
+        .map(|t| {
+            t["history"][0]["messageId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    users.sort();
+    accepted.sort();
+    assert_eq!(users, accepted, "{listed}");
+    assert!(!users.contains(&refused_id) && !users.contains(&rest_id));
+}

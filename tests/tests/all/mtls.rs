@@ -418,3 +418,175 @@ async fn streams_keep_a_certified_leaders_own_task_ids() {
         }
     }
 }
+
+/// The A2A door takes the same Leaders by the same certificates: the card of an mTLS partner
+/// declares the scheme and its interfaces' `https://` URLs; a call without a certificate, with one
+/// naming no AIC, or from a Leader not allowed is refused with A2A's authentication errors in
+/// both bindings; a certified Leader's task is its own, and the one it reads over AIP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_takes_leaders_by_client_certificate() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let host = tls_host(&ca, pki.path()).await;
+    let trust = ca.der();
+    let access =
+        format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n");
+    publish_guarded(&host, &trust, &access).await;
+    let (status, card) = https(
+        &host.url,
+        "GET",
+        "/agents/guarded/.well-known/agent-card.json",
+        &trust,
+        None,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{card}");
+    assert!(
+        card["securitySchemes"]["mtls"]["mtlsSecurityScheme"]["description"].is_string(),
+        "{card}"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"mtls": {"list": []}}}])
+    );
+    // The interfaces are where the card was fetched from: HTTPS (as the ACS document's are).
+    for interface in card["supportedInterfaces"].as_array().unwrap() {
+        let url = interface["url"].as_str().unwrap();
+        assert!(
+            url.starts_with(&format!("{}/agents/guarded/a2a", host.url)),
+            "{url}"
+        );
+    }
+    let (_, acs) = https(
+        &host.url,
+        "GET",
+        "/agents/guarded/.well-known/acs.json",
+        &trust,
+        None,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        acs["endPoints"][0]["url"],
+        format!("{}/agents/guarded/rpc", host.url),
+        "{acs}"
+    );
+
+    let call = |identity: Option<Identity>, method: &str, params: Value| {
+        let (url, trust) = (host.url.clone(), trust.clone());
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        async move {
+            let (status, answer) = https(
+                &url,
+                "POST",
+                "/agents/guarded/a2a",
+                &trust,
+                identity.as_ref(),
+                None,
+                Some(&body),
+            )
+            .await
+            .unwrap();
+            assert_eq!(status, 200, "{answer}");
+            answer
+        }
+    };
+    let send = |id: &str| json!({"message": {"role": "ROLE_USER", "messageId": id, "parts": [{"text": "hi"}]}});
+    let refusal = |answer: &Value| {
+        (
+            answer["error"]["code"].as_i64(),
+            answer["error"]["data"][0]["reason"]
+                .as_str()
+                .map(str::to_string),
+        )
+    };
+    let unauthenticated = (Some(-32040), Some("UNAUTHENTICATED".to_string()));
+    let answer = call(None, "SendMessage", send("m-none")).await;
+    assert_eq!(refusal(&answer), unauthenticated, "{answer}");
+    assert_eq!(
+        answer["error"]["data"][0]["metadata"]["scheme"], "mtls",
+        "{answer}"
+    );
+    let answer = call(Some(ca.leader(None)), "SendMessage", send("m-no-aic")).await;
+    assert_eq!(refusal(&answer), unauthenticated, "{answer}");
+    let answer = call(
+        Some(ca.leader(Some(LEADER_C))),
+        "SendMessage",
+        send("m-stranger"),
+    )
+    .await;
+    assert_eq!(
+        refusal(&answer),
+        (Some(-32041), Some("PERMISSION_DENIED".to_string())),
+        "{answer}"
+    );
+    let rest = |identity: Option<Identity>| {
+        let (url, trust) = (host.url.clone(), trust.clone());
+        async move {
+            https(
+                &url,
+                "GET",
+                "/agents/guarded/a2a/rest/tasks",
+                &trust,
+                identity.as_ref(),
+                None,
+                None,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let (status, body) = rest(None).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["error"]["status"], "UNAUTHENTICATED");
+    let (status, body) = rest(Some(ca.leader(Some(LEADER_C)))).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"]["details"][0]["reason"], "PERMISSION_DENIED");
+
+    // A's task: A's alone, over A2A and over AIP.
+    let a = ca.leader(Some(LEADER_A));
+    let b = ca.leader(Some(LEADER_B));
+    let answer = call(Some(a.clone()), "SendMessage", send("m-a")).await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    let id = task["id"].as_str().unwrap().to_string();
+    let answer = call(Some(b.clone()), "GetTask", json!({"id": id})).await;
+    assert_eq!(refusal(&answer).0, Some(-32001), "{answer}");
+    let answer = call(Some(b.clone()), "ListTasks", json!({})).await;
+    assert_eq!(answer["result"]["totalSize"], 0, "{answer}");
+    let answer = call(Some(a.clone()), "ListTasks", json!({"historyLength": 1})).await;
+    assert_eq!(
+        answer["result"]["totalSize"], 1,
+        "refused calls stored nothing: {answer}"
+    );
+    assert_eq!(answer["result"]["tasks"][0]["id"], id.as_str());
+    let (_, answer) = https(
+        &host.url,
+        "POST",
+        "/agents/guarded/rpc",
+        &trust,
+        Some(&a),
+        None,
+        Some(&command("get", &id, LEADER_A)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(state(&answer), "completed", "{answer}");
+    let (_, answer) = https(
+        &host.url,
+        "POST",
+        "/agents/guarded/rpc",
+        &trust,
+        Some(&b),
+        None,
+        Some(&command("get", &id, LEADER_B)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+}

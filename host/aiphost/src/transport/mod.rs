@@ -30,8 +30,11 @@ use std::sync::atomic::Ordering;
 pub struct HttpConfig {
     /// The largest request body accepted.
     pub max_body_bytes: usize,
-    /// The URL Leaders reach this host at (for ACS documents); without it the request's Host is used.
+    /// The URL Leaders reach this host at (for ACS documents and agent cards); without it the
+    /// request's Host is used.
     pub public_url: Option<String>,
+    /// The listener serves HTTPS: a URL built from a request's Host is an `https://` one.
+    pub https: bool,
     /// How often an idle stream gets a keep-alive comment.
     pub sse_keep_alive: std::time::Duration,
 }
@@ -123,7 +126,8 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1");
-    format!("http://{host}")
+    let scheme = if state.config.https { "https" } else { "http" };
+    format!("{scheme}://{host}")
 }
 
 async fn list_agents(State(state): State<AppState>, headers: HeaderMap) -> Response {
