@@ -67,7 +67,10 @@ port="$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0))
 data="$(mktemp -d)"
 log="$kit/host.log"
 step "serving the bundled partners on 127.0.0.1:$port"
-"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$root/plugins/dist" >"$log" 2>&1 &
+# The kit's webhook receiver (push notification delivery) listens on localhost, which the
+# address policy refuses unless the operator allows private targets.
+"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$root/plugins/dist" \
+    --webhook-allow-private >"$log" 2>&1 &
 host_pid=$!
 cleanup() { kill "$host_pid" 2>/dev/null || true; wait "$host_pid" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT

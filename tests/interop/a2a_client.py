@@ -15,8 +15,8 @@ Each scenario prints one JSON line {"scenario", "ok", "detail"}; the exit code i
 Nothing here works around the host: an answer the SDK rejects is a failed scenario, and its detail
 shows the HTTP exchanges of that scenario (and the stream events the SDK yielded).
 
-Push notifications are not in the host yet; a "push" scenario is one more entry of
-`BINDING_SCENARIOS` (see the note there) once they are.
+The "push" scenario runs a webhook receiver of its own on 127.0.0.1 (the host must allow private
+webhook URLs) and checks what it got: A2A `StreamResponse`s, with the config's authentication.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import traceback
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -34,8 +36,12 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types.a2a_pb2 import (
     AgentCard,
+    AuthenticationInfo,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
     Part,
@@ -45,6 +51,7 @@ from a2a.types.a2a_pb2 import (
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
@@ -328,12 +335,13 @@ async def scenario_card() -> str:
         card = await sdk.card("echo")
     assert card.name == "Echo", f"name: {card.name!r}"
     assert card.capabilities.streaming, "the card does not declare streaming"
-    interfaces = {i.protocol_binding: i for i in card.supported_interfaces}
+    # The v1.0 interface of each binding (the JSON-RPC endpoint also declares its v0.3 one,
+    # which a2a_v03_client.py checks).
+    interfaces = {
+        i.protocol_binding: i for i in card.supported_interfaces if i.protocol_version == "1.0"
+    }
     for _, binding in BINDINGS:
-        assert binding in interfaces, f"no {binding} interface: {MessageToDict(card)}"
-        assert interfaces[binding].protocol_version == "1.0", (
-            f"{binding}: protocolVersion {interfaces[binding].protocol_version!r}"
-        )
+        assert binding in interfaces, f"no {binding} interface of version 1.0: {MessageToDict(card)}"
     assert interfaces[TransportProtocol.JSONRPC.value].url == f"{BASE_URL}/agents/echo/a2a"
     assert interfaces[TransportProtocol.HTTP_JSON.value].url == f"{BASE_URL}/agents/echo/a2a/rest"
     assert [s.id for s in card.skills] == ["echo"], f"skills: {[s.id for s in card.skills]}"
@@ -778,6 +786,109 @@ async def scenario_list_tasks(binding: str) -> str:
     return f"context {context}: {ids}"
 
 
+class Webhook:
+    """A webhook receiver on 127.0.0.1 that keeps every POST: (path, headers, JSON body)."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, dict[str, str], Any]] = []
+        got = self.got
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+                body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                got.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(body)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{path}"
+
+    async def until(self, path: str, state: str, what: str) -> list[tuple[dict[str, str], Any]]:
+        """The notifications at `path` once one says the task is in `state`."""
+        for _ in range(int(SCENARIO_TIMEOUT_S * 10)):
+            hits = [(h, b) for p, h, b in list(self.got) if p == f"/{path}"]
+            if any(b.get("task", {}).get("status", {}).get("state") == state for _, b in hits):
+                return hits
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{what}: no {state} notification at /{path}; got {self.got}")
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def scenario_push(binding: str) -> str:
+    """Push configs through the SDK: one sent with a message that starts a task, one made for
+    the task while it waits for input; both hear it complete, as A2A StreamResponses with the
+    configs' authentication; read, listed and deleted (twice) through the SDK."""
+    hook = Webhook()
+    try:
+        async with Sdk() as sdk:
+            client, _ = await sdk.client("tck", binding, streaming=False)
+            inline = TaskPushNotificationConfig(
+                id="inline",
+                url=hook.url("inline"),
+                token="tok-inline",
+                authentication=AuthenticationInfo(scheme="Bearer", credentials="cred-inline"),
+            )
+            asked = await send_blocking(
+                client,
+                send_request(
+                    user_message("x", prefix="tck-input-required"),
+                    task_push_notification_config=inline,
+                ),
+            )
+            expect_state(asked, TaskState.TASK_STATE_INPUT_REQUIRED, "send")
+            made = await client.create_task_push_notification_config(
+                TaskPushNotificationConfig(task_id=asked.id, id="made", url=hook.url("made"))
+            )
+            assert made.id == "made" and made.task_id == asked.id, f"made: {MessageToDict(made)}"
+            got = await client.get_task_push_notification_config(
+                GetTaskPushNotificationConfigRequest(task_id=asked.id, id="inline")
+            )
+            assert got.url == inline.url and got.authentication.scheme == "Bearer", (
+                f"got: {MessageToDict(got)}"
+            )
+            listed = await client.list_task_push_notification_configs(
+                ListTaskPushNotificationConfigsRequest(task_id=asked.id)
+            )
+            ids = sorted(c.id for c in listed.configs)
+            assert ids == ["inline", "made"], f"listed {ids}"
+            await send_blocking(
+                client,
+                send_request(user_message("go on", prefix="tck-complete-task", task_id=asked.id)),
+            )
+            inline_hits = await hook.until("inline", "TASK_STATE_COMPLETED", "inline config")
+            made_hits = await hook.until("made", "TASK_STATE_COMPLETED", "made config")
+            for headers, body in inline_hits:
+                assert headers.get("authorization") == "Bearer cred-inline", f"headers {headers}"
+                assert headers.get("x-a2a-notification-token") == "tok-inline", f"headers {headers}"
+                assert body["task"]["id"] == asked.id, f"body {body}"
+            assert all("authorization" not in h for h, _ in made_hits), "made has no authentication"
+            for _ in range(2):
+                await client.delete_task_push_notification_config(
+                    DeleteTaskPushNotificationConfigRequest(task_id=asked.id, id="made")
+                )
+            missing = await expect_error(
+                client.get_task_push_notification_config(
+                    GetTaskPushNotificationConfigRequest(task_id=asked.id, id="made")
+                ),
+                TaskNotFoundError,
+                "get of a deleted config",
+            )
+    finally:
+        hook.close()
+    only_binding(LOG, binding, "push")
+    inline_states = [b["task"]["status"]["state"] for _, b in inline_hits]
+    return f"inline heard {inline_states}; made heard {len(made_hits)}; deleted: {missing}"
+
+
 BINDING_SCENARIOS: list[tuple[str, Callable[[str], Awaitable[str]]]] = [
     ("send", scenario_send),
     ("stream", scenario_stream),
@@ -793,11 +904,7 @@ BINDING_SCENARIOS: list[tuple[str, Callable[[str], Awaitable[str]]]] = [
     ("ended-task", scenario_ended_task),
     ("get-task", scenario_get_task),
     ("list-tasks", scenario_list_tasks),
-    # ("push", scenario_push): once the host sends push notifications, a scenario that starts a
-    # webhook receiver on 127.0.0.1 (the test host allows private webhook URLs), sends with
-    # SendMessageConfiguration.task_push_notification_config (or ClientConfig's
-    # push_notification_config) and client.create_task_push_notification_config, and checks what
-    # the receiver got; add "push" to the Rust test's list with it.
+    ("push", scenario_push),
 ]
 
 

@@ -692,7 +692,12 @@ pub async fn metric(host_url: &str, name: &str) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Hit {
     pub path: String,
+    /// `X-ACPS-AIP-Notification-Token` (AIP).
     pub token: Option<String>,
+    /// `X-A2A-Notification-Token` (A2A).
+    pub a2a_token: Option<String>,
+    /// `Authorization` (A2A's push authentication).
+    pub authorization: Option<String>,
     pub content_type: Option<String>,
     pub body: Value,
     pub at: Instant,
@@ -757,6 +762,8 @@ impl Receiver {
                     hits.lock().unwrap().push(Hit {
                         path: uri.path().to_string(),
                         token: header("x-acps-aip-notification-token"),
+                        a2a_token: header("x-a2a-notification-token"),
+                        authorization: header("authorization"),
                         content_type: header("content-type"),
                         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
                         at: Instant::now(),

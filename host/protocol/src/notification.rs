@@ -13,17 +13,67 @@ pub const MAX_URL_LEN: usize = 2048;
 pub const MAX_TOKEN_LEN: usize = 4096;
 
 /// A notification config: where to POST a task's changes, and the token to send along.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Made by AIP's `notification/set` or by A2A's push notification config operations; `format`
+/// says which, and so what its notifications look like and how they authenticate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NotificationConfig {
     /// The config's id (`id` in `notification/set`, `notificationConfigId` elsewhere).
     pub id: String,
     /// The webhook to POST to.
     pub url: String,
-    /// Sent with every notification, so the receiver can tell it is genuine.
+    /// Sent with every notification, so the receiver can tell it is genuine (A2A: may be
+    /// empty, then no token header is sent).
     pub token: String,
     /// The task whose changes it reports (`taskId`).
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// The protocol its notifications speak (AIP unless an A2A client made it).
+    #[serde(default, skip_serializing_if = "NoticeFormat::is_aip")]
+    pub format: NoticeFormat,
+    /// A2A's `AuthenticationInfo`: each notification carries `Authorization: {scheme}
+    /// {credentials}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<PushAuthentication>,
+}
+
+/// The protocol a config's notifications speak.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeFormat {
+    /// AIP: the task as `get` shows it, in the dialect of the Leader that started it, with the
+    /// config's token in `X-ACPS-AIP-Notification-Token`.
+    #[default]
+    Aip,
+    /// A2A: a `StreamResponse` holding the task, with `Authorization` from the config's
+    /// authentication and its token in `X-A2A-Notification-Token`.
+    A2a,
+}
+
+impl NoticeFormat {
+    fn is_aip(&self) -> bool {
+        *self == NoticeFormat::Aip
+    }
+}
+
+/// How an A2A notification authenticates itself to its receiver (A2A `AuthenticationInfo`).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushAuthentication {
+    /// The HTTP authentication scheme, e.g. `Bearer`.
+    pub scheme: String,
+    /// What follows the scheme in the `Authorization` header.
+    #[serde(default)]
+    pub credentials: String,
+}
+
+impl std::fmt::Debug for PushAuthentication {
+    // The credentials are a secret of the receiver's: never in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushAuthentication")
+            .field("scheme", &self.scheme)
+            .field("credentials", &"<hidden>")
+            .finish()
+    }
 }
 
 /// `notification/set`: create (no `id`) or update (`id` of an existing config).

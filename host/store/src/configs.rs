@@ -216,6 +216,7 @@ mod tests {
             url: "http://127.0.0.1:9/hook".into(),
             token: "t".into(),
             task_id: task.into(),
+            ..Default::default()
         }
     }
 

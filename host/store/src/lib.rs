@@ -612,19 +612,28 @@ impl Store {
         Ok(self.inner.commit.written())
     }
 
-    /// Remove a pending notification: delivered, or (with `given_up`) moved to the given-up list.
+    /// Be done with a pending notification's config: delivered, or (with `given_up`) moved to
+    /// the given-up list. The entry leaves the outbox, or, when it goes on to another config,
+    /// becomes `next`, in the same write.
     pub fn outbox_remove(
         &self,
         key: &TaskKey,
         seq: u64,
         given_up: Option<&Encoded>,
+        next: Option<&OutboxEntry>,
     ) -> Result<Ticket, StoreError> {
         let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
         let entry_key = key.seq_key(b'o', seq);
         let _writing = self.inner.keys.lock(&entry_key);
-        if let Some(head) = tasks.get(&entry_key)? {
-            parts::remove(&mut batch, &entry_key, &head);
+        let old = tasks.get(&entry_key)?;
+        match (next, &old) {
+            (Some(next), _) => {
+                let db = &self.inner.db;
+                parts::insert(&mut batch, db, &entry_key, &to_json(next)?, old.as_deref())?;
+            }
+            (None, Some(head)) => parts::remove(&mut batch, &entry_key, head),
+            (None, None) => {}
         }
         if let Some(record) = given_up {
             let given_key = key.seq_key(b'g', seq);
@@ -1215,6 +1224,7 @@ mod tests {
         let record = format!("{{\"x\":\"{}\"}}", "r".repeat(100_000));
         let notification = OutboxEntry {
             config_id: "c".into(),
+            then: Vec::new(),
             body: Outgoing::Rendered(Value::String("o".repeat(20_000))),
             attempts: 0,
             first_attempt_ms: 0,
@@ -1280,7 +1290,7 @@ mod tests {
                 ..TaskWrite::record_only(&key, raw(b"{}"))
             })
             .unwrap();
-        store.outbox_remove(&key, 1, None).unwrap();
+        store.outbox_remove(&key, 1, None, None).unwrap();
         store.kv_delete("a", KvScope::Agent, "k").unwrap();
         let parts_left = store
             .inner

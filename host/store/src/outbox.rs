@@ -18,8 +18,13 @@ pub enum Outgoing {
 /// A notification waiting in the outbox.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutboxEntry {
-    /// The notification config it is delivered to.
+    /// The notification config it is delivered to now.
     pub config_id: String,
+    /// The configs the same change goes to after that one, in order (a task with several
+    /// configs, A2A's push notification configs: one entry per change, delivered to each in
+    /// turn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<String>,
     /// The task as it was when the change happened.
     pub body: Outgoing,
     /// Delivery attempts made.
@@ -41,6 +46,7 @@ impl OutboxEntry {
     pub fn new(config_id: &str, notice: TaskNotice) -> Self {
         OutboxEntry {
             config_id: config_id.to_string(),
+            then: Vec::new(),
             body: Outgoing::Notice(Box::new(notice)),
             attempts: 0,
             first_attempt_ms: 0,
@@ -48,12 +54,57 @@ impl OutboxEntry {
             last_error: None,
         }
     }
+
+    /// The same, then to the configs `then` in turn.
+    pub fn then(mut self, then: Vec<String>) -> Self {
+        self.then = then;
+        self
+    }
+
+    /// Move on to the next config of [`then`](Self::then), not yet tried there; `false` when
+    /// there is none (the entry is done).
+    pub fn next_config(&mut self) -> bool {
+        if self.then.is_empty() {
+            return false;
+        }
+        self.config_id = self.then.remove(0);
+        self.attempts = 0;
+        self.first_attempt_ms = 0;
+        self.next_attempt_ms = 0;
+        self.last_error = None;
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_entry_goes_to_each_config_in_turn_each_tried_afresh() {
+        let mut entry = OutboxEntry {
+            config_id: "c1".into(),
+            then: vec!["c2".into(), "c3".into()],
+            body: Outgoing::Rendered(json!({"id": "t1"})),
+            attempts: 0,
+            first_attempt_ms: 0,
+            next_attempt_ms: 0,
+            last_error: None,
+        };
+        entry.attempts = 3;
+        entry.last_error = Some("HTTP 500".into());
+        let stored: OutboxEntry =
+            serde_json::from_slice(&serde_json::to_vec(&entry).unwrap()).unwrap();
+        assert_eq!(stored, entry);
+        assert!(entry.next_config());
+        assert_eq!((entry.config_id.as_str(), entry.attempts), ("c2", 0));
+        assert_eq!(entry.last_error, None);
+        assert!(entry.next_config());
+        assert_eq!(entry.config_id, "c3");
+        assert!(!entry.next_config());
+        assert_eq!(entry.config_id, "c3");
+    }
 
     /// Entries written before notices existed held the rendered task: they still deliver.
     #[test]

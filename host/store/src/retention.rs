@@ -169,6 +169,7 @@ mod tests {
                         2,
                         OutboxEntry {
                             config_id: "c".into(),
+                            then: Vec::new(),
                             body: Outgoing::Rendered(serde_json::json!({})),
                             attempts: 0,
                             first_attempt_ms: 0,
@@ -187,6 +188,7 @@ mod tests {
                 url: "http://127.0.0.1:9/".into(),
                 token: "t".into(),
                 task_id: key.task.clone(),
+                ..Default::default()
             };
             store.put_config(key, &config, Some(1)).unwrap();
             let scoped = key.scoped_task();

@@ -73,7 +73,7 @@ async fn agent_cards_come_from_manifests_and_cache() {
     assert_eq!(card["name"], "Echo");
     assert_eq!(card["version"], "0.1.0");
     assert_eq!(card["capabilities"]["streaming"], true);
-    assert_eq!(card["capabilities"]["pushNotifications"], false);
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert_eq!(card["skills"][0]["id"], "echo");
     assert_eq!(
         card["defaultInputModes"],
@@ -317,13 +317,13 @@ async fn errors_in_both_bindings() {
         ("SendMessage", json!({}), -32602),
         (
             "SendMessage",
-            json!({"message": message("m", "x"), "configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:1/"}}}),
-            -32003,
+            json!({"message": message("m", "x"), "configuration": {"taskPushNotificationConfig": {"url": "ftp://127.0.0.1:1/"}}}),
+            -32602,
         ),
         (
             "CreateTaskPushNotificationConfig",
             json!({"task_id": "t", "url": "http://x/"}),
-            -32003,
+            -32001,
         ),
         ("GetExtendedAgentCard", json!({}), -32007),
     ] {
@@ -370,7 +370,7 @@ async fn errors_in_both_bindings() {
         Some(json!({"url": "http://x/"})),
     )
     .await;
-    assert_eq!(status, 400);
+    assert_eq!(status, 404, "no task t-1");
 }
 
 /// The HTTP+JSON binding: send, get, cancel, and a subscription to an ended task refused

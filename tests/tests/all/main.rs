@@ -3,6 +3,7 @@
 //! temporary directory, a real RabbitMQ and the real reference SDK. One module per area.
 
 mod a2a;
+mod a2a_push;
 mod a2a_sdk;
 mod cli;
 mod durability;

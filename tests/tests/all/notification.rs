@@ -680,6 +680,7 @@ async fn stored_webhook_credentials_are_never_shown_or_logged() {
             url: url.clone(),
             token: "tok".into(),
             task_id: "legacy".into(),
+            ..Default::default()
         };
         let ticket = store.put_config(&key, &config, None).unwrap();
         store.durable(ticket).await.unwrap();

@@ -10,6 +10,7 @@ pub mod policy;
 
 use crate::protocol::Audience;
 use crate::protocol::Timestamp;
+use crate::protocol::notification::NoticeFormat;
 use crate::store::{Encoded, OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -18,8 +19,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-/// The header that carries the config's token.
+/// The header that carries an AIP config's token.
 pub const TOKEN_HEADER: &str = "X-ACPS-AIP-Notification-Token";
+
+/// The header that carries an A2A config's token (when it has one).
+pub const A2A_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
 
 /// Delivery settings.
 #[derive(Clone, Debug)]
@@ -197,7 +201,7 @@ impl Notifier {
             };
             let Some(mut entry) = entry else {
                 tracing::error!(agent = %task.agent, task = %task.task, seq, "dropping an unreadable outbox entry");
-                if self.store.outbox_remove(&task, seq, None).is_err() {
+                if self.store.outbox_remove(&task, seq, None, None).is_err() {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
                 continue;
@@ -231,8 +235,7 @@ impl Notifier {
         let Some(config) = config else {
             // The Leader deleted the config: it no longer wants these notifications.
             tracing::info!(agent = %task.agent, task = %task.task, seq, "notification config deleted; dropping the notification");
-            self.store.outbox_remove(task, seq, None)?;
-            return Ok(());
+            return self.done(task, seq, entry, None);
         };
         // An IP literal never reaches the client's resolver: check it here on every delivery
         // (the operator may have tightened the policy since the config was made).
@@ -250,7 +253,9 @@ impl Notifier {
             entry.first_attempt_ms = Timestamp::now_ms();
         }
         entry.attempts += 1;
+        let a2a = config.format == NoticeFormat::A2a;
         let body = match &entry.body {
+            Outgoing::Notice(notice) if a2a => crate::protocol::a2a::render_notice(notice),
             Outgoing::Notice(notice) => notice.render(Audience::Webhook),
             Outgoing::Rendered(body) => body.clone(),
         };
@@ -261,10 +266,27 @@ impl Notifier {
             let receiver = self.receiver_slots(&config.url);
             let _mine = receiver.acquire().await;
             let _permit = self.in_flight.acquire().await;
-            self.http
+            let mut request = self
+                .http
                 .post(&config.url)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .header(TOKEN_HEADER, &config.token)
+                .header(reqwest::header::CONTENT_TYPE, "application/json");
+            request = match (&config.format, &config.authentication) {
+                (NoticeFormat::Aip, _) => request.header(TOKEN_HEADER, &config.token),
+                (NoticeFormat::A2a, auth) => {
+                    if let Some(auth) = auth {
+                        request = request.header(
+                            reqwest::header::AUTHORIZATION,
+                            format!("{} {}", auth.scheme, auth.credentials).trim_end(),
+                        );
+                    }
+                    if config.token.is_empty() {
+                        request
+                    } else {
+                        request.header(A2A_TOKEN_HEADER, &config.token)
+                    }
+                }
+            };
+            request
                 .body(body.to_string())
                 .send()
                 .await
@@ -273,15 +295,18 @@ impl Notifier {
                 .map_err(|e| describe(&e.without_url()))
         };
         let error = match outcome {
-            Ok(response) if response.status().as_u16() == 200 => {
+            // AIP counts only 200; A2A any 2xx (its receivers commonly answer 202 or 204).
+            Ok(response)
+                if response.status().as_u16() == 200 || (a2a && response.status().is_success()) =>
+            {
                 self.stats.delivered.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, "notification delivered");
-                self.store.outbox_remove(task, seq, None)?;
-                return Ok(());
+                return self.done(task, seq, entry, None);
             }
             Ok(response) => format!(
-                "the receiver answered HTTP {} (only 200 counts)",
-                response.status().as_u16()
+                "the receiver answered HTTP {} (only {} counts)",
+                response.status().as_u16(),
+                if a2a { "2xx" } else { "200" }
             ),
             Err(e) => e,
         };
@@ -298,14 +323,15 @@ impl Notifier {
                 task_id: task.task.clone(),
                 seq,
                 url,
-                state: body["status"]["state"].as_str().map(str::to_string),
+                // An A2A notification holds the task; AIP's is the task.
+                state: body.get("task").unwrap_or(&body)["status"]["state"]
+                    .as_str()
+                    .map(str::to_string),
                 attempts: entry.attempts,
                 last_error: error,
                 gave_up_at: crate::protocol::Timestamp::now(),
             };
-            self.store
-                .outbox_remove(task, seq, Some(&Encoded::of(&record)?))?;
-            return Ok(());
+            return self.done(task, seq, entry, Some(&Encoded::of(&record)?));
         }
         let random = f64::from(uuid::Uuid::new_v4().as_u128() as u32) / f64::from(u32::MAX);
         let delay = backoff(&self.config, entry.attempts, random);
@@ -313,6 +339,20 @@ impl Notifier {
         entry.next_attempt_ms = Timestamp::now_ms() + delay.as_millis() as i64;
         entry.last_error = Some(error);
         self.store.outbox_update(task, seq, entry)?;
+        Ok(())
+    }
+
+    /// Be done with `entry`'s config (delivered, deleted, or given up on: `given_up`): the entry
+    /// goes on to its next config, or leaves the outbox.
+    fn done(
+        &self,
+        task: &TaskKey,
+        seq: u64,
+        entry: &mut OutboxEntry,
+        given_up: Option<&Encoded>,
+    ) -> Result<(), StoreError> {
+        let next = entry.next_config().then_some(&*entry);
+        self.store.outbox_remove(task, seq, given_up, next)?;
         Ok(())
     }
 

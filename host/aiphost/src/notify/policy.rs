@@ -59,6 +59,24 @@ pub async fn resolve_checked(
     Ok(net_policy::resolve_checked(host, port, allow_private).await?)
 }
 
+/// The check of a webhook URL when a config is made (AIP `notification/set`, A2A's push
+/// notification configs): its form ([`check_url`]), then where it points, unless private targets
+/// are allowed: an IP literal, or a name that resolves to an address the policy forbids, is
+/// refused. A name that does not resolve now is accepted: the receiver may not be deployed yet,
+/// or the host's resolver may be down for a moment, and every delivery resolves the name again
+/// and connects only to allowed addresses (`PolicyResolver`), so nothing is reached through it
+/// that this check would have refused.
+pub async fn check_target(url: &str, allow_private: bool) -> Result<Url, TargetError> {
+    let parsed = check_url(url)?;
+    match resolve_checked(&parsed, allow_private).await {
+        Ok(_)
+        | Err(TargetError::Address(
+            AddressError::Resolve { .. } | AddressError::NoAddresses { .. },
+        )) => Ok(parsed),
+        Err(e) => Err(e),
+    }
+}
+
 /// What stands for the user name and password of a URL when it is shown or logged.
 const HIDDEN: &str = "***";
 
@@ -157,5 +175,32 @@ mod tests {
         assert!(resolve_checked(&metadata, false).await.is_err());
         let site_local = check_url("http://[fec0::1]/").unwrap();
         assert!(resolve_checked(&site_local, false).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn targets_are_refused_for_their_form_and_forbidden_addresses_not_for_silent_dns() {
+        // `.invalid` never resolves (RFC 6761): accepted, as delivery checks each connection.
+        assert!(
+            check_target("https://receiver.invalid/hook", false)
+                .await
+                .is_ok()
+        );
+        for url in [
+            "http://localhost:9/x",
+            "http://127.0.0.1/",
+            "http://[::1]/",
+            "http://10.0.0.1/",
+        ] {
+            let err = check_target(url, false).await.unwrap_err();
+            assert!(
+                matches!(err, TargetError::Address(AddressError::Forbidden { .. })),
+                "{url}: {err}"
+            );
+            assert!(check_target(url, true).await.is_ok(), "{url}");
+        }
+        assert!(matches!(
+            check_target("http://u:p@receiver.invalid/", true).await,
+            Err(TargetError::Credentials)
+        ));
     }
 }

@@ -20,7 +20,8 @@ fn shown(config: NotificationConfig) -> NotificationConfig {
 }
 
 /// Create (no `id`) or update a config. The URL must be http(s), carry no user name or password
-/// and, unless the operator allows private targets, resolve only to public addresses.
+/// and, unless the operator allows private targets, not point at a forbidden address
+/// (`policy::check_target`).
 pub async fn set(
     app: &AppState,
     agent: &Arc<Agent>,
@@ -28,9 +29,7 @@ pub async fn set(
     params: &Value,
 ) -> Result<Value, RpcError> {
     let p = notification::parse_set(params)?;
-    let url = policy::check_url(&p.url)
-        .map_err(|e| RpcError::invalid_params("params.url", e.to_string()))?;
-    policy::resolve_checked(&url, app.notifier.allows_private())
+    policy::check_target(&p.url, app.notifier.allows_private())
         .await
         .map_err(|e| RpcError::invalid_params("params.url", e.to_string()))?;
     let key = TaskKey::owned(agent.id(), owner, &p.task_id);

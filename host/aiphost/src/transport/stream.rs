@@ -34,7 +34,7 @@ pub async fn stream(
     let dialect = inbound.dialect;
     let start = app
         .engine
-        .stream(agent, inbound)
+        .stream(agent, inbound, None)
         .await
         .map_err(crate::aip_error::engine)?;
     let aic = agent.aic().to_string();

@@ -143,6 +143,11 @@ pub struct TaskRecord {
     /// Where its status changes are notified (a task started with `notification/start`).
     #[serde(default)]
     pub notify: Option<aiphost_protocol::notification::Subscription>,
+    /// More configs its status changes go to: A2A push notification configs made for it while
+    /// it lived (no more than the task may have configs, as those gone are dropped when one is
+    /// added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub push: Vec<aiphost_protocol::notification::Subscription>,
     /// The group membership its results are published to (a task started from a group).
     #[serde(default)]
     pub group: Option<String>,
@@ -163,6 +168,13 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// Every config its status changes are notified to.
+    pub fn subscriptions(
+        &self,
+    ) -> impl Iterator<Item = &aiphost_protocol::notification::Subscription> {
+        self.notify.iter().chain(&self.push)
+    }
+
     /// A new task, decided by its partner: `status` is accepted or rejected.
     pub fn new(
         start: LeaderCommand,
@@ -191,6 +203,7 @@ impl TaskRecord {
             products_bytes: 0,
             last_event_seq: 0,
             notify: None,
+            push: Vec::new(),
             group: None,
             agent_version: 0,
             next_command: 0,

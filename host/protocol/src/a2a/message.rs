@@ -3,6 +3,7 @@
 
 use super::error::A2aError;
 use super::part::parse_parts;
+use super::push::{PushConfig, parse_push_config};
 use crate::dialect::{MAX_TASK_ID_LEN, check_task_id};
 use crate::model::{CommandKind, LeaderCommand};
 use crate::time::Timestamp;
@@ -21,8 +22,9 @@ pub struct SendMessage {
     pub return_immediately: bool,
     /// How many history messages the answer carries (`historyLength`; `None`: all).
     pub history_length: Option<usize>,
-    /// A push notification config to register for the task (`taskPushNotificationConfig`).
-    pub push_config: Option<Map<String, Value>>,
+    /// A push notification config to register for the task (`taskPushNotificationConfig`,
+    /// v0.3's `pushNotificationConfig`).
+    pub push_config: Option<PushConfig>,
 }
 
 /// Read the params of `SendMessage` (the request body in HTTP+JSON). A start without
@@ -121,14 +123,13 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
         "taskPushNotificationConfig",
         "task_push_notification_config",
     ) {
-        None => None,
-        Some(Value::Object(c)) => Some(c.clone()),
-        Some(_) => {
-            return Err(A2aError::invalid_params(
-                "configuration.taskPushNotificationConfig",
-                "must be an object",
-            ));
-        }
+        Some(c) => Some(parse_push_config(
+            c,
+            "configuration.taskPushNotificationConfig",
+        )?),
+        None => field("pushNotificationConfig", "push_notification_config")
+            .map(|c| parse_push_config(c, "configuration.pushNotificationConfig"))
+            .transpose()?,
     };
     let (command, session_id) = match &task_id {
         None => (

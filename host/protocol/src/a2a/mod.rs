@@ -7,6 +7,8 @@
 //!   (a start, or a continue when the message names a task), its parts into DataItems;
 //! - [`render_task`] renders an AIP [`Task`](crate::Task) as an A2A `Task` ([`task`] has the
 //!   state mapping), [`render_event`] a logged event as a `StreamResponse`;
+//! - [`parse_push_config`] reads a push notification config, [`render_notice`] is what its
+//!   webhook gets;
 //! - [`A2aError`] is every failure, as a JSON-RPC error or an HTTP+JSON one.
 //!
 //! ```
@@ -24,12 +26,17 @@ mod error;
 mod event;
 mod message;
 mod part;
+mod push;
 pub mod task;
 
 pub use error::{A2aError, A2aErrorKind};
 pub use event::{SentArtifacts, StreamContext, render_event};
 pub use message::{PARAMS_KEY, SendMessage, count, parse_send};
 pub use part::{parse_part, parse_parts, render_part, render_parts};
+pub use push::{
+    MAX_SCHEME_LEN, PushConfig, parse_config_ref, parse_push_config, render_notice,
+    render_push_config, render_push_config_v03,
+};
 pub use task::{TaskView, render_task, state_name};
 
 /// The A2A protocol version this host serves (`A2A-Version`, the card's `protocolVersion`).

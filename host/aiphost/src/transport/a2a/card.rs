@@ -43,7 +43,7 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     );
     card.insert(
         "capabilities".into(),
-        json!({"streaming": true, "pushNotifications": false, "extendedAgentCard": false}),
+        json!({"streaming": true, "pushNotifications": true, "extendedAgentCard": false}),
     );
     let security = match manifest.access.leaders {
         LeaderAuth::Open => None,

@@ -2,7 +2,7 @@
 //! SSE streams whose every event is a JSON-RPC response carrying a `StreamResponse`.
 
 use super::events::{Events, sse};
-use super::{Caller, caller, check_json_body, check_version, operations};
+use super::{Caller, caller, check_json_body, check_version, operations, push};
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::protocol::jsonrpc;
 use crate::transport::AppState;
@@ -109,10 +109,14 @@ async fn dispatch(
         "ListTasks" => Answer::Result(operations::list(app, caller, params).await?),
         "CancelTask" => Answer::Result(operations::cancel(app, caller, params).await?),
         "SubscribeToTask" => Answer::Stream(operations::subscribe(app, caller, params).await?),
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => return Err(operations::push_not_supported()),
+        "CreateTaskPushNotificationConfig" => {
+            Answer::Result(push::create(app, caller, params, None).await?)
+        }
+        "GetTaskPushNotificationConfig" => Answer::Result(push::get(app, caller, params).await?),
+        "ListTaskPushNotificationConfigs" => Answer::Result(push::list(app, caller, params).await?),
+        "DeleteTaskPushNotificationConfig" => {
+            Answer::Result(push::delete(app, caller, params).await?)
+        }
         "GetExtendedAgentCard" => return Err(operations::no_extended_card()),
         other => {
             return Err(A2aError::new(

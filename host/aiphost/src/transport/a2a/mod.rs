@@ -16,6 +16,7 @@ pub mod card;
 mod events;
 mod jsonrpc;
 mod operations;
+mod push;
 mod rest;
 
 use super::AppState;
@@ -23,6 +24,7 @@ use super::tls::Peer;
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::protocol::a2a::{A2aError, A2aErrorKind, VERSION};
+use crate::store::TaskKey;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -61,7 +63,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             &format!("{rest}/tasks/{{task}}/pushNotificationConfigs/{{config}}"),
-            any(rest::push_configs),
+            any(rest::push_config),
         )
         .route(
             &format!("{rest}/extendedAgentCard"),
@@ -76,6 +78,13 @@ pub(super) struct Caller {
     /// The authenticated Leader, whose task namespace the call acts in (`None`: an open
     /// partner's shared one).
     pub(super) owner: Option<String>,
+}
+
+impl Caller {
+    /// Task `task` of this partner in the caller's namespace.
+    pub(super) fn key(&self, task: &str) -> TaskKey {
+        TaskKey::owned(self.agent.id(), self.owner.as_deref(), task)
+    }
 }
 
 /// The partner `agent_id` and the Leader calling it, authenticated as over AIP.

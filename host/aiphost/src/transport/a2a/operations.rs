@@ -2,8 +2,8 @@
 //! one JSON object (the JSON-RPC `params`, or an HTTP+JSON body, path and query together), goes
 //! through the same engine as AIP, and answers with A2A objects or a stream of them.
 
-use super::Caller;
 use super::events::{Close, Events, events};
+use super::{Caller, push};
 use crate::aip_error;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
 use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
@@ -73,7 +73,7 @@ fn history_length(params: &Map<String, Value>) -> Result<Option<usize>, A2aError
 
 /// Count a request that is not a command against the tenant's rate quota (a command counts in
 /// the engine, as over AIP).
-fn admit_read(caller: &Caller) -> Result<(), A2aError> {
+pub(super) fn admit_read(caller: &Caller) -> Result<(), A2aError> {
     match &caller.agent.tenant {
         Some(tenant) => tenant
             .admit_request()
@@ -82,18 +82,18 @@ fn admit_read(caller: &Caller) -> Result<(), A2aError> {
     }
 }
 
-/// The command of a `SendMessage`, with the flags that shape its answer.
+/// The command of a `SendMessage`, with the flags that shape its answer and the push config
+/// that came with it.
 struct Sent {
     inbound: Inbound,
     view: TaskView,
+    push: Option<a2a::PushConfig>,
 }
 
 fn read_send(caller: &Caller, params: &Value) -> Result<Sent, A2aError> {
     let sent = a2a::parse_send(params)?;
-    if sent.push_config.is_some() {
-        return Err(push_not_supported());
-    }
     Ok(Sent {
+        push: sent.push_config,
         inbound: Inbound {
             dialect: Dialect::default(),
             command: sent.command,
@@ -117,12 +117,19 @@ pub(super) async fn send(
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
-    let Sent { inbound, view } = read_send(caller, params)?;
-    let reply = app
-        .engine
-        .command(&caller.agent, inbound, None)
-        .await
-        .map_err(engine_error)?;
+    let Sent {
+        mut inbound,
+        view,
+        push,
+    } = read_send(caller, params)?;
+    let (inline, notify) = push::inline(app, caller, &mut inbound, push).await?;
+    let reply = match app.engine.command(&caller.agent, inbound, notify).await {
+        Ok(reply) => reply,
+        Err(e) => {
+            push::undo(app, inline).await;
+            return Err(engine_error(e));
+        }
+    };
     Ok(json!({"task": render_task(&reply.task, view)}))
 }
 
@@ -133,7 +140,11 @@ pub(super) async fn send_streaming(
     caller: &Caller,
     params: &Value,
 ) -> Result<Events, A2aError> {
-    let Sent { inbound, view } = read_send(caller, params)?;
+    let Sent {
+        mut inbound,
+        view,
+        push,
+    } = read_send(caller, params)?;
     // A stream begins with the task: a start's first event is its creation; a continue's
     // events begin after it, so the task as it was comes first.
     let before = match (&inbound.command.command, &inbound.command.task_id) {
@@ -145,11 +156,14 @@ pub(super) async fn send_streaming(
         ),
         _ => None,
     };
-    let start = app
-        .engine
-        .stream(&caller.agent, inbound)
-        .await
-        .map_err(engine_error)?;
+    let (inline, notify) = push::inline(app, caller, &mut inbound, push).await?;
+    let start = match app.engine.stream(&caller.agent, inbound, notify).await {
+        Ok(start) => start,
+        Err(e) => {
+            push::undo(app, inline).await;
+            return Err(engine_error(e));
+        }
+    };
     let StreamStart::Events(feed) = start else {
         return Err(A2aError::new(
             A2aErrorKind::Internal,
@@ -337,15 +351,6 @@ fn read_page_token(token: &str) -> Result<PagePosition, A2aError> {
         changed_ms: ms.parse().map_err(|_| bad())?,
         task_id: id.to_string(),
     })
-}
-
-/// Every push notification operation: this host does not deliver A2A push notifications yet
-/// (its card says so).
-pub(super) fn push_not_supported() -> A2aError {
-    A2aError::new(
-        A2aErrorKind::PushNotificationNotSupported,
-        json!({"reason": "this host does not deliver A2A push notifications; stream or poll the task"}),
-    )
 }
 
 /// `GetExtendedAgentCard`: no partner has an extended card.

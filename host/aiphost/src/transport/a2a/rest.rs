@@ -6,13 +6,13 @@
 //! Subscribing is a GET in the spec; POST is accepted too (clients send both).
 
 use super::events::Events;
-use super::{Caller, caller, check_json_body, check_version, operations};
+use super::{Caller, caller, check_json_body, check_version, operations, push};
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::transport::AppState;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -220,12 +220,87 @@ fn not_this_verb(verb: &str, method: &str) -> A2aError {
     )
 }
 
-/// `/tasks/{id}/pushNotificationConfigs[/{config}]`, any method.
-pub(super) async fn push_configs(headers: HeaderMap) -> Response {
-    match check_version(&headers) {
-        Err(e) => error_response(&e),
-        Ok(()) => error_response(&operations::push_not_supported()),
+/// `POST /tasks/{task}/pushNotificationConfigs` (create, the body a config) and `GET` (list).
+pub(super) async fn push_configs(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path((agent, task)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let result = async {
+        match method {
+            Method::POST => {
+                let body = json_body(&app, &headers, body).await?;
+                let caller = enter(&app, &agent, &headers, &peer)?;
+                push::create(&app, &caller, &body, Some(&task)).await
+            }
+            Method::GET => {
+                let caller = enter(&app, &agent, &headers, &peer)?;
+                let mut params = params(query, None);
+                params["taskId"] = Value::String(task);
+                push::list(&app, &caller, &params).await
+            }
+            other => Err(not_this_method(
+                &other,
+                "/tasks/{id}/pushNotificationConfigs",
+            )),
+        }
     }
+    .await;
+    match result {
+        Ok(answer) => ok_json(&answer),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `GET` and `DELETE /tasks/{task}/pushNotificationConfigs/{config}`.
+pub(super) async fn push_config(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path((agent, task, config)): Path<(String, String, String)>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    let result = async {
+        let params = serde_json::json!({"taskId": task, "id": config});
+        match method {
+            Method::GET => {
+                let caller = enter(&app, &agent, &headers, &peer)?;
+                push::get(&app, &caller, &params).await
+            }
+            Method::DELETE => {
+                let caller = enter(&app, &agent, &headers, &peer)?;
+                push::delete(&app, &caller, &params).await
+            }
+            other => Err(not_this_method(
+                &other,
+                "/tasks/{id}/pushNotificationConfigs/{configId}",
+            )),
+        }
+    }
+    .await;
+    match result {
+        Ok(answer) => ok_json(&answer),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn not_this_method(method: &Method, path: &str) -> A2aError {
+    A2aError::new(
+        A2aErrorKind::MethodNotFound,
+        serde_json::json!({
+            "reason": format!("{method} {path} is not an operation"),
+            "operations": [
+                "POST /tasks/{id}/pushNotificationConfigs",
+                "GET /tasks/{id}/pushNotificationConfigs",
+                "GET /tasks/{id}/pushNotificationConfigs/{configId}",
+                "DELETE /tasks/{id}/pushNotificationConfigs/{configId}",
+            ],
+        }),
+    )
 }
 
 /// `GET /extendedAgentCard`.

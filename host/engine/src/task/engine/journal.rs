@@ -6,7 +6,7 @@ use super::TaskEngine;
 use super::slots::{Slot, SlotState};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, Timestamp};
+use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, TaskState, Timestamp};
 use aiphost_store::{
     ChunkWrite, Encoded, OutboxEntry, Outgoing, PendingWrite, StoreError, TaskKey, TaskWrite,
     Ticket,
@@ -87,12 +87,9 @@ impl TaskEngine {
         for kind in events {
             record.last_event_seq += 1;
             if let EventKind::Created { status } | EventKind::Status { status } = &kind
-                && record
-                    .notify
-                    .as_ref()
-                    .is_some_and(|n| n.wants(status.state))
+                && record.subscriptions().any(|n| n.wants(status.state))
             {
-                notified.push(record.last_event_seq);
+                notified.push((record.last_event_seq, status.state));
             }
             status_changed |= matches!(kind, EventKind::Created { .. } | EventKind::Status { .. });
             if let EventKind::Chunk { chunk } = &kind {
@@ -183,7 +180,7 @@ impl TaskEngine {
             }
         };
         st.ticket = pending.ticket();
-        if let Some(&newest) = notified.last() {
+        if let Some(&(newest, _)) = notified.last() {
             let (fan_out, key) = (self.inner.fan_out.clone(), slot.key.clone());
             self.when_durable(st.ticket, "notifications", move || {
                 fan_out.notifications_due(key, newest)
@@ -280,22 +277,31 @@ impl TaskEngine {
         self.applied(slot, st, pending).await
     }
 
-    /// The outbox entries for the notified statuses `seqs` of `record`: the task as it now is, to
-    /// go out in the dialect of the Leader that started it.
+    /// The outbox entries for the notified statuses `seqs` (with the state each entered) of
+    /// `record`: the task as it now is, to each config that wants the state in turn (each
+    /// config's door renders it: in the dialect of the Leader that started it, or as A2A).
     pub(super) fn outbox_entries(
         &self,
         key: &TaskKey,
         record: &TaskRecord,
-        seqs: &[u64],
+        seqs: &[(u64, TaskState)],
     ) -> Vec<(u64, OutboxEntry)> {
-        let Some(subscription) = &record.notify else {
+        if seqs.is_empty() {
             return Vec::new();
-        };
+        }
         let aic = self.aic_of(key);
         seqs.iter()
-            .map(|&seq| {
+            .filter_map(|&(seq, state)| {
+                let mut configs = record
+                    .subscriptions()
+                    .filter(|s| s.wants(state))
+                    .map(|s| s.config_id.clone());
+                let first = configs.next()?;
                 let notice = TaskNotice::now(&aic, record.dialect, &record.task);
-                (seq, OutboxEntry::new(&subscription.config_id, notice))
+                Some((
+                    seq,
+                    OutboxEntry::new(&first, notice).then(configs.collect()),
+                ))
             })
             .collect()
     }

@@ -9,7 +9,7 @@
 
 use super::{EngineError, TaskEngine};
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
-use aiphost_protocol::{ErrorCode, RpcError, Timestamp};
+use aiphost_protocol::{ErrorCode, RpcError, TaskState, Timestamp};
 use aiphost_store::{StoreError, TaskKey};
 use serde_json::json;
 use std::time::Duration;
@@ -57,6 +57,7 @@ impl TaskEngine {
             url: set.url,
             token: set.token,
             task_id: set.task_id,
+            ..Default::default()
         };
         let ticket = store.put_config(key, &config, waiting_since)?;
         store.durable(ticket).await?;
@@ -100,6 +101,77 @@ impl TaskEngine {
                 return Err(RpcError::task_not_found(&key.task).into());
             }
         }
+        store.durable(ticket).await?;
+        Ok(())
+    }
+
+    /// Store config `config` of `key`'s task, replacing the one with its id (A2A's push
+    /// notification configs: the client may choose the id), durably. While the task lives, its
+    /// status changes that `states` lets through (empty: every one) go to the config from now
+    /// on. A config for an ended task is stored and never used (A2A lets clients make one); a
+    /// task that does not exist is TaskNotFound unless `may_wait`: then the config waits for a
+    /// start that subscribes to it, like one made with `notification/set` before its task.
+    pub async fn put_push_config(
+        &self,
+        key: &TaskKey,
+        config: NotificationConfig,
+        states: Vec<TaskState>,
+        may_wait: bool,
+    ) -> Result<NotificationConfig, EngineError> {
+        let store = &self.inner.store;
+        let slot = self.hold(key);
+        // Under the slot's lock, so that no status change is written between storing the
+        // config and subscribing the task to it.
+        let mut st = slot.state.lock().await;
+        self.ensure_loaded(key, &mut st)?;
+        let started = st.record.is_some() || self.task_exists(key)?;
+        if !started && !may_wait {
+            return Err(RpcError::task_not_found(&key.task).into());
+        }
+        if store.config(key, &config.id)?.is_none() {
+            self.room_for_a_config(key, started)?;
+        }
+        let ticket = store.put_config(key, &config, (!started).then(Timestamp::now_ms))?;
+        let subscribe = st.record.as_ref().is_some_and(|r| {
+            !r.state().is_terminal() && r.subscriptions().all(|s| s.config_id != config.id)
+        });
+        if subscribe {
+            // Configs deleted since they were subscribed leave the list, which so stays within
+            // the task's count of configs.
+            let mut kept = Vec::new();
+            for s in st
+                .record
+                .as_ref()
+                .map(|r| r.push.clone())
+                .unwrap_or_default()
+            {
+                if store.config(key, &s.config_id)?.is_some() {
+                    kept.push(s);
+                }
+            }
+            kept.push(Subscription {
+                config_id: config.id.clone(),
+                states,
+            });
+            if let Some(record) = st.record.as_mut() {
+                record.push = kept;
+            }
+            self.store_change(&slot, &mut st, Vec::new(), false).await?;
+        }
+        let ticket = st.ticket.max(ticket);
+        drop(st);
+        store.durable(ticket).await?;
+        Ok(config)
+    }
+
+    /// Delete config `id` of `key`'s task if it has one (A2A: deleting twice is no error);
+    /// TaskNotFound if the task does not exist.
+    pub async fn delete_push_config(&self, key: &TaskKey, id: &str) -> Result<(), EngineError> {
+        if !self.task_exists(key)? {
+            return Err(RpcError::task_not_found(&key.task).into());
+        }
+        let store = &self.inner.store;
+        let (_, ticket) = store.delete_configs(key, Some(id))?;
         store.durable(ticket).await?;
         Ok(())
     }

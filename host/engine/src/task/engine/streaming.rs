@@ -5,6 +5,7 @@ use super::admission::Admitted;
 use super::{EngineError, Incoming, StreamStart, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
+use aiphost_protocol::notification::Subscription;
 use aiphost_protocol::{CommandKind, ErrorCode, Inbound, JsonObject, RpcError};
 use serde_json::json;
 use std::sync::Arc;
@@ -13,11 +14,13 @@ use tracing::Instrument;
 impl TaskEngine {
     /// Carry out a Leader command that came with the `stream` method: the answer is the task's
     /// events, from the ones this command causes on (all of them for a start or a re-stream from
-    /// the beginning), live until the task ends.
+    /// the beginning), live until the task ends. A start may subscribe the task to a
+    /// notification config (`notify`), as `command` does.
     pub async fn stream(
         &self,
         agent: &Arc<Agent>,
         inbound: Inbound,
+        notify: Option<Subscription>,
     ) -> Result<StreamStart, EngineError> {
         let Admitted {
             key,
@@ -33,6 +36,9 @@ impl TaskEngine {
             _ => None,
         };
         let command_ids = (command.session_id.clone(), command.group_id.clone());
+        if let Some(subscription) = &notify {
+            self.check_subscription(&key, subscription)?;
+        }
         async move {
             // Follow before anything can happen to the task, so no event slips past the stream.
             let follow = self.inner.watermarks.follow(&key);
@@ -46,7 +52,7 @@ impl TaskEngine {
                         task_id: task_id.clone(),
                         dialect,
                         policy,
-                        notify: None,
+                        notify,
                         group: None,
                     },
                     false,

@@ -890,6 +890,7 @@ async fn the_tenants_rate_quota_applies_to_commands_from_every_door() {
         .stream(
             &e.agent("rated"),
             command("start", "q3", text("hi"), json!({})),
+            None,
         )
         .await;
     assert!(matches!(streamed, Err(EngineError::Quota(_))));
@@ -1133,4 +1134,81 @@ async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("{task} did not rest within 5 s");
+}
+
+/// A2A push configs made while a task lives are subscribed at once: each change goes to every
+/// config that wants its state, in one outbox entry per change, in the order they were made;
+/// one deleted leaves the task's list when the next is made; a task that does not exist gets
+/// none (unless the config waits for its start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_configs_made_while_a_task_lives_hear_its_changes() {
+    use aiphost_protocol::notification::{NoticeFormat, NotificationConfig};
+    let e = Engine::start(TaskDefaults::default());
+    let asked = e
+        .send("asker", command("start", "p1", text("trip"), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&asked), TaskState::AwaitingInput);
+    let key = TaskKey::owned("asker", None, "p1");
+    let config = |id: &str, task: &str| NotificationConfig {
+        id: id.into(),
+        url: format!("http://127.0.0.1:9/{id}"),
+        task_id: task.into(),
+        format: NoticeFormat::A2a,
+        ..Default::default()
+    };
+    let push = |id: &str, states: Vec<TaskState>| {
+        e.engine
+            .put_push_config(&key, config(id, "p1"), states, false)
+    };
+    push("gone", Vec::new()).await.unwrap();
+    e.engine.delete_push_config(&key, "gone").await.unwrap();
+    // Deleting twice is no error.
+    e.engine.delete_push_config(&key, "gone").await.unwrap();
+    push("all", Vec::new()).await.unwrap();
+    push("ends", vec![TaskState::Canceled, TaskState::Completed])
+        .await
+        .unwrap();
+    // Made again: replaced, not subscribed twice.
+    push("all", Vec::new()).await.unwrap();
+    let record = e
+        .engine
+        .inner
+        .store
+        .load_task::<crate::task::record::TaskRecord>(&key)
+        .unwrap()
+        .unwrap();
+    let subscribed: Vec<&str> = record.push.iter().map(|s| s.config_id.as_str()).collect();
+    assert_eq!(subscribed, ["all", "ends"]);
+
+    let canceled = e
+        .send("asker", command("cancel", "p1", json!([]), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(state(&canceled), TaskState::Canceled);
+    let (seq, entry) = e.engine.inner.store.outbox_head(&key).unwrap().unwrap();
+    let entry = entry.unwrap();
+    assert_eq!(seq, canceled.seq);
+    assert_eq!(
+        (entry.config_id.as_str(), entry.then.as_slice()),
+        ("all", &["ends".to_string()][..])
+    );
+
+    // No task: refused and nothing stored; allowed to wait for a start.
+    let other = TaskKey::owned("asker", None, "p2");
+    let refused = e
+        .engine
+        .put_push_config(&other, config("x", "p2"), Vec::new(), false)
+        .await;
+    assert!(
+        matches!(&refused, Err(EngineError::Rpc(r)) if r.code == -32001),
+        "{refused:?}"
+    );
+    assert!(e.engine.inner.store.configs(&other).unwrap().is_empty());
+    assert!(e.engine.delete_push_config(&other, "x").await.is_err());
+    e.engine
+        .put_push_config(&other, config("x", "p2"), Vec::new(), true)
+        .await
+        .unwrap();
+    assert_eq!(e.engine.inner.store.configs(&other).unwrap().len(), 1);
 }

@@ -1,0 +1,408 @@
+//! A2A push notifications (spec 3.1.7–3.1.10, 4.3): configs made per task or sent with a
+//! message, in both bindings, delivered to a real receiver on 127.0.0.1 through the durable
+//! outbox, with A2A's payload and headers, under the same address policy as AIP's webhooks.
+
+use aiphost_tests::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+async fn call(host: &TestHost, agent: &str, method: &str, params: Value) -> Value {
+    post(
+        &format!("{}/agents/{agent}/a2a", host.url),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+    )
+    .await
+}
+
+fn message(id: &str, text: &str) -> Value {
+    json!({"role": "ROLE_USER", "messageId": id, "parts": [{"text": text}]})
+}
+
+fn code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error: {answer}"))
+}
+
+/// The task a notification carries (a `StreamResponse` with a task).
+fn task_of(hit: &Hit) -> &Value {
+    &hit.body["task"]
+}
+
+fn state_of(hit: &Hit) -> &str {
+    task_of(hit)["status"]["state"].as_str().unwrap_or_default()
+}
+
+/// Wait until the receiver got a notification at `path` saying `state`; the hits at `path`
+/// until then.
+async fn until_state(receiver: &Receiver, path: &str, state: &str) -> Vec<Hit> {
+    let started = std::time::Instant::now();
+    loop {
+        let hits: Vec<Hit> = receiver
+            .hits()
+            .into_iter()
+            .filter(|h| h.path == path)
+            .collect();
+        if hits.iter().any(|h| state_of(h) == state) {
+            return hits;
+        }
+        assert!(started.elapsed() < LIMIT, "no {state} at {path}: {hits:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A config sent with a message is delivered every change of the task it starts, as A2A
+/// payloads with A2A's headers (and none of AIP's), until the task ends; the task and the
+/// config are the same over AIP and A2A afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_sent_with_a_message_hears_the_task_to_its_end() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let receiver = Receiver::up().await;
+    let config = json!({
+        "id": "hook-1",
+        "url": receiver.url("inline"),
+        "token": "tok-1",
+        "authentication": {"scheme": "Bearer", "credentials": "cred-1"},
+    });
+    let answer = call(
+        &host,
+        "echo",
+        "SendMessage",
+        json!({"message": message("m-1", "hello"), "configuration": {"taskPushNotificationConfig": config}}),
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    let id = task["id"].as_str().unwrap();
+    let hits = until_state(&receiver, "/inline", "TASK_STATE_COMPLETED").await;
+    for hit in &hits {
+        assert_eq!(
+            hit.authorization.as_deref(),
+            Some("Bearer cred-1"),
+            "{hit:?}"
+        );
+        assert_eq!(hit.a2a_token.as_deref(), Some("tok-1"));
+        assert_eq!(
+            hit.token, None,
+            "no AIP token header on an A2A notification"
+        );
+        assert_eq!(hit.content_type.as_deref(), Some("application/json"));
+        assert_eq!(task_of(hit)["id"], id);
+        assert!(task_of(hit).get("history").is_none(), "{hit:?}");
+    }
+    let states: Vec<&str> = hits.iter().map(state_of).collect();
+    assert_eq!(states.last(), Some(&"TASK_STATE_COMPLETED"), "{states:?}");
+    // Every state once, in order: the awaiting-completion step is not one A2A knows.
+    let mut seen = states.clone();
+    seen.dedup();
+    assert_eq!(seen, states, "{states:?}");
+    assert_eq!(
+        task_of(hits.last().unwrap())["artifacts"][0]["parts"][0]["text"],
+        "hello"
+    );
+
+    let got = call(
+        &host,
+        "echo",
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": id, "id": "hook-1"}),
+    )
+    .await;
+    assert_eq!(
+        got["result"],
+        json!({"id": "hook-1", "taskId": id, "url": receiver.url("inline"), "token": "tok-1",
+               "authentication": {"scheme": "Bearer", "credentials": "cred-1"}}),
+        "{got}"
+    );
+
+    // A streamed message with a config: the task waits for input (the stream closes), then a
+    // plain follow-up completes it, and the config hears both.
+    let mut stream = SseStream::open(
+        &format!("{}/agents/tck/a2a", host.url),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {
+            "message": message("tck-input-required-1", "start"),
+            "configuration": {"taskPushNotificationConfig": {"url": receiver.url("streamed")}},
+        }}),
+    )
+    .await;
+    let events = stream.until_closed(LIMIT).await;
+    let waiting = events
+        .iter()
+        .find_map(|e| e["result"]["task"]["id"].as_str())
+        .unwrap_or_else(|| panic!("a task first: {events:?}"))
+        .to_string();
+    until_state(&receiver, "/streamed", "TASK_STATE_INPUT_REQUIRED").await;
+    let done = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": waiting, "parts": [{"text": "go on"}]}}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let hits = until_state(&receiver, "/streamed", "TASK_STATE_COMPLETED").await;
+    // No token and no authentication given: neither header.
+    assert!(
+        hits.iter()
+            .all(|h| h.a2a_token.is_none() && h.authorization.is_none())
+    );
+    let listed = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": waiting}),
+    )
+    .await;
+    let configs = listed["result"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 1, "{listed}");
+    assert!(configs[0]["id"].as_str().unwrap().starts_with("push-"));
+}
+
+/// Configs made for a live task are heard from then on, each by itself; a deleted one is not;
+/// configs are read, listed a page at a time and deleted (twice, no error) in both bindings;
+/// an unknown task or config is TaskNotFound, and nothing is stored for a refused request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let receiver = Receiver::up().await;
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let task = asked["result"]["task"]["id"].as_str().unwrap().to_string();
+    let create = |id: &str, path: &str| {
+        let params = json!({"taskId": task, "id": id, "url": receiver.url(path)});
+        call(&host, "tck", "CreateTaskPushNotificationConfig", params)
+    };
+    let made = create("a", "a").await;
+    assert_eq!(
+        made["result"],
+        json!({"id": "a", "taskId": task, "url": receiver.url("a")}),
+        "{made}"
+    );
+    create("b", "b").await;
+    create("gone", "gone").await;
+    let deleted = call(
+        &host,
+        "tck",
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "gone"}),
+    )
+    .await;
+    assert_eq!(deleted["result"], json!({}), "{deleted}");
+    let again = call(
+        &host,
+        "tck",
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "gone"}),
+    )
+    .await;
+    assert_eq!(
+        again["result"],
+        json!({}),
+        "deleting twice is no error: {again}"
+    );
+    let missing = call(
+        &host,
+        "tck",
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "gone"}),
+    )
+    .await;
+    assert_eq!(code(&missing), -32001, "{missing}");
+    assert_eq!(
+        missing["error"]["data"][0]["metadata"]["configId"], "gone",
+        "{missing}"
+    );
+
+    // A page at a time, by id.
+    let page = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task, "pageSize": 1}),
+    )
+    .await;
+    assert_eq!(page["result"]["configs"][0]["id"], "a", "{page}");
+    let token = page["result"]["nextPageToken"].as_str().unwrap();
+    assert!(!token.is_empty());
+    let rest = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task, "pageSize": 1, "pageToken": token}),
+    )
+    .await;
+    assert_eq!(rest["result"]["configs"][0]["id"], "b", "{rest}");
+    assert_eq!(rest["result"]["nextPageToken"], "");
+
+    // Unknown task: refused, and nothing is made for it.
+    let nowhere = call(
+        &host,
+        "tck",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": "no-such-task", "url": receiver.url("x")}),
+    )
+    .await;
+    assert_eq!(code(&nowhere), -32001, "{nowhere}");
+    for method in [
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    ] {
+        let answer = call(
+            &host,
+            "tck",
+            method,
+            json!({"taskId": "no-such-task", "id": "x"}),
+        )
+        .await;
+        assert_eq!(code(&answer), -32001, "{method}: {answer}");
+    }
+    let no_url = call(
+        &host,
+        "tck",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "c"}),
+    )
+    .await;
+    assert_eq!(code(&no_url), -32602, "{no_url}");
+
+    // The task ends: `a` and `b` hear it, `gone` does not.
+    let done = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": task, "parts": [{"text": "go on"}]}}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    for path in ["/a", "/b"] {
+        let hits = until_state(&receiver, path, "TASK_STATE_COMPLETED").await;
+        assert_eq!(task_of(&hits[0])["id"], task.as_str());
+    }
+    assert!(receiver.hits().iter().all(|h| h.path != "/gone"));
+
+    // HTTP+JSON, on the ended task: a config may still be made (and is never used).
+    let base = format!(
+        "{}/agents/tck/a2a/rest/tasks/{task}/pushNotificationConfigs",
+        host.url
+    );
+    let client = reqwest::Client::new();
+    let made = client
+        .post(&base)
+        .json(&json!({"id": "r", "url": receiver.url("r")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 200);
+    let made: Value = made.json().await.unwrap();
+    assert_eq!(made["taskId"], task.as_str());
+    let listed: Value = client
+        .get(&base)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b", "r"], "{listed}");
+    let one = client.get(format!("{base}/r")).send().await.unwrap();
+    assert_eq!(one.status(), 200);
+    for _ in 0..2 {
+        let deleted = client.delete(format!("{base}/r")).send().await.unwrap();
+        assert_eq!(deleted.status(), 200);
+    }
+    let gone = client.get(format!("{base}/r")).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    let other_task = client
+        .post(&base)
+        .json(&json!({"taskId": "another", "url": receiver.url("r")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other_task.status(), 400);
+    let put = client.put(format!("{base}/a")).send().await.unwrap();
+    assert_eq!(put.status(), 404, "no such operation");
+    assert!(receiver.hits().iter().all(|h| h.path != "/r"));
+}
+
+/// Where a config may point is the host's address policy, as for AIP's webhooks: private
+/// addresses are refused when they are not allowed (and a refused message starts nothing); a
+/// name that does not resolve now is accepted, as every delivery checks it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_urls_pass_the_address_policy() {
+    let host = TestHost::start(HostOptions {
+        webhook_allow_private: false,
+        ..HostOptions::default()
+    })
+    .await;
+    let refused = call(
+        &host,
+        "echo",
+        "SendMessage",
+        json!({"message": message("m-1", "hello"), "configuration": {
+            "taskPushNotificationConfig": {"url": "http://127.0.0.1:9/hook"}}}),
+    )
+    .await;
+    assert_eq!(code(&refused), -32602, "{refused}");
+    let data = refused["error"]["data"].to_string();
+    assert!(data.contains("loopback"), "{data}");
+    let listed = call(&host, "echo", "ListTasks", json!({})).await;
+    assert_eq!(listed["result"]["totalSize"], 0, "{listed}");
+
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let task = asked["result"]["task"]["id"].as_str().unwrap().to_string();
+    for url in [
+        "http://10.1.2.3/hook",
+        "http://[::1]/hook",
+        "http://169.254.169.254/latest",
+    ] {
+        let answer = call(
+            &host,
+            "tck",
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": url}),
+        )
+        .await;
+        assert_eq!(code(&answer), -32602, "{url}: {answer}");
+    }
+    let unresolved = call(
+        &host,
+        "tck",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "later", "url": "https://receiver.invalid/hook"}),
+    )
+    .await;
+    assert_eq!(unresolved["result"]["id"], "later", "{unresolved}");
+    let listed = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert_eq!(listed["result"]["configs"].as_array().unwrap().len(), 1);
+}
