@@ -5,6 +5,7 @@
 mod a2a;
 mod a2a_push;
 mod a2a_sdk;
+mod a2a_v03;
 mod cli;
 mod durability;
 mod endpoints;

@@ -9,7 +9,8 @@
 //!   state mapping), [`render_event`] a logged event as a `StreamResponse`;
 //! - [`parse_push_config`] reads a push notification config, [`render_notice`] is what its
 //!   webhook gets;
-//! - [`A2aError`] is every failure, as a JSON-RPC error or an HTTP+JSON one.
+//! - [`A2aError`] is every failure, as a JSON-RPC error or an HTTP+JSON one;
+//! - [`v03`] translates A2A v0.3's JSON-RPC requests to v1.0's and the answers back.
 //!
 //! ```
 //! use aiphost_protocol::a2a::{parse_send, A2aErrorKind};
@@ -28,6 +29,7 @@ mod message;
 mod part;
 mod push;
 pub mod task;
+pub mod v03;
 
 pub use error::{A2aError, A2aErrorKind};
 pub use event::{SentArtifacts, StreamContext, render_event};

@@ -1,10 +1,18 @@
 //! The A2A agent card of a partner (spec 4.4.1, 8), built from its manifest like its ACS
 //! document: identity, skills, input and output modes, the two bindings this host serves, what
 //! it can do, and how Leaders authenticate.
+//!
+//! The JSON-RPC binding also speaks A2A v0.3 ([`v03`]), so the card says so twice: as a third
+//! interface with `protocolVersion` 0.3 (v1.0 3.6.2: an agent may serve several versions of a
+//! binding), and in v0.3's own top-level fields (`url`, `preferredTransport`,
+//! `protocolVersion`, `additionalInterfaces`), without which a v0.3 client can neither read the
+//! card (`url` is required there) nor find the endpoint. The official SDK's server does the
+//! same. v1.0 clients ignore fields they do not know (v1.0 5.7), though a strict reading of
+//! v1.0's card schema, which allows no others, does not.
 
 use crate::agent::Agent;
 use crate::agent::manifest::{LeaderAuth, Skill};
-use crate::protocol::a2a::VERSION;
+use crate::protocol::a2a::{VERSION, v03};
 use serde_json::{Map, Value, json};
 
 /// The path under a partner's URL where its JSON-RPC binding is served.
@@ -34,12 +42,23 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     if let Some(url) = &info.documentation_url {
         card.insert("documentationUrl".into(), json!(url));
     }
+    let jsonrpc = format!("{agent_url}/{JSONRPC_PATH}");
     card.insert(
         "supportedInterfaces".into(),
         json!([
-            {"url": format!("{agent_url}/{JSONRPC_PATH}"), "protocolBinding": "JSONRPC", "protocolVersion": VERSION},
+            {"url": jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": VERSION},
             {"url": format!("{agent_url}/{REST_PATH}"), "protocolBinding": "HTTP+JSON", "protocolVersion": VERSION},
+            // Last, so that a client taking the first JSON-RPC interface gets v1.0.
+            {"url": jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": v03::VERSION},
         ]),
+    );
+    // v0.3's view: only the JSON-RPC binding speaks v0.3 here (the HTTP+JSON one is v1.0's).
+    card.insert("protocolVersion".into(), json!(v03::VERSION));
+    card.insert("url".into(), json!(jsonrpc));
+    card.insert("preferredTransport".into(), json!("JSONRPC"));
+    card.insert(
+        "additionalInterfaces".into(),
+        json!([{"url": jsonrpc, "transport": "JSONRPC"}]),
     );
     card.insert(
         "capabilities".into(),

@@ -1,9 +1,13 @@
 //! The JSON-RPC binding (spec 9): one POST per request, JSON-RPC errors with HTTP 200, and
 //! SSE streams whose every event is a JSON-RPC response carrying a `StreamResponse`.
+//!
+//! It also answers A2A v0.3's methods (`message/send`, `tasks/get`, ...), told apart by their
+//! names: such a request is upgraded to the v1.0 request it means, runs as that, and its answer
+//! (each stream event, every error) goes back in v0.3's shapes ([`v03`]).
 
 use super::events::{Events, sse};
 use super::{Caller, caller, check_json_body, check_version, operations, push};
-use crate::protocol::a2a::{A2aError, A2aErrorKind};
+use crate::protocol::a2a::{A2aError, A2aErrorKind, v03};
 use crate::protocol::jsonrpc;
 use crate::transport::AppState;
 use crate::transport::tls::Peer;
@@ -54,7 +58,9 @@ pub(super) async fn handle(
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let span = tracing::info_span!("a2a", agent = %agent_id, request = %&request_id[..12]);
     async move {
-        if let Err(error) = check_json_body(&headers).and_then(|()| check_version(&headers)) {
+        // Before the body is read (see `check_json_body`); the version is checked once the
+        // method says which version the request is in.
+        if let Err(error) = check_json_body(&headers) {
             return json_response(&error.to_jsonrpc_response(&Value::Null));
         }
         let bytes = match crate::transport::body::read(body, app.config.max_body_bytes).await {
@@ -72,26 +78,84 @@ pub(super) async fn handle(
             }
         };
         let id = request.id.clone();
-        let answer = match caller(&app, &agent_id, &headers, &peer) {
-            Ok(caller) => dispatch(&app, &caller, &request.method, &request.params).await,
-            Err(e) => Err(e),
+        let v03 = v03::is_v03_method(&request.method);
+        // Refusals from here on are in the request's version. Those above, made before the
+        // method was known, are in v1.0's form: their codes are v0.3's too.
+        let refuse = move |error: &A2aError, id: &Value| {
+            if v03 {
+                v03::error_response(error, id)
+            } else {
+                error.to_jsonrpc_response(id)
+            }
+        };
+        // The answer goes back in v0.3's shapes when the request came in them.
+        let mut downgrade = None;
+        let answer = async {
+            if v03 {
+                check_version_v03(&headers)?;
+            } else {
+                check_version(&headers)?;
+            }
+            let caller = caller(&app, &agent_id, &headers, &peer)?;
+            if !v03 {
+                return dispatch(&app, &caller, &request.method, &request.params).await;
+            }
+            let upgraded = v03::upgrade_request(&request.method, &request.params)?;
+            downgrade = Some(upgraded.downgrade);
+            dispatch(&app, &caller, upgraded.method, &upgraded.params).await
+        }
+        .await;
+        let answer = match (answer, &downgrade) {
+            (Ok(Answer::Result(result)), Some(d)) => d.downgrade_result(result).map(Answer::Result),
+            (answer, _) => answer,
         };
         match answer {
             Ok(Answer::Result(result)) => json_response(&jsonrpc::success(&id, result)),
             Ok(Answer::Stream(events)) => {
                 sse(events, app.config.sse_keep_alive, move |item| match item {
-                    Ok(response) => jsonrpc::success(&id, response),
-                    Err(error) => error.to_jsonrpc_response(&id),
+                    Ok(response) => {
+                        let response = match &downgrade {
+                            Some(d) => d.downgrade_stream_item(response),
+                            None => response,
+                        };
+                        jsonrpc::success(&id, response)
+                    }
+                    Err(error) => refuse(&error, &id),
                 })
             }
             Err(error) => {
-                tracing::debug!(code = error.kind.jsonrpc_code(), "A2A request refused");
-                json_response(&error.to_jsonrpc_response(&id))
+                tracing::debug!(code = error.kind.jsonrpc_code(), v03, "A2A request refused");
+                json_response(&refuse(&error, &id))
             }
         }
     }
     .instrument(span)
     .await
+}
+
+/// VersionNotSupported unless a v0.3 request asks for v0.3 (or no version, which v1.0 3.6.2
+/// reads as 0.3).
+fn check_version_v03(headers: &HeaderMap) -> Result<(), A2aError> {
+    let asked = headers
+        .get("a2a-version")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    if v03::accepts_version(&asked) {
+        return Ok(());
+    }
+    Err(A2aError::new(
+        A2aErrorKind::VersionNotSupported,
+        json!({
+            "requested": asked.trim(),
+            "supported": v03::VERSION,
+            "reason": format!(
+                "v0.3 method names are served as A2A {}; under A2A {} use the v1.0 methods ({})",
+                v03::VERSION,
+                crate::protocol::a2a::VERSION,
+                METHODS.join(", "),
+            ),
+        }),
+    ))
 }
 
 async fn dispatch(
