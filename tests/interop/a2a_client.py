@@ -810,10 +810,13 @@ class Webhook:
         return f"http://127.0.0.1:{self.server.server_address[1]}/{path}"
 
     async def until(self, path: str, state: str, what: str) -> list[tuple[dict[str, str], Any]]:
-        """The notifications at `path` once one says the task is in `state`."""
+        """The notifications at `path` (each as the task it carries) once one says the task is
+        in `state` (a v1.0 state name). A v1.0 notification is a StreamResponse holding the task;
+        one to a config made over v0.3 is the task itself, its state spelled v0.3's way."""
+        v03_state = state.removeprefix("TASK_STATE_").lower().replace("_", "-")
         for _ in range(int(SCENARIO_TIMEOUT_S * 10)):
-            hits = [(h, b) for p, h, b in list(self.got) if p == f"/{path}"]
-            if any(b.get("task", {}).get("status", {}).get("state") == state for _, b in hits):
+            hits = [(h, b.get("task", b)) for p, h, b in list(self.got) if p == f"/{path}"]
+            if any(t.get("status", {}).get("state") in (state, v03_state) for _, t in hits):
                 return hits
             await asyncio.sleep(0.1)
         raise AssertionError(f"{what}: no {state} notification at /{path}; got {self.got}")
@@ -869,7 +872,7 @@ async def scenario_push(binding: str) -> str:
             for headers, body in inline_hits:
                 assert headers.get("authorization") == "Bearer cred-inline", f"headers {headers}"
                 assert headers.get("x-a2a-notification-token") == "tok-inline", f"headers {headers}"
-                assert body["task"]["id"] == asked.id, f"body {body}"
+                assert body["id"] == asked.id, f"body {body}"
             assert all("authorization" not in h for h, _ in made_hits), "made has no authentication"
             for _ in range(2):
                 await client.delete_task_push_notification_config(
@@ -885,7 +888,7 @@ async def scenario_push(binding: str) -> str:
     finally:
         hook.close()
     only_binding(LOG, binding, "push")
-    inline_states = [b["task"]["status"]["state"] for _, b in inline_hits]
+    inline_states = [t["status"]["state"] for _, t in inline_hits]
     return f"inline heard {inline_states}; made heard {len(made_hits)}; deleted: {missing}"
 
 

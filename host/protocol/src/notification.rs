@@ -48,6 +48,10 @@ pub enum NoticeFormat {
     /// A2A: a `StreamResponse` holding the task, with `Authorization` from the config's
     /// authentication and its token in `X-A2A-Notification-Token`.
     A2a,
+    /// A2A v0.3 (a config made with v0.3's methods): the task itself in v0.3's shape, with
+    /// the same headers.
+    #[serde(rename = "a2a-v0.3")]
+    A2aV03,
 }
 
 impl NoticeFormat {

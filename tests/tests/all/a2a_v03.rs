@@ -667,7 +667,20 @@ async fn push_configs_in_v03_shapes() {
         .iter()
         .find(|h| h.path == "/sent")
         .unwrap_or_else(|| panic!("no delivery to the message's config: {hits:?}"));
-    assert!(hit.body.to_string().contains(&sent_id), "{hit:?}");
+    // A config made over v0.3 hears in v0.3's shape: the task itself.
+    assert_eq!(hit.body["kind"], "task", "{hit:?}");
+    assert_eq!(hit.body["id"], sent_id.as_str(), "{hit:?}");
+    let states: Vec<&str> = hits
+        .iter()
+        .filter(|h| h.path == "/sent")
+        .filter_map(|h| h.body["status"]["state"].as_str())
+        .collect();
+    assert!(
+        states
+            .iter()
+            .all(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '-')),
+        "{states:?}"
+    );
     assert_eq!(hit.a2a_token.as_deref(), Some("t-2"), "{hit:?}");
     assert_eq!(hit.authorization.as_deref(), Some("Bearer c-2"), "{hit:?}");
 }
@@ -689,6 +702,7 @@ const SDK_V03_SCENARIOS: &[&str] = &[
     "jsonrpc-v0.3/ended-task",
     "jsonrpc-v0.3/get-task",
     "jsonrpc-v0.3/push-configs",
+    "jsonrpc-v0.3/push",
 ];
 
 /// Run `command` (from the repository's root) to completion within `limit`.

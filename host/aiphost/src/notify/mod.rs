@@ -10,6 +10,7 @@ pub mod policy;
 
 use crate::protocol::Audience;
 use crate::protocol::Timestamp;
+use crate::protocol::a2a;
 use crate::protocol::notification::NoticeFormat;
 use crate::store::{Encoded, OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
@@ -253,11 +254,12 @@ impl Notifier {
             entry.first_attempt_ms = Timestamp::now_ms();
         }
         entry.attempts += 1;
-        let a2a = config.format == NoticeFormat::A2a;
-        let body = match &entry.body {
-            Outgoing::Notice(notice) if a2a => crate::protocol::a2a::render_notice(notice),
-            Outgoing::Notice(notice) => notice.render(Audience::Webhook),
-            Outgoing::Rendered(body) => body.clone(),
+        let a2a = config.format != NoticeFormat::Aip;
+        let body = match (&entry.body, config.format) {
+            (Outgoing::Notice(notice), NoticeFormat::Aip) => notice.render(Audience::Webhook),
+            (Outgoing::Notice(notice), NoticeFormat::A2a) => a2a::render_notice(notice),
+            (Outgoing::Notice(notice), NoticeFormat::A2aV03) => a2a::v03::render_notice(notice),
+            (Outgoing::Rendered(body), _) => body.clone(),
         };
         let outcome = if let Some(reason) = literal_refused {
             Err(reason)
@@ -272,7 +274,7 @@ impl Notifier {
                 .header(reqwest::header::CONTENT_TYPE, "application/json");
             request = match (&config.format, &config.authentication) {
                 (NoticeFormat::Aip, _) => request.header(TOKEN_HEADER, &config.token),
-                (NoticeFormat::A2a, auth) => {
+                (NoticeFormat::A2a | NoticeFormat::A2aV03, auth) => {
                     if let Some(auth) = auth {
                         request = request.header(
                             reqwest::header::AUTHORIZATION,
@@ -323,7 +325,7 @@ impl Notifier {
                 task_id: task.task.clone(),
                 seq,
                 url,
-                // An A2A notification holds the task; AIP's is the task.
+                // An A2A notification holds the task; AIP's and A2A v0.3's are the task.
                 state: body.get("task").unwrap_or(&body)["status"]["state"]
                     .as_str()
                     .map(str::to_string),

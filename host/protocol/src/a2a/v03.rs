@@ -515,6 +515,15 @@ pub fn state_name(v1: &str) -> &'static str {
     }
 }
 
+/// What the webhook of a config made over v0.3 gets for a change of a task: the task itself
+/// (v0.3 sent no `StreamResponse` wrapper), in v0.3's shape.
+pub fn render_notice(notice: &crate::notice::TaskNotice) -> Value {
+    match super::render_notice(notice) {
+        Value::Object(mut wrapped) => task(wrapped.remove("task").unwrap_or_default()),
+        other => other,
+    }
+}
+
 /// A v1.0 `Task` as v0.3's.
 fn task(value: Value) -> Value {
     let Value::Object(mut t) = value else {

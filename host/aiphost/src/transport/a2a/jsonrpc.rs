@@ -96,7 +96,10 @@ pub(super) async fn handle(
             } else {
                 check_version(&headers)?;
             }
-            let caller = caller(&app, &agent_id, &headers, &peer)?;
+            let caller = Caller {
+                v03,
+                ..caller(&app, &agent_id, &headers, &peer)?
+            };
             if !v03 {
                 return dispatch(&app, &caller, &request.method, &request.params).await;
             }

@@ -24,6 +24,7 @@ use super::tls::Peer;
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::protocol::a2a::{A2aError, A2aErrorKind, VERSION};
+use crate::protocol::notification::NoticeFormat;
 use crate::store::TaskKey;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -78,9 +79,20 @@ pub(super) struct Caller {
     /// The authenticated Leader, whose task namespace the call acts in (`None`: an open
     /// partner's shared one).
     pub(super) owner: Option<String>,
+    /// The request is in A2A v0.3's shapes (the JSON-RPC binding's v0.3 methods).
+    pub(super) v03: bool,
 }
 
 impl Caller {
+    /// What the notifications of a push config this caller makes look like.
+    pub(super) fn notice_format(&self) -> NoticeFormat {
+        if self.v03 {
+            NoticeFormat::A2aV03
+        } else {
+            NoticeFormat::A2a
+        }
+    }
+
     /// Task `task` of this partner in the caller's namespace.
     pub(super) fn key(&self, task: &str) -> TaskKey {
         TaskKey::owned(self.agent.id(), self.owner.as_deref(), task)
@@ -104,7 +116,11 @@ fn caller(
         .tenancy
         .authenticate_leader(&agent, super::admin::bearer(headers), peer.certificate())
         .map_err(|e| A2aError::from(aip_error::leader_auth(&e)))?;
-    Ok(Caller { agent, owner })
+    Ok(Caller {
+        agent,
+        owner,
+        v03: false,
+    })
 }
 
 /// VersionNotSupported unless the request asks for the version served here (or none).

@@ -74,7 +74,10 @@ pub(super) async fn inline(
         .get_or_insert_with(|| format!("task-{}", uuid::Uuid::new_v4()))
         .clone();
     let key = caller.key(&task_id);
-    let config = push.into_config(&task_id);
+    let config = NotificationConfig {
+        format: caller.notice_format(),
+        ..push.into_config(&task_id)
+    };
     let made = start
         || !app
             .engine
@@ -137,7 +140,11 @@ pub(super) async fn create(
     };
     admit_read(caller)?;
     let key = caller.key(&task_id);
-    let config = put(app, &key, push.into_config(&task_id), false, "params").await?;
+    let config = NotificationConfig {
+        format: caller.notice_format(),
+        ..push.into_config(&task_id)
+    };
+    let config = put(app, &key, config, false, "params").await?;
     Ok(a2a::render_push_config(&config))
 }
 
