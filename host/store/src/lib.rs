@@ -612,14 +612,14 @@ impl Store {
         Ok(self.inner.commit.written())
     }
 
-    /// Be done with a pending notification's config: delivered, or (with `given_up`) moved to
-    /// the given-up list. The entry leaves the outbox, or, when it goes on to another config,
-    /// becomes `next`, in the same write.
+    /// Be done with a pending notification's config: delivered, or (with `given_up`: the
+    /// config's id and the record) moved to the given-up list. The entry leaves the outbox, or,
+    /// when it goes on to another config, becomes `next`, in the same write.
     pub fn outbox_remove(
         &self,
         key: &TaskKey,
         seq: u64,
-        given_up: Option<&Encoded>,
+        given_up: Option<(&str, &Encoded)>,
         next: Option<&OutboxEntry>,
     ) -> Result<Ticket, StoreError> {
         let tasks = &self.inner.tasks;
@@ -635,8 +635,10 @@ impl Store {
             (None, Some(head)) => parts::remove(&mut batch, &entry_key, head),
             (None, None) => {}
         }
-        if let Some(record) = given_up {
-            let given_key = key.seq_key(b'g', seq);
+        if let Some((config_id, record)) = given_up {
+            // One change may be given up on for each of its task's configs.
+            let mut given_key = key.seq_key(b'g', seq);
+            given_key.extend_from_slice(config_id.as_bytes());
             let old = tasks.get(&given_key)?;
             parts::insert(
                 &mut batch,

@@ -406,3 +406,68 @@ async fn push_urls_pass_the_address_policy() {
     .await;
     assert_eq!(listed["result"]["configs"].as_array().unwrap().len(), 1);
 }
+
+/// A dead receiver delays only its own config's notifications past the horizon: each config of
+/// a task is given up on by itself (one record each, with its own state), and the config after
+/// it still hears every change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_config_of_a_task_is_given_up_on_by_itself() {
+    let host = TestHost::start(HostOptions {
+        webhook_horizon: Duration::from_millis(400),
+        ..HostOptions::default()
+    })
+    .await;
+    let dead = Receiver::down();
+    let alive = Receiver::up().await;
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let task = asked["result"]["task"]["id"].as_str().unwrap().to_string();
+    for (id, url) in [
+        ("dead-1", dead.url("1")),
+        ("dead-2", dead.url("2")),
+        ("alive", alive.url("a")),
+    ] {
+        let made = call(
+            &host,
+            "tck",
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "id": id, "url": url}),
+        )
+        .await;
+        assert_eq!(made["result"]["id"], id, "{made}");
+    }
+    let canceled = call(&host, "tck", "CancelTask", json!({"id": task})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    until_state(&alive, "/a", "TASK_STATE_CANCELED").await;
+    let (status, listed) = admin(
+        &host.url,
+        reqwest::Method::GET,
+        "/admin/notifications/given-up",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    let given_up = listed["givenUp"].as_array().unwrap();
+    assert_eq!(given_up.len(), 2, "one record per dead config: {listed}");
+    for record in given_up {
+        assert_eq!(record["taskId"], task.as_str());
+        assert_eq!(record["state"], "TASK_STATE_CANCELED", "{record}");
+    }
+    let urls: Vec<&str> = given_up
+        .iter()
+        .map(|r| r["url"].as_str().unwrap())
+        .collect();
+    assert!(
+        urls.contains(&dead.url("1").as_str()) && urls.contains(&dead.url("2").as_str()),
+        "{urls:?}"
+    );
+}

@@ -333,7 +333,8 @@ impl Notifier {
                 last_error: error,
                 gave_up_at: crate::protocol::Timestamp::now(),
             };
-            return self.done(task, seq, entry, Some(&Encoded::of(&record)?));
+            let record = Encoded::of(&record)?;
+            return self.done(task, seq, entry, Some(&record));
         }
         let random = f64::from(uuid::Uuid::new_v4().as_u128() as u32) / f64::from(u32::MAX);
         let delay = backoff(&self.config, entry.attempts, random);
@@ -353,6 +354,8 @@ impl Notifier {
         entry: &mut OutboxEntry,
         given_up: Option<&Encoded>,
     ) -> Result<(), StoreError> {
+        let given_up = given_up.map(|record| (entry.config_id.clone(), record));
+        let given_up = given_up.as_ref().map(|(id, record)| (id.as_str(), *record));
         let next = entry.next_config().then_some(&*entry);
         self.store.outbox_remove(task, seq, given_up, next)?;
         Ok(())
