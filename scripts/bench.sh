@@ -11,7 +11,8 @@
 # fan-out, group round trips through RabbitMQ, start-up with 100 published partners, memory
 # with 100k tasks awaiting input, 10k idle SSE streams, 1M completed tasks, the store alone
 # under the same 1M tasks' writes, and hostile neighbours (echo latency while partners loop; RSS
-# after product floods).
+# after product floods), and A2A `SendMessage` against AIP rpc and the official a2a-sdk server
+# (CPU per request, scripts/a2a-cpu-per-request.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +47,12 @@ if $smoke; then
     "${bench[@]}" neighbours --loopers 0,1 --seconds 1 --runs 1
     "${bench[@]}" flood --floods 1 --rounds 1 --runs 1 --settle 1
     "${bench[@]}" sled-values --value-kib 16 --rounds 1
+    # A2A SendMessage side by side (aiphost's A2A door, AIP rpc, AIP start + complete, the
+    # a2a-sdk server from .venv, which the script kills whatever happens): every reply and the
+    # work behind it checked; it fails on wrong work only, never on a ratio.
+    bash scripts/python-env.sh >/dev/null
+    bash scripts/a2a-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 --pair \
+        "$target/debug/aiphost"
     exit 0
 fi
 
@@ -74,5 +81,7 @@ bench=(target/release/aiphost-bench)
     echo; echo "## what sled keeps of 1 MiB values, whole and in 8 KiB parts"
     "${bench[@]}" sled-values --value-kib 1024 --rounds 8
     "${bench[@]}" sled-values --value-kib 1024 --split-kib 8 --rounds 8
+    echo; echo "## A2A SendMessage: the A2A door, AIP rpc, AIP start + complete, the a2a-sdk server"
+    bash scripts/a2a-cpu-per-request.sh --pair target/release/aiphost
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"

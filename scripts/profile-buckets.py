@@ -21,7 +21,7 @@ BUCKETS = [
     ("engine: a partner's report (transition, journal, events)", lambda comm, s: "TaskReporter" in s or "report_status" in s),
     ("wasm: instantiate, run the guest, host calls", lambda comm, s: "aiphost_runtime" in s or "wasmtime" in s),
     ("engine: the command (admission, slot, create, wait for rest)", lambda comm, s: "aiphost_engine" in s),
-    ("HTTP door: parse, dispatch, render (aip, jsonrpc, dialect)", lambda comm, s: "aiphost::transport::aip" in s or "aiphost_protocol" in s),
+    ("HTTP door: parse, dispatch, render (aip, a2a, jsonrpc, dialect)", lambda comm, s: "aiphost::transport::aip" in s or "aiphost::transport::a2a" in s or "aiphost_protocol" in s),
     ("HTTP: hyper, axum, connection, socket syscalls", lambda comm, s: "hyper" in s or "axum" in s or "aiphost::transport" in s or "tcp_" in s or "sock_" in s),
     # perf cannot unwind through the guest's JIT code: a page fault taken by the guest, or a
     # sample in its code, ends its stack there.
