@@ -559,8 +559,8 @@ async def scenario_resubscribe_chunks(binding: str) -> str:
     async with Sdk() as sdk:
         client, _ = await sdk.client("chunked", binding, streaming=False)
         follower, _ = await sdk.client("chunked", binding)
-        # Eight chunks of 500 bytes, 400 ms apart: the subscription joins between them.
-        message = user_message("size=4000 chunkSize=500 delayMs=400")
+        # Ten chunks of 500 bytes, 500 ms apart: the subscription joins between them.
+        message = user_message("size=5000 chunkSize=500 delayMs=500")
         started = await send_blocking(client, send_request(message, return_immediately=True))
         got = started
         for _ in range(400):
@@ -582,7 +582,7 @@ async def scenario_resubscribe_chunks(binding: str) -> str:
         f"a chunk after the join does not append: {[MessageToDict(u) for u in updates]}"
     )
     same_artifacts(fold(events), final, "resubscribe-chunks")
-    assert sum(len(t) for t in artifact_texts(final)) == 4000, "the report is not 4000 bytes"
+    assert sum(len(t) for t in artifact_texts(final)) == 5000, "the report is not 5000 bytes"
     only_binding(LOG, binding, "resubscribe-chunks")
     return f"joined with {len(joined)} chunk(s), then {len(updates)} appended"
 
