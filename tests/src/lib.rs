@@ -4,7 +4,9 @@
 //! Components are built once (by `scripts/build-plugins.sh`, a no-op when fresh) and compiled by
 //! wasmtime once into a cache shared by every test.
 
+pub mod a2a;
 pub mod group;
+pub mod interop;
 pub mod tenants;
 
 use aiphost::server::{Server, ServerConfig};
@@ -117,6 +119,21 @@ pub async fn admin(
         serde_json::from_str(&text).unwrap_or(Value::String(text))
     };
     (status, json)
+}
+
+/// The operator's listing of given-up notifications (`GET /admin/notifications/given-up`),
+/// asserting HTTP 200.
+pub async fn given_up(host_url: &str) -> Value {
+    let (status, listed) = admin(
+        host_url,
+        reqwest::Method::GET,
+        "/admin/notifications/given-up",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    listed
 }
 
 /// POST a JSON-RPC body with `Authorization: Bearer {token}` (if any); assert HTTP 200.
@@ -406,17 +423,21 @@ pub async fn post_raw(url: &str, body: Vec<u8>) -> Value {
         200,
         "JSON-RPC answers are always HTTP 200"
     );
+    assert_json(&response);
+    response.json().await.expect("a JSON answer")
+}
+
+/// Assert that `response` says its body is JSON.
+pub fn assert_json(response: &reqwest::Response) {
     let content_type = response
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
+        .unwrap_or_default();
     assert!(
         content_type.starts_with("application/json"),
         "{content_type}"
     );
-    response.json().await.expect("a JSON answer")
 }
 
 /// A v1 (spec) message request.

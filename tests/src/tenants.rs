@@ -66,3 +66,31 @@ pub async fn create_tenant(host_url: &str, id: &str, quotas: Value) -> String {
         .expect("admin token")
         .to_string()
 }
+
+/// Publish example bundle `bundle` as partner `id` with a tenant's `token`, its Leaders taking
+/// API keys; a key for each of `leaders`, in order.
+pub async fn publish_keyed(
+    host_url: &str,
+    token: &str,
+    bundle: &str,
+    id: &str,
+    leaders: &[&str],
+) -> Vec<String> {
+    let manifest = example_manifest(bundle, id, "[access]\nleaders = \"api-key\"\n");
+    let (status, body) = publish(host_url, token, &manifest, &example_component(bundle)).await;
+    assert_eq!(status, 201, "{body}");
+    let mut keys = Vec::new();
+    for leader in leaders {
+        let (status, body) = admin(
+            host_url,
+            Method::POST,
+            &format!("/admin/agents/{id}/keys"),
+            token,
+            Some(json!({"leader": leader})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        keys.push(body["key"].as_str().expect("a key").to_string());
+    }
+    keys
+}

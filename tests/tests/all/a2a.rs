@@ -2,54 +2,12 @@
 //! engine and tasks as AIP. (The official conformance kit runs against it in CI too:
 //! `scripts/a2a-tck.sh`.)
 
+use aiphost_tests::a2a::{
+    call, card, endpoint, message, message_to, reason, request, rest, rest_base,
+};
 use aiphost_tests::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-/// POST a JSON-RPC request to `agent`'s A2A endpoint.
-async fn call(host: &TestHost, agent: &str, method: &str, params: Value) -> Value {
-    post(
-        &format!("{}/agents/{agent}/a2a", host.url),
-        &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
-    )
-    .await
-}
-
-fn message(id: &str, text_: &str) -> Value {
-    json!({"role": "ROLE_USER", "messageId": id, "parts": [{"text": text_}]})
-}
-
-fn a2a_code(answer: &Value) -> i64 {
-    answer["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("an error: {answer}"))
-}
-
-fn reason(answer: &Value) -> &str {
-    answer["error"]["data"][0]["reason"]
-        .as_str()
-        .unwrap_or_default()
-}
-
-async fn rest(method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method, url);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        content_type.starts_with("application/json"),
-        "{content_type}"
-    );
-    (status, response.json().await.expect("JSON"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_cards_come_from_manifests_and_cache() {
@@ -151,10 +109,10 @@ async fn messages_start_continue_and_end_tasks_on_the_engine() {
         &host,
         "echo",
         "SendMessage",
-        json!({"message": {"role": "ROLE_USER", "messageId": "m-2", "taskId": task_id, "parts": [{"text": "again"}]}}),
+        json!({"message": message_to(&task_id, "m-2", "again")}),
     )
     .await;
-    assert_eq!(a2a_code(&refused), -32004, "{refused}");
+    assert_eq!(error_code(&refused), -32004, "{refused}");
     assert_eq!(reason(&refused), "UNSUPPORTED_OPERATION");
     let read = call(&host, "echo", "GetTask", json!({"id": task_id})).await;
     let history = read["result"]["history"].as_array().unwrap();
@@ -163,7 +121,7 @@ async fn messages_start_continue_and_end_tasks_on_the_engine() {
         "{history:?}"
     );
     let not_cancelable = call(&host, "echo", "CancelTask", json!({"id": task_id})).await;
-    assert_eq!(a2a_code(&not_cancelable), -32002);
+    assert_eq!(error_code(&not_cancelable), -32002);
 
     // Input required, then a follow-up with only the task id.
     let asked = call(
@@ -187,12 +145,12 @@ async fn messages_start_continue_and_end_tasks_on_the_engine() {
         json!({"message": {"role": "ROLE_USER", "messageId": "x", "taskId": id, "contextId": "another", "parts": [{"text": "x"}]}}),
     )
     .await;
-    assert_eq!(a2a_code(&wrong_context), -32602, "{wrong_context}");
+    assert_eq!(error_code(&wrong_context), -32602, "{wrong_context}");
     let done = call(
         &host,
         "tck",
         "SendMessage",
-        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-2", "taskId": id, "parts": [{"text": "go on"}]}}),
+        json!({"message": message_to(id, "tck-complete-task-2", "go on")}),
     )
     .await;
     let done = &done["result"]["task"];
@@ -291,7 +249,7 @@ async fn aip_tasks_read_over_a2a() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_in_both_bindings() {
     let host = TestHost::start(HostOptions::default()).await;
-    let endpoint = format!("{}/agents/echo/a2a", host.url);
+    let endpoint = endpoint(&host, "echo");
     let plain = reqwest::Client::new()
         .post(&endpoint)
         .header("content-type", "text/plain")
@@ -300,16 +258,16 @@ async fn errors_in_both_bindings() {
         .await
         .unwrap();
     let plain: Value = plain.json().await.unwrap();
-    assert_eq!(a2a_code(&plain), -32005);
+    assert_eq!(error_code(&plain), -32005);
     let future = reqwest::Client::new()
         .post(&endpoint)
         .header("A2A-Version", "99.0")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
+        .json(&request("GetTask", json!({"id": "x"})))
         .send()
         .await
         .unwrap();
     let future: Value = future.json().await.unwrap();
-    assert_eq!(a2a_code(&future), -32009);
+    assert_eq!(error_code(&future), -32009);
     assert_eq!(reason(&future), "VERSION_NOT_SUPPORTED");
     for (method, params, code) in [
         ("GetTask", json!({"id": "nobody"}), -32001),
@@ -328,7 +286,7 @@ async fn errors_in_both_bindings() {
         ("GetExtendedAgentCard", json!({}), -32007),
     ] {
         let answer = call(&host, "echo", method, params).await;
-        assert_eq!(a2a_code(&answer), code, "{method}: {answer}");
+        assert_eq!(error_code(&answer), code, "{method}: {answer}");
         assert_eq!(
             answer["error"]["data"][0]["@type"],
             "type.googleapis.com/google.rpc.ErrorInfo"
@@ -342,7 +300,7 @@ async fn errors_in_both_bindings() {
         json!({"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"raw": "AAAA", "mediaType": "image/png"}]}}),
     )
     .await;
-    assert_eq!(a2a_code(&png), -32005);
+    assert_eq!(error_code(&png), -32005);
     assert_eq!(png["error"]["data"][0]["metadata"]["mimeType"], "image/png");
     let list = call(&host, "echo", "ListTasks", json!({})).await;
     assert_eq!(
@@ -350,7 +308,7 @@ async fn errors_in_both_bindings() {
         "refused requests stored nothing"
     );
 
-    let base = format!("{}/agents/echo/a2a/rest", host.url);
+    let base = rest_base(&host, "echo");
     let (status, body) = rest(reqwest::Method::GET, &format!("{base}/tasks/nobody"), None).await;
     assert_eq!(status, 404);
     assert_eq!(body["error"]["code"], 404);
@@ -378,7 +336,7 @@ async fn errors_in_both_bindings() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_binding_round_trip() {
     let host = TestHost::start(HostOptions::default()).await;
-    let base = format!("{}/agents/tck/a2a/rest", host.url);
+    let base = rest_base(&host, "tck");
     let (status, sent) = rest(
         reqwest::Method::POST,
         &format!("{base}/message:send"),
@@ -442,7 +400,7 @@ async fn rest_binding_round_trip() {
 async fn streams_follow_tasks_until_they_end_or_wait() {
     let host = TestHost::start(HostOptions::default()).await;
     let mut chunked = SseStream::open(
-        &format!("{}/agents/tck/a2a/rest/message:stream", host.url),
+        &format!("{}/message:stream", rest_base(&host, "tck")),
         &json!({"message": message("tck-stream-artifact-chunked-1", "x")}),
     )
     .await;
@@ -480,19 +438,15 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
         "TASK_STATE_COMPLETED"
     );
 
-    let endpoint = format!("{}/agents/tck/a2a", host.url);
-    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params});
-    let mut asking = SseStream::open(
-        &endpoint,
-        &rpc(
-            "SendStreamingMessage",
-            json!({"message": message("tck-input-required-1", "x")}),
-        ),
-    )
-    .await;
+    let endpoint = endpoint(&host, "tck");
+    let send = request(
+        "SendStreamingMessage",
+        json!({"message": message("tck-input-required-1", "x")}),
+    );
+    let mut asking = SseStream::open(&endpoint, &send).await;
     let events = asking.until_closed(Duration::from_secs(20)).await;
     let last = events.last().unwrap();
-    assert_eq!(last["id"], 3);
+    assert_eq!(last["id"], send["id"]);
     assert_eq!(
         last["result"]["statusUpdate"]["status"]["state"],
         "TASK_STATE_INPUT_REQUIRED"
@@ -503,7 +457,7 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
         .to_string();
 
     let mut following =
-        SseStream::open(&endpoint, &rpc("SubscribeToTask", json!({"id": id}))).await;
+        SseStream::open(&endpoint, &request("SubscribeToTask", json!({"id": id}))).await;
     let (first, _) = following
         .next_event(Duration::from_secs(10))
         .await
@@ -516,7 +470,7 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
         &host,
         "tck",
         "SendMessage",
-        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": id, "parts": [{"text": "x"}]}}),
+        json!({"message": message_to(&id, "tck-complete-task-1", "x")}),
     )
     .await;
     assert_eq!(
@@ -540,37 +494,9 @@ async fn streams_follow_tasks_until_they_end_or_wait() {
 /// its own tasks, in every operation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_keys_and_leader_namespaces_apply_to_a2a() {
-    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
     let host = TestHost::start(HostOptions::default()).await;
-    let acme = create_tenant(&host.url, "acme", json!({})).await;
-    let manifest = example_manifest("echo", "vault", "[access]\nleaders = \"api-key\"\n");
-    let (status, body) = publish(&host.url, &acme, &manifest, &example_component("echo")).await;
-    assert_eq!(status, 201, "{body}");
-    let mut keys = Vec::new();
-    for leader in [
-        "1.2.156.3088.1.1.TEST.LEADER.1.0000",
-        "1.2.156.3088.1.1.TEST.OTHER.1.0000",
-    ] {
-        let (status, body) = admin(
-            &host.url,
-            reqwest::Method::POST,
-            "/admin/agents/vault/keys",
-            &acme,
-            Some(json!({"leader": leader})),
-        )
-        .await;
-        assert_eq!(status, 201, "{body}");
-        keys.push(body["key"].as_str().unwrap().to_string());
-    }
-    let card: Value = reqwest::get(format!(
-        "{}/agents/vault/.well-known/agent-card.json",
-        host.url
-    ))
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let keys = keyed_partner(&host, "echo", "vault").await;
+    let card = card(&host, "vault").await;
     assert_eq!(
         card["securitySchemes"]["apiKey"]["httpAuthSecurityScheme"]["scheme"],
         "bearer"
@@ -579,11 +505,11 @@ async fn api_keys_and_leader_namespaces_apply_to_a2a() {
         card["securityRequirements"][0]["schemes"]["apiKey"],
         json!({"list": []})
     );
-    let endpoint = format!("{}/agents/vault/a2a", host.url);
+    let endpoint = endpoint(&host, "vault");
     let call_as = |key: Option<&str>, method: &str, params: Value| {
         let mut request = reqwest::Client::new()
             .post(&endpoint)
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+            .json(&request(method, params));
         if let Some(key) = key {
             request = request.bearer_auth(key);
         }
@@ -598,10 +524,10 @@ async fn api_keys_and_leader_namespaces_apply_to_a2a() {
         }
     };
     let anonymous = call_as(None, "SendMessage", json!({"message": message("m", "x")})).await;
-    assert_eq!(a2a_code(&anonymous), -32040, "{anonymous}");
+    assert_eq!(error_code(&anonymous), -32040, "{anonymous}");
     assert_eq!(reason(&anonymous), "UNAUTHENTICATED");
     let rest = reqwest::Client::new()
-        .get(format!("{}/agents/vault/a2a/rest/tasks", host.url))
+        .get(format!("{}/tasks", rest_base(&host, "vault")))
         .send()
         .await
         .unwrap();
@@ -620,9 +546,9 @@ async fn api_keys_and_leader_namespaces_apply_to_a2a() {
     );
     let id = mine["result"]["task"]["id"].as_str().unwrap();
     let theirs = call_as(Some(&keys[1]), "GetTask", json!({"id": id})).await;
-    assert_eq!(a2a_code(&theirs), -32001, "{theirs}");
+    assert_eq!(error_code(&theirs), -32001, "{theirs}");
     let cancel = call_as(Some(&keys[1]), "CancelTask", json!({"id": id})).await;
-    assert_eq!(a2a_code(&cancel), -32001);
+    assert_eq!(error_code(&cancel), -32001);
     let listed = call_as(Some(&keys[1]), "ListTasks", json!({})).await;
     assert_eq!(listed["result"]["totalSize"], 0, "{listed}");
     let own = call_as(Some(&keys[0]), "ListTasks", json!({})).await;
@@ -677,30 +603,10 @@ const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
 /// A tenant's partner `id` (bundle `bundle`) whose Leaders need API keys, and a key for each
 /// of [`LEADER`] and [`OTHER_LEADER`].
 async fn keyed_partner(host: &TestHost, bundle: &str, id: &str) -> [String; 2] {
-    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    use aiphost_tests::tenants::{create_tenant, publish_keyed};
     let acme = create_tenant(&host.url, "acme", json!({})).await;
-    let manifest = example_manifest(bundle, id, "[access]\nleaders = \"api-key\"\n");
-    let (status, body) = publish(&host.url, &acme, &manifest, &example_component(bundle)).await;
-    assert_eq!(status, 201, "{body}");
-    let mut keys = Vec::new();
-    for leader in [LEADER, OTHER_LEADER] {
-        let (status, body) = admin(
-            &host.url,
-            reqwest::Method::POST,
-            &format!("/admin/agents/{id}/keys"),
-            &acme,
-            Some(json!({"leader": leader})),
-        )
-        .await;
-        assert_eq!(status, 201, "{body}");
-        keys.push(body["key"].as_str().unwrap().to_string());
-    }
-    [keys[0].clone(), keys[1].clone()]
-}
-
-/// A JSON-RPC request of the A2A binding.
-fn a2a_request(method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+    let keys = publish_keyed(&host.url, &acme, bundle, id, &[LEADER, OTHER_LEADER]).await;
+    keys.try_into().expect("two keys")
 }
 
 /// An AIP (v2) command from `sender`.
@@ -725,7 +631,7 @@ fn restream_as(task: &str, sender: &str) -> Value {
 async fn a_leaders_tasks_cross_doors_and_stay_its_own() {
     let host = TestHost::start(HostOptions::default()).await;
     let [mine, theirs] = keyed_partner(&host, "tck", "vault").await;
-    let a2a = format!("{}/agents/vault/a2a", host.url);
+    let a2a = endpoint(&host, "vault");
     let rpc = host.rpc("vault");
     let stream = format!("{}/agents/vault/stream", host.url);
 
@@ -733,7 +639,7 @@ async fn a_leaders_tasks_cross_doors_and_stay_its_own() {
     let sent = post_as(
         &a2a,
         Some(&mine),
-        &a2a_request(
+        &request(
             "SendMessage",
             json!({"message": message("tck-input-required-x", "start")}),
         ),
@@ -787,9 +693,9 @@ async fn a_leaders_tasks_cross_doors_and_stay_its_own() {
     let done = post_as(
         &a2a,
         Some(&mine),
-        &a2a_request(
+        &request(
             "SendMessage",
-            json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-x", "taskId": id, "parts": [{"text": "go on"}]}}),
+            json!({"message": message_to(&id, "tck-complete-task-x", "go on")}),
         ),
     )
     .await;
@@ -818,21 +724,21 @@ async fn a_leaders_tasks_cross_doors_and_stay_its_own() {
     let theirs_too = post_as(
         &a2a,
         Some(&theirs),
-        &a2a_request("SubscribeToTask", json!({"id": "from-aip"})),
+        &request("SubscribeToTask", json!({"id": "from-aip"})),
     )
     .await;
-    assert_eq!(a2a_code(&theirs_too), -32001, "{theirs_too}");
+    assert_eq!(error_code(&theirs_too), -32001, "{theirs_too}");
     let theirs_get = post_as(
         &a2a,
         Some(&theirs),
-        &a2a_request("GetTask", json!({"id": "from-aip"})),
+        &request("GetTask", json!({"id": "from-aip"})),
     )
     .await;
-    assert_eq!(a2a_code(&theirs_get), -32001, "{theirs_get}");
+    assert_eq!(error_code(&theirs_get), -32001, "{theirs_get}");
     let mut subscription = SseStream::open_as(
         &a2a,
         Some(&mine),
-        &a2a_request("SubscribeToTask", json!({"id": "from-aip"})),
+        &request("SubscribeToTask", json!({"id": "from-aip"})),
     )
     .await;
     let (first, _) = subscription
@@ -901,7 +807,7 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
         accepted.push(id);
     }
     let (refused_id, answer) = refused.expect("a refusal within 50 requests at 1 a second");
-    assert_eq!(a2a_code(&answer), -32042, "{answer}");
+    assert_eq!(error_code(&answer), -32042, "{answer}");
     assert_eq!(reason(&answer), "RESOURCE_EXHAUSTED");
     let metadata = &answer["error"]["data"][0]["metadata"];
     assert_eq!(metadata["quota"], "requestsPerSecond", "{answer}");
@@ -914,7 +820,7 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
     );
 
     // The HTTP+JSON binding, the same.
-    let base = format!("{}/agents/metered/a2a/rest", host.url);
+    let base = rest_base(&host, "metered");
     let mut rest_refusal = None;
     for i in 0..50 {
         let id = format!("r-{i}");
@@ -952,7 +858,7 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
         if listed.get("result").is_some() {
             break;
         }
-        assert_eq!(a2a_code(&listed), -32042, "{listed}");
+        assert_eq!(error_code(&listed), -32042, "{listed}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let mut users: Vec<String> = listed["result"]["tasks"]

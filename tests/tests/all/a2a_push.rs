@@ -2,29 +2,12 @@
 //! message, in both bindings, delivered to a real receiver on 127.0.0.1 through the durable
 //! outbox, with A2A's payload and headers, under the same address policy as AIP's webhooks.
 
+use aiphost_tests::a2a::{call, endpoint, message, message_to, request, rest_base};
 use aiphost_tests::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-async fn call(host: &TestHost, agent: &str, method: &str, params: Value) -> Value {
-    post(
-        &format!("{}/agents/{agent}/a2a", host.url),
-        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
-    )
-    .await
-}
-
-fn message(id: &str, text: &str) -> Value {
-    json!({"role": "ROLE_USER", "messageId": id, "parts": [{"text": text}]})
-}
-
-fn code(answer: &Value) -> i64 {
-    answer["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("an error: {answer}"))
-}
 
 /// The task a notification carries (a `StreamResponse` with a task).
 fn task_of(hit: &Hit) -> &Value {
@@ -120,11 +103,14 @@ async fn a_config_sent_with_a_message_hears_the_task_to_its_end() {
     // A streamed message with a config: the task waits for input (the stream closes), then a
     // plain follow-up completes it, and the config hears both.
     let mut stream = SseStream::open(
-        &format!("{}/agents/tck/a2a", host.url),
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {
-            "message": message("tck-input-required-1", "start"),
-            "configuration": {"taskPushNotificationConfig": {"url": receiver.url("streamed")}},
-        }}),
+        &endpoint(&host, "tck"),
+        &request(
+            "SendStreamingMessage",
+            json!({
+                "message": message("tck-input-required-1", "start"),
+                "configuration": {"taskPushNotificationConfig": {"url": receiver.url("streamed")}},
+            }),
+        ),
     )
     .await;
     let events = stream.until_closed(LIMIT).await;
@@ -138,7 +124,7 @@ async fn a_config_sent_with_a_message_hears_the_task_to_its_end() {
         &host,
         "tck",
         "SendMessage",
-        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": waiting, "parts": [{"text": "go on"}]}}),
+        json!({"message": message_to(&waiting, "tck-complete-task-1", "go on")}),
     )
     .await;
     assert_eq!(
@@ -217,7 +203,7 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
         json!({"taskId": task, "id": "gone"}),
     )
     .await;
-    assert_eq!(code(&missing), -32001, "{missing}");
+    assert_eq!(error_code(&missing), -32001, "{missing}");
     assert_eq!(
         missing["error"]["data"][0]["metadata"]["configId"], "gone",
         "{missing}"
@@ -252,7 +238,7 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
         json!({"taskId": "no-such-task", "url": receiver.url("x")}),
     )
     .await;
-    assert_eq!(code(&nowhere), -32001, "{nowhere}");
+    assert_eq!(error_code(&nowhere), -32001, "{nowhere}");
     for method in [
         "ListTaskPushNotificationConfigs",
         "DeleteTaskPushNotificationConfig",
@@ -264,7 +250,7 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
             json!({"taskId": "no-such-task", "id": "x"}),
         )
         .await;
-        assert_eq!(code(&answer), -32001, "{method}: {answer}");
+        assert_eq!(error_code(&answer), -32001, "{method}: {answer}");
     }
     let no_url = call(
         &host,
@@ -273,14 +259,14 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
         json!({"taskId": task, "id": "c"}),
     )
     .await;
-    assert_eq!(code(&no_url), -32602, "{no_url}");
+    assert_eq!(error_code(&no_url), -32602, "{no_url}");
 
     // The task ends: `a` and `b` hear it, `gone` does not.
     let done = call(
         &host,
         "tck",
         "SendMessage",
-        json!({"message": {"role": "ROLE_USER", "messageId": "tck-complete-task-1", "taskId": task, "parts": [{"text": "go on"}]}}),
+        json!({"message": message_to(&task, "tck-complete-task-1", "go on")}),
     )
     .await;
     assert_eq!(
@@ -295,8 +281,8 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
 
     // HTTP+JSON, on the ended task: a config may still be made (and is never used).
     let base = format!(
-        "{}/agents/tck/a2a/rest/tasks/{task}/pushNotificationConfigs",
-        host.url
+        "{}/tasks/{task}/pushNotificationConfigs",
+        rest_base(&host, "tck")
     );
     let client = reqwest::Client::new();
     let made = client
@@ -361,7 +347,7 @@ async fn push_urls_pass_the_address_policy() {
             "taskPushNotificationConfig": {"url": "http://127.0.0.1:9/hook"}}}),
     )
     .await;
-    assert_eq!(code(&refused), -32602, "{refused}");
+    assert_eq!(error_code(&refused), -32602, "{refused}");
     let data = refused["error"]["data"].to_string();
     assert!(data.contains("loopback"), "{data}");
     let listed = call(&host, "echo", "ListTasks", json!({})).await;
@@ -387,7 +373,7 @@ async fn push_urls_pass_the_address_policy() {
             json!({"taskId": task, "url": url}),
         )
         .await;
-        assert_eq!(code(&answer), -32602, "{url}: {answer}");
+        assert_eq!(error_code(&answer), -32602, "{url}: {answer}");
     }
     let unresolved = call(
         &host,
@@ -447,15 +433,7 @@ async fn each_config_of_a_task_is_given_up_on_by_itself() {
         "{canceled}"
     );
     until_state(&alive, "/a", "TASK_STATE_CANCELED").await;
-    let (status, listed) = admin(
-        &host.url,
-        reqwest::Method::GET,
-        "/admin/notifications/given-up",
-        OPERATOR_TOKEN,
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{listed}");
+    let listed = given_up(&host.url).await;
     let given_up = listed["givenUp"].as_array().unwrap();
     assert_eq!(given_up.len(), 2, "one record per dead config: {listed}");
     for record in given_up {

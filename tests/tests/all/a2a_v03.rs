@@ -3,13 +3,11 @@
 //! is what a v0.3 client sends: no `A2A-Version` header (v0.3 predates it) unless a test is about
 //! that header.
 
+use aiphost_tests::a2a::{self, card, endpoint};
+use aiphost_tests::interop::{failed_scenarios, run_script, sdk_python};
 use aiphost_tests::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-fn endpoint(host: &TestHost, agent: &str) -> String {
-    format!("{}/agents/{agent}/a2a", host.url)
-}
 
 fn request(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": "r-1", "method": method, "params": params})
@@ -36,9 +34,7 @@ fn ok(answer: &Value) -> &Value {
 /// v0.3 has no `ErrorInfo` list).
 fn refused(answer: &Value) -> (i64, &str, &Value) {
     let error = &answer["error"];
-    let code = error["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("an error: {answer}"));
+    let code = error_code(answer);
     assert!(
         error["data"].is_object() || error.get("data").is_none(),
         "v0.3 data is an object: {answer}"
@@ -55,15 +51,7 @@ fn refused(answer: &Value) -> (i64, &str, &Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_card_points_v03_clients_at_the_jsonrpc_endpoint() {
     let host = TestHost::start(HostOptions::default()).await;
-    let card: Value = reqwest::get(format!(
-        "{}/agents/echo/.well-known/agent-card.json",
-        host.url
-    ))
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let card = card(&host, "echo").await;
     let jsonrpc = endpoint(&host, "echo");
     assert_eq!(card["url"], jsonrpc);
     assert_eq!(card["preferredTransport"], "JSONRPC");
@@ -133,11 +121,7 @@ async fn send_get_and_ended_tasks_in_v03_shapes() {
     // One task, whatever the door.
     let aip = post(&host.rpc("echo"), &v2("get", &id, json!([]), json!({}))).await;
     assert_eq!(state(&aip), "completed", "{aip}");
-    let v1 = post(
-        &endpoint(&host, "echo"),
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}),
-    )
-    .await;
+    let v1 = a2a::call(&host, "echo", "GetTask", json!({"id": id})).await;
     assert_eq!(v1["result"]["status"]["state"], "TASK_STATE_COMPLETED");
 
     let got = call(
@@ -473,11 +457,7 @@ async fn errors_in_v03_form() {
     assert_eq!((code, text_), (-32005, "Incompatible content types"));
     assert_eq!(data["mimeType"], "image/png");
 
-    let list = post(
-        &endpoint(&host, "echo"),
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}),
-    )
-    .await;
+    let list = a2a::call(&host, "echo", "ListTasks", json!({})).await;
     assert_eq!(
         list["result"]["totalSize"], 0,
         "refused requests stored nothing: {list}"
@@ -509,11 +489,7 @@ async fn errors_in_v03_form() {
         (&data["requested"], &data["supported"]),
         (&json!("1.0"), &json!("0.3"))
     );
-    let v1_as_03 = versioned(
-        "0.3",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}),
-    )
-    .await;
+    let v1_as_03 = versioned("0.3", a2a::request("GetTask", json!({"id": "x"}))).await;
     assert_eq!(v1_as_03["error"]["code"], -32009, "{v1_as_03}");
 }
 
@@ -521,22 +497,11 @@ async fn errors_in_v03_form() {
 /// refuses a v0.3 call without one, in v0.3's form, and serves the Leader that has one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_keys_apply_to_v03_requests() {
-    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    use aiphost_tests::tenants::{create_tenant, publish_keyed};
     let host = TestHost::start(HostOptions::default()).await;
     let acme = create_tenant(&host.url, "acme", json!({})).await;
-    let manifest = example_manifest("echo", "vault", "[access]\nleaders = \"api-key\"\n");
-    let (status, body) = publish(&host.url, &acme, &manifest, &example_component("echo")).await;
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = admin(
-        &host.url,
-        reqwest::Method::POST,
-        "/admin/agents/vault/keys",
-        &acme,
-        Some(json!({"leader": "1.2.156.3088.1.1.TEST.LEADER.1.0000"})),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let key = body["key"].as_str().unwrap().to_string();
+    let leader = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+    let keys = publish_keyed(&host.url, &acme, "echo", "vault", &[leader]).await;
     let send = request("message/send", json!({"message": message("m-1", "x")}));
     let anonymous = post(&endpoint(&host, "vault"), &send).await;
     let (code, _, data) = refused(&anonymous);
@@ -544,7 +509,7 @@ async fn api_keys_apply_to_v03_requests() {
     assert!(data.is_object(), "{anonymous}");
     let keyed: Value = reqwest::Client::new()
         .post(endpoint(&host, "vault"))
-        .bearer_auth(&key)
+        .bearer_auth(&keys[0])
         .json(&send)
         .send()
         .await
@@ -563,15 +528,7 @@ async fn api_keys_apply_to_v03_requests() {
 async fn push_configs_in_v03_shapes() {
     let host = TestHost::start(HostOptions::default()).await;
     let receiver = Receiver::up().await;
-    let card: Value = reqwest::get(format!(
-        "{}/agents/tck/.well-known/agent-card.json",
-        host.url
-    ))
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let card = card(&host, "tck").await;
     assert_eq!(card["capabilities"]["pushNotifications"], true, "{card}");
     let waiting = call(
         &host,
@@ -705,96 +662,27 @@ const SDK_V03_SCENARIOS: &[&str] = &[
     "jsonrpc-v0.3/push",
 ];
 
-/// Run `command` (from the repository's root) to completion within `limit`.
-async fn run_to_end(
-    mut command: tokio::process::Command,
-    what: &str,
-    limit: Duration,
-) -> std::process::Output {
-    command
-        .current_dir(repo_root())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawning {what}: {e}"));
-    tokio::time::timeout(limit, child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
-        .unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
-}
-
-fn show(output: &std::process::Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// The official `a2a-sdk` 1.3.0's v0.3 client (its `a2a.compat.v0_3` layer), finding the
 /// endpoint from the card's v0.3 fields alone, drives the host through `a2a_client.py`'s
 /// scenarios and push configs: every call a v0.3 method, every answer parsed by the SDK's v0.3
 /// models.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_a2a_sdk_v03_client_drives_the_host() {
-    let mut env = tokio::process::Command::new("bash");
-    env.arg(repo_root().join("scripts/python-env.sh"));
-    let output = run_to_end(env, "scripts/python-env.sh", Duration::from_secs(600)).await;
-    assert!(
-        output.status.success(),
-        "scripts/python-env.sh failed\n{}",
-        show(&output)
-    );
-    let python = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    assert!(!python.is_empty(), "no python path\n{}", show(&output));
-
+    let python = sdk_python().await;
     let host = TestHost::start(HostOptions::default()).await;
-    let mut command = tokio::process::Command::new(&python);
-    command
-        .arg(repo_root().join("tests/interop/a2a_v03_client.py"))
-        .arg(&host.url)
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    let output = run_to_end(command, "a2a_v03_client.py", Duration::from_secs(300)).await;
-    let report = show(&output);
-    println!("{report}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let results: Vec<Value> = stdout
-        .lines()
-        .filter(|line| line.trim_start().starts_with('{'))
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("not a JSON scenario line ({e}): {line}\n{report}"))
-        })
-        .collect();
-    let mut failed: Vec<String> = SDK_V03_SCENARIOS
-        .iter()
-        .filter(|s| !results.iter().any(|r| r["scenario"] == **s))
-        .map(|s| format!("{s}: did not run"))
-        .collect();
-    failed.extend(
-        results
-            .iter()
-            .filter(|r| r["ok"] != true)
-            .map(|r| format!("{}: {r}", r["scenario"])),
-    );
-    assert!(
-        failed.is_empty(),
-        "failed scenarios:\n{}\n{report}",
-        failed.join("\n")
-    );
+    let ran = run_script(
+        &python,
+        "a2a_v03_client.py",
+        &host.url,
+        &[],
+        Duration::from_secs(300),
+    )
+    .await;
+    ran.assert_none_failed(&failed_scenarios(&ran.results(), SDK_V03_SCENARIOS));
     assert_eq!(
-        output.status.code(),
+        ran.output.status.code(),
         Some(0),
-        "a2a_v03_client.py failed\n{report}"
+        "a2a_v03_client.py failed\n{}",
+        ran.report
     );
 }

@@ -7,6 +7,7 @@ use aiphost::server::{Server, ServerConfig};
 use aiphost_tests::group::{Leader, is_result, is_status};
 use aiphost_tests::tenants::{
     aic_of, create_tenant, example_component as component, example_manifest as manifest, publish,
+    publish_keyed,
 };
 use aiphost_tests::*;
 use reqwest::Method;
@@ -19,28 +20,7 @@ const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
 /// Publish echo as `id` for a new tenant, taking Leaders by API key; a key for each of `leaders`.
 async fn keyed_echo(host: &TestHost, id: &str, leaders: &[&str]) -> Vec<String> {
     let tenant = create_tenant(&host.url, &format!("{id}-owner"), json!({})).await;
-    let (status, body) = publish(
-        &host.url,
-        &tenant,
-        &manifest("echo", id, "[access]\nleaders = \"api-key\"\n"),
-        &component("echo"),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let mut keys = Vec::new();
-    for leader in leaders {
-        let (status, body) = admin(
-            &host.url,
-            Method::POST,
-            &format!("/admin/agents/{id}/keys"),
-            &tenant,
-            Some(json!({ "leader": leader })),
-        )
-        .await;
-        assert_eq!(status, 201, "{body}");
-        keys.push(body["key"].as_str().unwrap().to_string());
-    }
-    keys
+    publish_keyed(&host.url, &tenant, "echo", id, leaders).await
 }
 
 /// `command` of `task` from `sender` in the v2 dialect.

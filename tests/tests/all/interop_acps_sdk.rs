@@ -4,6 +4,7 @@
 //! a real host through the SDK's `AipRpcClient` (which validates every reply with its pydantic
 //! models) and prints one JSON line per scenario.
 
+use aiphost_tests::interop::{failed_scenarios, run, run_script, sdk_python, show};
 use aiphost_tests::{HostOptions, TestHost, repo_root};
 use serde_json::Value;
 use std::process::{Output, Stdio};
@@ -23,90 +24,25 @@ const SCENARIOS: &[&str] = &[
     "timestamps",
 ];
 
-fn show(output: &Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// Run `command` to completion within `limit`, killing it if it takes longer.
-async fn run(mut command: Command, what: &str, limit: Duration) -> Output {
-    command
-        .current_dir(repo_root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawning {what}: {e}"));
-    tokio::time::timeout(limit, child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
-        .unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
-}
-
-/// The python of `.venv`, with acps-sdk 2.1.0 installed (the last line `python-env.sh` prints).
-async fn sdk_python() -> String {
-    let mut command = Command::new("bash");
-    command.arg(repo_root().join("scripts/python-env.sh"));
-    let output = run(command, "scripts/python-env.sh", Duration::from_secs(600)).await;
-    assert!(
-        output.status.success(),
-        "scripts/python-env.sh failed\n{}",
-        show(&output)
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let python = stdout.lines().last().unwrap_or_default().trim().to_string();
-    assert!(
-        !python.is_empty(),
-        "scripts/python-env.sh printed no python path\n{}",
-        show(&output)
-    );
-    python
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_leader_sdk_drives_the_host() {
     let python = sdk_python().await;
     let host = TestHost::start(HostOptions::default()).await;
 
-    let mut command = Command::new(&python);
-    command
-        .arg(repo_root().join("tests/interop/leader_rpc.py"))
-        .arg(&host.url)
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    let output = run(command, "leader_rpc.py", Duration::from_secs(120)).await;
-    let report = show(&output);
-    println!("{report}");
-    assert!(output.status.success(), "leader_rpc.py failed\n{report}");
-
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let results: Vec<Value> = stdout
-        .lines()
-        .filter(|line| line.trim_start().starts_with('{'))
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("not a JSON scenario line ({e}): {line}\n{report}"))
-        })
-        .collect();
-    for scenario in SCENARIOS {
-        let found = results
-            .iter()
-            .find(|r| r["scenario"] == *scenario)
-            .unwrap_or_else(|| panic!("scenario {scenario} did not run\n{report}"));
-        assert_eq!(
-            found["ok"], true,
-            "scenario {scenario} failed: {found}\n{report}"
-        );
-    }
-    for result in &results {
-        assert_eq!(result["ok"], true, "scenario failed: {result}\n{report}");
-    }
+    let ran = run_script(
+        &python,
+        "leader_rpc.py",
+        &host.url,
+        &[],
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(
+        ran.output.status.success(),
+        "leader_rpc.py failed\n{}",
+        ran.report
+    );
+    ran.assert_none_failed(&failed_scenarios(&ran.results(), SCENARIOS));
 }
 
 /// The other direction: `aiphost call` as the Leader against acps-sdk's own partner server (the
@@ -223,16 +159,14 @@ async fn reference_group_leader_drives_the_host() {
         ..HostOptions::default()
     })
     .await;
-    let mut command = Command::new(&python);
-    command
-        .arg(repo_root().join("tests/interop/leader_group.py"))
-        .arg(&host.url)
-        .env("INTEROP_INBOX", "1")
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    let output = run(command, "leader_group.py", Duration::from_secs(240)).await;
-    let report = show(&output);
-    println!("{report}");
+    let ran = run_script(
+        &python,
+        "leader_group.py",
+        &host.url,
+        &[("INTEROP_INBOX", "1")],
+        Duration::from_secs(240),
+    )
+    .await;
     // Memberships the script leaves standing (trip-planner in its first group) keep durable
     // queues on the broker: remove them.
     let (_, left) = aiphost_tests::admin(
@@ -248,21 +182,10 @@ async fn reference_group_leader_drives_the_host() {
             aiphost_tests::group::delete_queue(queue).await;
         }
     }
-    assert!(output.status.success(), "leader_group.py failed\n{report}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let results: Vec<Value> = stdout
-        .lines()
-        .filter(|line| line.trim_start().starts_with('{'))
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect();
-    for scenario in GROUP_SCENARIOS {
-        let found = results
-            .iter()
-            .find(|r| r["scenario"] == *scenario)
-            .unwrap_or_else(|| panic!("group scenario {scenario} did not run\n{report}"));
-        assert_eq!(
-            found["ok"], true,
-            "group scenario {scenario} failed: {found}\n{report}"
-        );
-    }
+    assert!(
+        ran.output.status.success(),
+        "leader_group.py failed\n{}",
+        ran.report
+    );
+    ran.assert_none_failed(&failed_scenarios(&ran.results(), GROUP_SCENARIOS));
 }

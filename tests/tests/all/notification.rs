@@ -366,15 +366,7 @@ async fn given_up_notifications_are_visible() {
         assert!(std::time::Instant::now() < deadline, "never gave up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (status, listed) = admin(
-        &host.url,
-        reqwest::Method::GET,
-        "/admin/notifications/given-up",
-        OPERATOR_TOKEN,
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{listed}");
+    let listed = given_up(&host.url).await;
     let entry = &listed["givenUp"][0];
     assert_eq!(entry["taskId"], "doomed");
     assert_eq!(entry["state"], "rejected");
@@ -715,15 +707,7 @@ async fn stored_webhook_credentials_are_never_shown_or_logged() {
     .await;
     let started = std::time::Instant::now();
     let listed = loop {
-        let (status, listed) = admin(
-            &host.url,
-            reqwest::Method::GET,
-            "/admin/notifications/given-up",
-            OPERATOR_TOKEN,
-            None,
-        )
-        .await;
-        assert_eq!(status, 200, "{listed}");
+        let listed = given_up(&host.url).await;
         if listed["givenUp"].as_array().is_some_and(|g| !g.is_empty()) {
             break listed;
         }
