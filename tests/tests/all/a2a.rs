@@ -824,20 +824,35 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
     let mut rest_refusal = None;
     for i in 0..50 {
         let id = format!("r-{i}");
-        let (status, body) = rest(
-            reqwest::Method::POST,
-            &format!("{base}/message:send"),
-            Some(json!({"message": message(&id, "hi")})),
-        )
-        .await;
+        let response = reqwest::Client::new()
+            .post(format!("{base}/message:send"))
+            .json(&json!({"message": message(&id, "hi")}))
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body: Value = response.json().await.expect("JSON");
         if status != 200 {
-            rest_refusal = Some((id, status, body));
+            rest_refusal = Some((id, status, body, retry_after));
             break;
         }
         accepted.push(id);
     }
-    let (rest_id, status, body) = rest_refusal.expect("a refusal within 50 requests");
+    let (rest_id, status, body, retry_after) = rest_refusal.expect("a refusal within 50 requests");
     assert_eq!(status, 429, "{body}");
+    // When to try again, in whole seconds (at least 1).
+    assert!(
+        retry_after
+            .as_deref()
+            .and_then(|s| s.parse::<u64>().ok())
+            .is_some_and(|s| s >= 1),
+        "Retry-After: {retry_after:?}"
+    );
     assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
     assert_eq!(body["error"]["details"][0]["reason"], "RESOURCE_EXHAUSTED");
     assert_eq!(
