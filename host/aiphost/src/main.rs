@@ -27,7 +27,11 @@ fn main() -> std::process::ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // `{:#}` names each cause of the chain once (the error types keep their sources out
+            // of their own texts). Written, not `eprintln!`ed: a closed stderr is no reason to
+            // panic on the way out.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }

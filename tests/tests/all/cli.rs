@@ -599,3 +599,361 @@ async fn a2a_call_errors_print_once_and_fail() {
     assert!(said.contains("HTTP request failed"), "{said}");
     assert_eq!(said.matches("error sending request").count(), 1, "{said}");
 }
+
+/// `aiphost call ARGS…` with environment `envs`, the real binary against a host serving in this
+/// process (so run without blocking its runtime), bounded so that a hang fails.
+async fn call_with_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = tokio::process::Command::new(aiphost_bin());
+    cmd.arg("call")
+        .args(args)
+        .env_remove("AIPHOST_API_KEY")
+        .envs(envs.iter().copied())
+        .kill_on_drop(true);
+    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("aiphost call finished within 60 s")
+        .expect("running aiphost")
+}
+
+async fn call(args: &[&str]) -> Output {
+    call_with_env(args, &[]).await
+}
+
+/// The JSON lines a stream printed, after checking it succeeded.
+fn events(out: &Output) -> Vec<Value> {
+    assert!(
+        out.status.success(),
+        "stdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// A running `aiphost call ARGS…` whose output is read line by line as it comes.
+struct Following {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Following {
+    fn spawn(args: &[&str]) -> Following {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(aiphost_bin())
+            .arg("call")
+            .args(args)
+            .env_remove("AIPHOST_API_KEY")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("running aiphost");
+        let stdout = child.stdout.take().expect("stdout");
+        Following {
+            child,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+        }
+    }
+
+    /// The next line, as JSON (`None` once the call has closed its output).
+    async fn next(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(60), self.lines.next_line())
+            .await
+            .expect("a line within 60 s")
+            .expect("reading stdout")?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+    }
+
+    /// Lines until one satisfies `wanted` (returned), failing if output ends first.
+    async fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let event = self.next().await.expect("the awaited event before the end");
+            if wanted(&event) {
+                return event;
+            }
+        }
+    }
+
+    /// The remaining lines, then the exit, which must be a success.
+    async fn finish(mut self) -> Vec<Value> {
+        let mut rest = Vec::new();
+        while let Some(event) = self.next().await {
+            rest.push(event);
+        }
+        let out = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            self.child.wait_with_output(),
+        )
+        .await
+        .expect("the call ends with its stream")
+        .expect("the call's status");
+        assert!(out.status.success(), "{rest:?}\nstderr: {}", stderr(&out));
+        rest
+    }
+}
+
+/// The state an AIP stream event carries, if any.
+fn aip_state(event: &Value) -> Option<&str> {
+    event["result"]["eventData"]["status"]["state"].as_str()
+}
+
+/// AIP `stream` and `re-stream` end, with success, as soon as the task rests (here: the trip
+/// planner asks for dates and a budget) instead of waiting on a stream the host keeps open;
+/// `--follow` keeps following until another client has completed the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_streams_end_where_the_task_rests_and_follow_on_request() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/trip-planner", host.url);
+    let task = format!("trip-{}", uuid());
+
+    let streamed = events(
+        &call(&[
+            &base,
+            "stream",
+            "--task",
+            &task,
+            "--text",
+            "a trip to Beijing",
+        ])
+        .await,
+    );
+    let last = streamed.last().expect("events");
+    assert_eq!(aip_state(last), Some("awaiting-input"), "{streamed:?}");
+
+    // re-stream replays from the first event and stops where the task stands.
+    let replayed = events(&call(&[&base, "re-stream", "--task", &task]).await);
+    assert_eq!(
+        replayed.last().and_then(aip_state),
+        Some("awaiting-input"),
+        "{replayed:?}"
+    );
+
+    // --follow: past the rests, until another client completes the task.
+    let mut follow = Following::spawn(&[&base, "re-stream", "--task", &task, "--follow"]);
+    follow
+        .until(|e| aip_state(e) == Some("awaiting-input"))
+        .await;
+    let more = call(&[
+        &base,
+        "continue",
+        "--task",
+        &task,
+        "--text",
+        "dates: 2025-10-01 to 2025-10-03, budget: 5000",
+    ])
+    .await;
+    assert!(more.status.success(), "{}", stderr(&more));
+    follow
+        .until(|e| aip_state(e) == Some("awaiting-completion"))
+        .await;
+    let done = call(&[&base, "complete", "--task", &task]).await;
+    assert!(done.status.success(), "{}", stderr(&done));
+    let rest = follow.finish().await;
+    assert_eq!(
+        rest.last().and_then(aip_state),
+        Some("completed"),
+        "{rest:?}"
+    );
+
+    // Resting at awaiting-completion ends a stream too; an ended task's re-stream just replays.
+    let echo = format!("{}/agents/echo", host.url);
+    let echoed = events(&call(&[&echo, "stream", "--task", &uuid(), "--text", "hi"]).await);
+    assert_eq!(
+        echoed.last().and_then(aip_state),
+        Some("awaiting-completion"),
+        "{echoed:?}"
+    );
+    let ended = events(&call(&[&base, "re-stream", "--task", &task]).await);
+    assert_eq!(ended.last().and_then(aip_state), Some("completed"));
+}
+
+/// Over A2A: `re-stream` (SubscribeToTask) of a task that needs input ends at once with the
+/// task as it is; `stream --follow` follows a task past its need for input until it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_call_streams_end_where_the_task_rests_and_follow_on_request() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/trip-planner", host.url);
+    let a2a = ["--protocol", "a2a", base.as_str()];
+
+    let mut follow = Following::spawn(
+        &[
+            &a2a[..],
+            &["stream", "--follow", "--text", "a trip to Rome"],
+        ]
+        .concat(),
+    );
+    let asked = follow
+        .until(|e| e["statusUpdate"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED")
+        .await;
+    let id = asked["statusUpdate"]["taskId"]
+        .as_str()
+        .expect("the task's id")
+        .to_string();
+
+    let now = events(&call(&[&a2a[..], &["re-stream", "--task", &id]].concat()).await);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(
+        now[0]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+
+    let more = call(
+        &[
+            &a2a[..],
+            &[
+                "continue",
+                "--task",
+                &id,
+                "--text",
+                "dates: 2025-10-01 to 2025-10-03",
+                "--data",
+                r#"{"budget": 5000}"#,
+            ],
+        ]
+        .concat(),
+    )
+    .await;
+    assert!(more.status.success(), "{}", stderr(&more));
+    let rest = follow.finish().await;
+    let last = rest.last().expect("events after the question");
+    let state = last["statusUpdate"]["status"]["state"]
+        .as_str()
+        .or(last["task"]["status"]["state"].as_str());
+    assert_eq!(state, Some("TASK_STATE_COMPLETED"), "{rest:?}");
+}
+
+/// `--api-key` (or `AIPHOST_API_KEY`) is how a Leader calls a partner whose Leaders need keys;
+/// without one the call fails and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_sends_a_leaders_api_key() {
+    use aiphost_tests::tenants::{create_tenant, publish_keyed};
+    const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+    let host = TestHost::start(HostOptions::default()).await;
+    let acme = create_tenant(&host.url, "acme", serde_json::json!({})).await;
+    let keys = publish_keyed(&host.url, &acme, "echo", "vault", &[LEADER]).await;
+    let base = format!("{}/agents/vault", host.url);
+
+    let out = call(&[
+        "--leader",
+        LEADER,
+        "--api-key",
+        &keys[0],
+        &base,
+        "start",
+        "--text",
+        "hi",
+    ])
+    .await;
+    let task = printed(&out);
+    assert_eq!(task["status"]["state"], "awaiting-completion", "{task}");
+    let out = call_with_env(
+        &["--protocol", "a2a", &base, "start", "--text", "hi"],
+        &[("AIPHOST_API_KEY", &keys[0])],
+    )
+    .await;
+    let sent = printed(&out);
+    assert!(sent["task"]["id"].is_string(), "{sent}");
+    let streamed = events(
+        &call(&[
+            "--leader",
+            LEADER,
+            "--api-key",
+            &keys[0],
+            &base,
+            "stream",
+            "--text",
+            "hi",
+        ])
+        .await,
+    );
+    assert_eq!(
+        streamed.last().and_then(aip_state),
+        Some("awaiting-completion")
+    );
+
+    for (args, says) in [
+        (
+            vec!["--leader", LEADER, base.as_str(), "start", "--text", "hi"],
+            "Authentication required",
+        ),
+        (
+            vec![
+                "--leader",
+                LEADER,
+                "--api-key",
+                "aho.wrong",
+                base.as_str(),
+                "start",
+                "--text",
+                "hi",
+            ],
+            "Invalid access token",
+        ),
+        (
+            vec!["--protocol", "a2a", base.as_str(), "start", "--text", "hi"],
+            "requires an API key",
+        ),
+    ] {
+        let out = call(&args).await;
+        assert!(!out.status.success(), "{args:?}: {}", stdout(&out));
+        let said = stderr(&out);
+        assert!(said.contains(says), "{args:?}: {said}");
+        assert!(!said.contains("panicked"), "{said}");
+    }
+}
+
+/// `aiphost call … | head -1`: once the reader has gone the call ends quietly and successfully,
+/// without a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_ends_quietly_when_its_reader_goes_away() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = format!("{}/agents/chunked", host.url);
+    for protocol in ["aip", "a2a"] {
+        let mut follow = Following::spawn(&[
+            "--protocol",
+            protocol,
+            &base,
+            "stream",
+            "--text",
+            "size=4000 chunkSize=100 delayMs=50",
+        ]);
+        follow.next().await.expect("a first event");
+        let Following { mut child, lines } = follow;
+        drop(lines);
+        let stderr_pipe = child.stderr.take().expect("stderr");
+        let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())
+            .await
+            .expect("the call ends once its reader is gone")
+            .expect("the call's status");
+        let mut said = String::new();
+        tokio::io::AsyncReadExt::read_to_string(
+            &mut tokio::io::BufReader::new(stderr_pipe),
+            &mut said,
+        )
+        .await
+        .expect("reading stderr");
+        assert!(status.success(), "{protocol}: {status:?}: {said}");
+        assert!(!said.contains("panicked"), "{protocol}: {said}");
+    }
+}
+
+/// A failure's causes are each said once: nothing listens, over AIP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_errors_name_each_cause_once() {
+    let url = format!("http://127.0.0.1:{}/agents/echo", free_port());
+    for args in [
+        vec![url.as_str(), "get", "--task", "t"],
+        vec![url.as_str(), "stream", "--text", "x"],
+    ] {
+        let out = call(&args).await;
+        assert!(!out.status.success());
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let said = stderr(&out);
+        assert_eq!(said.matches("HTTP request failed").count(), 1, "{said}");
+        assert_eq!(said.matches("error sending request").count(), 1, "{said}");
+        assert_eq!(said.matches("onnection refused").count(), 1, "{said}");
+    }
+}

@@ -2,11 +2,14 @@
 //! agent over A2A's JSON-RPC binding.
 
 use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
-use aiphost::client::{Client, ClientError};
-use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject};
+use aiphost::client::{Client, ClientConfig, ClientError, Until};
+use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
+use std::fmt::Display;
+use std::io::Write;
+use std::ops::ControlFlow;
 
 #[derive(Args, Debug)]
 pub struct CallArgs {
@@ -25,8 +28,30 @@ pub struct CallArgs {
     /// Session id to send (over A2A: the `contextId`; `list` lists that context's tasks).
     #[arg(long, global = true)]
     pub session: Option<String>,
+    #[command(flatten)]
+    pub credentials: CredentialArgs,
     #[command(subcommand)]
     pub command: CallCommand,
+}
+
+/// How the client proves which Leader it is. Unset, it sends no credentials; the defaults of
+/// everything else a client needs are in [`ClientConfig`].
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Leader credentials")]
+pub struct CredentialArgs {
+    /// An API key the partner's tenant issued to this Leader, sent as `Authorization: Bearer
+    /// KEY` (for partners whose Leaders use API keys).
+    #[arg(long, env = "AIPHOST_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+}
+
+impl CredentialArgs {
+    fn config(&self) -> ClientConfig {
+        ClientConfig {
+            api_key: self.api_key.clone(),
+            ..ClientConfig::default()
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -96,24 +121,32 @@ pub enum CallCommand {
         task: String,
     },
     /// Start a task with the streaming style and print its events as they arrive, one JSON
-    /// line each (over A2A, each `StreamResponse`, until the task ends or needs input).
+    /// line each (over A2A, each `StreamResponse`), until the task rests (awaits input or
+    /// completion) or ends.
     Stream {
         /// Task id (default: a fresh one). Over A2A, where an agent names its tasks: a task to
         /// continue, streamed.
         #[arg(long)]
         task: Option<String>,
+        /// Keep following while the task rests, until it ends (another client continues,
+        /// completes or cancels it).
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         content: Content,
     },
     /// Reconnect to a task's event stream: replay the events after --last-event-seq (all when
-    /// absent), then follow it live until it ends. Over A2A (`SubscribeToTask`): the task as it
-    /// is, then its events until it ends.
+    /// absent), then follow it live until it rests or ends. Over A2A (`SubscribeToTask`): the
+    /// task as it is, then its events.
     ReStream {
         #[arg(long)]
         task: String,
         /// The last event seq already seen (AIP only).
         #[arg(long)]
         last_event_seq: Option<u64>,
+        /// Keep following while the task rests, until it ends.
+        #[arg(long)]
+        follow: bool,
     },
     /// Read a task with its histories.
     Get {
@@ -187,9 +220,53 @@ fn items(content: &Content) -> anyhow::Result<(Vec<DataItem>, JsonObject)> {
 }
 
 pub async fn run(args: CallArgs) -> anyhow::Result<()> {
-    match args.protocol {
-        ProtocolArg::Aip => run_aip(args).await,
-        ProtocolArg::A2a => run_a2a(args).await,
+    let mut out = Out::default();
+    let result = match args.protocol {
+        ProtocolArg::Aip => run_aip(args, &mut out).await,
+        ProtocolArg::A2a => run_a2a(args, &mut out).await,
+    };
+    // A failure to write what was answered is the one to report, whatever came after it.
+    match out.failed.take() {
+        Some(e) => Err(anyhow::Error::new(e).context("cannot write to standard output")),
+        None => result,
+    }
+}
+
+/// Standard output, one line at a time. A reader that has gone away (`aiphost call … | head
+/// -1`) means "stop": nothing more is written and the call ends quietly, as a Unix filter
+/// does, instead of panicking as `println!` would.
+#[derive(Default)]
+struct Out {
+    /// Writing failed for another reason than a closed pipe.
+    failed: Option<std::io::Error>,
+    /// The reader has gone away, or writing failed: write nothing more.
+    stopped: bool,
+}
+
+impl Out {
+    /// Write `text` and a newline; break off when nothing more should be written.
+    fn line(&mut self, text: impl Display) -> ControlFlow<()> {
+        if self.stopped {
+            return ControlFlow::Break(());
+        }
+        let mut stdout = std::io::stdout().lock();
+        // Flushed each line: a stream's events are read as they come.
+        match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                self.stopped = true;
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    self.failed = Some(e);
+                }
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// Write `value` as pretty JSON.
+    fn pretty(&mut self, value: &Value) -> anyhow::Result<()> {
+        let _ = self.line(serde_json::to_string_pretty(value)?);
+        Ok(())
     }
 }
 
@@ -201,7 +278,7 @@ fn only(protocol: &str, flag: &str, given: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
+async fn run_aip(args: CallArgs, out: &mut Out) -> anyhow::Result<()> {
     match &args.command {
         CallCommand::List { .. } => {
             bail!(
@@ -227,11 +304,14 @@ async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
         DialectArg::V1 => Dialect::V1,
         DialectArg::V2 => Dialect::V2,
     };
-    let client = Client::new(url, dialect, args.leader.clone());
+    let client = Client::with_config(url, dialect, args.leader.clone(), args.credentials.config())?;
     let session = args.session.as_deref();
-    let print = |event: &Value| println!("{event}");
     let result = match &args.command {
-        CallCommand::Stream { task, content } => {
+        CallCommand::Stream {
+            task,
+            follow,
+            content,
+        } => {
             let (items, params) = items(content)?;
             let outcome = client
                 .stream(
@@ -240,15 +320,41 @@ async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
                     session,
                     items,
                     params,
-                    print,
+                    until(*follow),
+                    None,
+                    |event| out.line(event),
                 )
                 .await;
-            return streamed(outcome);
+            return outcome.or_else(|e| rpc_error(e, out));
         }
         CallCommand::ReStream {
             task,
             last_event_seq,
+            follow,
         } => {
+            // A re-stream replays the task's earlier events, rests it has left among them:
+            // only a rest from where the task stands now on ends the stream.
+            let since = match until(*follow) {
+                Until::Ends => None,
+                Until::Rests => {
+                    match client
+                        .send(
+                            CommandKind::Get,
+                            Some(task),
+                            session,
+                            vec![],
+                            JsonObject::new(),
+                        )
+                        .await
+                    {
+                        Ok(now) => serde_json::from_value::<Timestamp>(
+                            now["status"]["stateChangedAt"].clone(),
+                        )
+                        .ok(),
+                        Err(e) => return rpc_error(e, out),
+                    }
+                }
+            };
             let mut params = JsonObject::new();
             params.insert("lastEventSeq".into(), json!(last_event_seq));
             let outcome = client
@@ -258,10 +364,12 @@ async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
                     session,
                     vec![],
                     params,
-                    print,
+                    until(*follow),
+                    since,
+                    |event| out.line(event),
                 )
                 .await;
-            return streamed(outcome);
+            return outcome.or_else(|e| rpc_error(e, out));
         }
         CallCommand::Start { task, content } => {
             let (items, params) = items(content)?;
@@ -317,33 +425,25 @@ async fn run_aip(args: CallArgs) -> anyhow::Result<()> {
         CallCommand::List { .. } => bail!("`list` is A2A only"),
     };
     match result {
-        Ok(task) => {
-            println!("{}", serde_json::to_string_pretty(&task)?);
-            Ok(())
-        }
-        Err(e) => rpc_error(e),
+        Ok(task) => out.pretty(&task),
+        Err(e) => rpc_error(e, out),
     }
 }
 
-/// The end of a stream: the events were printed as they came.
-fn streamed(outcome: Result<(), ClientError>) -> anyhow::Result<()> {
-    outcome.or_else(rpc_error)
+/// `--follow`: how long a stream is followed.
+fn until(follow: bool) -> Until {
+    if follow { Until::Ends } else { Until::Rests }
 }
 
 /// Print a JSON-RPC error as JSON (for scripts) and fail with it.
-fn rpc_error(e: ClientError) -> anyhow::Result<()> {
+fn rpc_error(e: ClientError, out: &mut Out) -> anyhow::Result<()> {
     match e {
         ClientError::Rpc {
             code,
             message,
             data,
         } => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"error": {"code": code, "message": message, "data": data}})
-                )?
-            );
+            out.pretty(&json!({"error": {"code": code, "message": message, "data": data}}))?;
             bail!("the partner answered with error {code} ({message})")
         }
         other => Err(other.into()),
@@ -378,10 +478,9 @@ fn configuration(content: &Content) -> anyhow::Result<Option<JsonObject>> {
 }
 
 /// `aiphost call --protocol a2a`: each subcommand as the A2A operation that means the same.
-async fn run_a2a(args: CallArgs) -> anyhow::Result<()> {
-    let client = A2aClient::new(a2a::endpoint(&args.url));
+async fn run_a2a(args: CallArgs, out: &mut Out) -> anyhow::Result<()> {
+    let client = A2aClient::with_config(a2a::endpoint(&args.url), args.credentials.config())?;
     let context = args.session.as_deref();
-    let print = |event: &Value| println!("{event}");
     let result = match &args.command {
         CallCommand::Start { task, content } => {
             if task.is_some() {
@@ -397,16 +496,38 @@ async fn run_a2a(args: CallArgs) -> anyhow::Result<()> {
             let message = a2a::user_message(&parts(content)?, Some(task), context);
             client.send_message(message, configuration(content)?).await
         }
-        CallCommand::Stream { task, content } => {
+        CallCommand::Stream {
+            task,
+            follow,
+            content,
+        } => {
             let message = a2a::user_message(&parts(content)?, task.as_deref(), context);
-            let outcome = client
-                .send_streaming_message(message, configuration(content)?, print)
-                .await;
-            return outcome.or_else(a2a_error);
+            let last = match client
+                .send_streaming_message(message, configuration(content)?, |e| out.line(e))
+                .await
+            {
+                Ok(last) => last,
+                Err(e) => return a2a_error(e, out),
+            };
+            // The agent ends a message's stream when the task needs input; to follow the task
+            // past that, subscribe to it.
+            let resting = last
+                .as_ref()
+                .filter(|e| a2a::rests(e, a2a::StreamKind::Message))
+                .filter(|e| !a2a::ends_stream(e, a2a::StreamKind::Subscription))
+                .and_then(|e| e["statusUpdate"]["taskId"].as_str());
+            if let (true, Some(id), false) = (*follow, resting, out.stopped) {
+                let outcome = client
+                    .subscribe_to_task(id, Until::Ends, |e| out.line(e))
+                    .await;
+                return outcome.map(drop).or_else(|e| a2a_error(e, out));
+            }
+            return Ok(());
         }
         CallCommand::ReStream {
             task,
             last_event_seq,
+            follow,
         } => {
             if last_event_seq.is_some() {
                 bail!(
@@ -414,8 +535,10 @@ async fn run_a2a(args: CallArgs) -> anyhow::Result<()> {
                      as it is now, then its events"
                 );
             }
-            let outcome = client.subscribe_to_task(task, print).await;
-            return outcome.or_else(a2a_error);
+            let outcome = client
+                .subscribe_to_task(task, until(*follow), |e| out.line(e))
+                .await;
+            return outcome.map(drop).or_else(|e| a2a_error(e, out));
         }
         CallCommand::Get {
             task,
@@ -453,28 +576,20 @@ async fn run_a2a(args: CallArgs) -> anyhow::Result<()> {
         ),
     };
     match result {
-        Ok(result) => {
-            println!("{}", serde_json::to_string_pretty(&result)?);
-            Ok(())
-        }
-        Err(e) => a2a_error(e),
+        Ok(result) => out.pretty(&result),
+        Err(e) => a2a_error(e, out),
     }
 }
 
 /// Print an A2A JSON-RPC error as JSON (for scripts) and fail with a one-line summary.
-fn a2a_error(e: A2aClientError) -> anyhow::Result<()> {
+fn a2a_error(e: A2aClientError, out: &mut Out) -> anyhow::Result<()> {
     if let A2aClientError::Rpc {
         code,
         message,
         data,
     } = &e
     {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"error": {"code": code, "message": message, "data": data}})
-            )?
-        );
+        out.pretty(&json!({"error": {"code": code, "message": message, "data": data}}))?;
         bail!("the agent answered with {e}")
     }
     Err(e.into())

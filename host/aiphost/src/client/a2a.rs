@@ -18,21 +18,13 @@
 //! # Ok(()) }
 //! ```
 
-use super::SseFrames;
+use super::{ClientConfig, SseFrames, Until};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
-use std::time::Duration;
+use std::ops::ControlFlow;
 
 /// The A2A version this client speaks (sent as `A2A-Version`).
 pub const VERSION: &str = "1.0";
-
-/// The longest a request that is not a stream may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
-/// The longest connecting may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// A stream that sends nothing at all (not even a keep-alive comment) for this long is given
-/// up; a stream that keeps talking may last as long as its task.
-const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The task states after which nothing more happens to a task.
 const TERMINAL_STATES: &[&str] = &[
@@ -259,6 +251,21 @@ pub enum StreamKind {
     Subscription,
 }
 
+/// Whether `event` (a `StreamResponse`) says its task waits for the client (input or auth
+/// required) or has ended. A `task` event of a `SendStreamingMessage` stream is the task as it
+/// was before the message, so it says nothing of where the message leaves it.
+pub fn rests(event: &Value, kind: StreamKind) -> bool {
+    let state = match (event.get("task"), event.get("statusUpdate")) {
+        (Some(_), _) if kind == StreamKind::Message => return false,
+        (Some(task), _) => &task["status"]["state"],
+        (None, Some(update)) => &update["status"]["state"],
+        (None, None) => return false,
+    };
+    state
+        .as_str()
+        .is_some_and(|s| TERMINAL_STATES.contains(&s) || INTERRUPTED_STATES.contains(&s))
+}
+
 /// Whether `event` (a `StreamResponse`) is the last of a stream of `kind`. The agent closes the
 /// stream there; the client stops reading there too, so that an agent that keeps it open does
 /// not keep it waiting. (The task a stream begins with does not end it for waiting: a message
@@ -284,21 +291,31 @@ pub fn ends_stream(event: &Value, kind: StreamKind) -> bool {
 #[derive(Clone)]
 pub struct A2aClient {
     http: reqwest::Client,
+    config: ClientConfig,
     url: String,
 }
 
 impl A2aClient {
     /// A client for the JSON-RPC endpoint at `url` (see [`endpoint`]).
     pub fn new(url: impl Into<String>) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(STREAM_IDLE_TIMEOUT)
-            .build()
-            .unwrap_or_default();
+        let config = ClientConfig::default();
         A2aClient {
-            http,
+            http: config.http().unwrap_or_default(),
+            config,
             url: url.into(),
         }
+    }
+
+    /// [`A2aClient::new`] with `config`: credentials and timeouts.
+    pub fn with_config(
+        url: impl Into<String>,
+        config: ClientConfig,
+    ) -> Result<Self, A2aClientError> {
+        Ok(A2aClient {
+            http: config.http()?,
+            config,
+            url: url.into(),
+        })
     }
 
     /// The endpoint this client calls.
@@ -321,7 +338,7 @@ impl A2aClient {
         let request = self.request(method, params);
         let response = self
             .post(&request, "application/json")
-            .timeout(REQUEST_TIMEOUT)
+            .timeout(self.config.request_timeout)
             .send()
             .await?;
         let status = response.status();
@@ -353,17 +370,19 @@ impl A2aClient {
     }
 
     /// `SendStreamingMessage`: send `message` and hand each `StreamResponse` to `on_event` as
-    /// it arrives, until the stream's last event (see [`ends_stream`]) or the agent closes it.
+    /// it arrives, until the stream's last event (see [`ends_stream`]), the agent closes it or
+    /// `on_event` breaks off. Returns the last event handed on (`None` when there was none).
     pub async fn send_streaming_message(
         &self,
         message: Value,
         configuration: Option<Map<String, Value>>,
-        on_event: impl FnMut(&Value),
-    ) -> Result<(), A2aClientError> {
+        on_event: impl FnMut(&Value) -> ControlFlow<()>,
+    ) -> Result<Option<Value>, A2aClientError> {
         self.stream(
             "SendStreamingMessage",
             send_params(message, configuration),
             StreamKind::Message,
+            Until::Rests,
             on_event,
         )
         .await
@@ -406,24 +425,27 @@ impl A2aClient {
     }
 
     /// `SubscribeToTask`: hand the task `id` as it is, then each of its events, to `on_event`
-    /// as they arrive, until it ends.
+    /// as they arrive, until it rests or ends (as `until` says) or `on_event` breaks off.
+    /// Returns the last event handed on.
     pub async fn subscribe_to_task(
         &self,
         id: &str,
-        on_event: impl FnMut(&Value),
-    ) -> Result<(), A2aClientError> {
+        until: Until,
+        on_event: impl FnMut(&Value) -> ControlFlow<()>,
+    ) -> Result<Option<Value>, A2aClientError> {
         self.stream(
             "SubscribeToTask",
             json!({"id": id}),
             StreamKind::Subscription,
+            until,
             on_event,
         )
         .await
     }
 
     fn post(&self, request: &Value, accept: &str) -> reqwest::RequestBuilder {
-        self.http
-            .post(&self.url)
+        self.config
+            .authorize(self.http.post(&self.url))
             .header("A2A-Version", VERSION)
             .header(reqwest::header::ACCEPT, accept)
             .json(request)
@@ -434,8 +456,9 @@ impl A2aClient {
         method: &str,
         params: Value,
         kind: StreamKind,
-        mut on_event: impl FnMut(&Value),
-    ) -> Result<(), A2aClientError> {
+        until: Until,
+        mut on_event: impl FnMut(&Value) -> ControlFlow<()>,
+    ) -> Result<Option<Value>, A2aClientError> {
         let request = self.request(method, params);
         let response = self.post(&request, "text/event-stream").send().await?;
         let status = response.status();
@@ -454,6 +477,7 @@ impl A2aClient {
         }
         let mut frames = SseFrames::default();
         let mut body = response.bytes_stream();
+        let mut seen = None;
         while let Some(chunk) = body.next().await {
             for data in frames.push(&chunk?) {
                 let answer: Value = serde_json::from_str(&data).map_err(|e| {
@@ -468,13 +492,17 @@ impl A2aClient {
                         "an event is not a StreamResponse: {event}"
                     )));
                 }
-                on_event(&event);
-                if ends_stream(&event, kind) {
-                    return Ok(());
+                let flow = on_event(&event);
+                let last = flow.is_break()
+                    || ends_stream(&event, kind)
+                    || (until == Until::Rests && rests(&event, kind));
+                if last {
+                    return Ok(Some(event));
                 }
+                seen = Some(event);
             }
         }
-        Ok(())
+        Ok(seen)
     }
 }
 
@@ -618,6 +646,21 @@ mod tests {
         assert!(ends_stream(&task("TASK_STATE_FAILED"), Message));
         assert!(ends_stream(&json!({"message": {}}), Message));
         assert!(!ends_stream(&json!({"artifactUpdate": {}}), Message));
+    }
+
+    #[test]
+    fn a_task_rests_where_it_waits_for_the_client_or_ends() {
+        let update = |state: &str| json!({"statusUpdate": {"status": {"state": state}}});
+        let task = |state: &str| json!({"task": {"id": "t", "status": {"state": state}}});
+        use StreamKind::*;
+        assert!(rests(&update("TASK_STATE_INPUT_REQUIRED"), Subscription));
+        assert!(rests(&update("TASK_STATE_COMPLETED"), Message));
+        assert!(!rests(&update("TASK_STATE_WORKING"), Subscription));
+        // A subscription begins with the task as it is; a message's stream with the task as it
+        // was before the message.
+        assert!(rests(&task("TASK_STATE_INPUT_REQUIRED"), Subscription));
+        assert!(!rests(&task("TASK_STATE_INPUT_REQUIRED"), Message));
+        assert!(!rests(&json!({"artifactUpdate": {}}), Subscription));
     }
 
     #[test]

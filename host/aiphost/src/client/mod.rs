@@ -15,15 +15,76 @@
 
 pub mod a2a;
 
-use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
+use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
 use serde_json::{Value, json};
+use std::ops::ControlFlow;
 use std::time::Duration;
+
+/// How a client reaches a partner: the Leader's credentials and how long it waits. Both the
+/// AIP [`Client`] and the [`a2a::A2aClient`] take one; `aiphost call` fills it from its flags.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    /// An API key, sent as `Authorization: Bearer KEY` (for partners whose Leaders need one).
+    pub api_key: Option<String>,
+    /// The longest connecting may take.
+    pub connect_timeout: Duration,
+    /// The longest a request that is not a stream may take, answer included.
+    pub request_timeout: Duration,
+    /// A stream that sends nothing at all (not even a keep-alive comment) for this long is
+    /// given up. A stream has no limit as a whole: it lasts as long as the task it follows.
+    /// Longer than the host's keep-alive (15 s by default), so a quiet task is not given up.
+    pub stream_idle_timeout: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            api_key: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(120),
+            stream_idle_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The HTTP client for this configuration. There is deliberately no whole-request timeout
+    /// here (it would end every stream of a task that rests); requests that are not streams
+    /// set [`ClientConfig::request_timeout`] each.
+    pub(crate) fn http(&self) -> Result<reqwest::Client, reqwest::Error> {
+        reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .read_timeout(self.stream_idle_timeout)
+            .build()
+    }
+
+    /// `request` with the Leader's credentials.
+    pub(crate) fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+}
+
+/// How long a stream is followed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Until {
+    /// Until the task rests (awaiting input or completion; over A2A, input or auth required)
+    /// or ends. (A re-stream replays the task's earlier events: [`Client::stream`] takes the
+    /// instant from which a rest counts.)
+    #[default]
+    Rests,
+    /// Until the task ends (the partner closes the stream), however long it rests.
+    Ends,
+}
 
 /// What went wrong with a call.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The request could not be sent, or its answer not read.
-    #[error("HTTP request failed: {0}")]
+    /// The request could not be sent, or its answer not read. (What reqwest says is the
+    /// error's source, not part of this text, so that a chain of causes names it once.)
+    #[error("HTTP request failed")]
     Http(#[from] reqwest::Error),
     /// The partner answered with an HTTP status other than success.
     #[error("the partner answered HTTP {status}: {body}")]
@@ -52,6 +113,7 @@ pub enum ClientError {
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
+    config: ClientConfig,
     url: String,
     dialect: Dialect,
     leader_id: String,
@@ -59,18 +121,32 @@ pub struct Client {
 
 impl Client {
     /// A client for the partner endpoint at `url` (its `rpc` URL), speaking `dialect` as the
-    /// Leader whose AIC is `leader_id`. Each request may take at most 120 s.
+    /// Leader whose AIC is `leader_id`, with the default [`ClientConfig`].
     pub fn new(url: impl Into<String>, dialect: Dialect, leader_id: impl Into<String>) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .build()
-            .unwrap_or_default();
+        let config = ClientConfig::default();
         Client {
-            http,
+            http: config.http().unwrap_or_default(),
+            config,
             url: url.into(),
             dialect,
             leader_id: leader_id.into(),
         }
+    }
+
+    /// [`Client::new`] with `config`: credentials and timeouts.
+    pub fn with_config(
+        url: impl Into<String>,
+        dialect: Dialect,
+        leader_id: impl Into<String>,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        Ok(Client {
+            http: config.http()?,
+            config,
+            url: url.into(),
+            dialect,
+            leader_id: leader_id.into(),
+        })
     }
 
     /// The JSON-RPC request for a command, in this client's dialect, for the `rpc` method.
@@ -127,9 +203,12 @@ impl Client {
     }
 
     /// Send a command with the `stream` method (to the partner's `stream` endpoint) and hand each
-    /// event — a JSON-RPC response `{eventSeq, eventData}` — to `on_event` as it arrives. Returns
-    /// when the partner closes the stream. An error answered before the stream started, or sent
-    /// as an event, is returned as [`ClientError::Rpc`].
+    /// event — a JSON-RPC response `{eventSeq, eventData}` — to `on_event` as it arrives, until
+    /// the task rests or ends, as `until` says, or `on_event` breaks off (its reader is gone).
+    /// `since` is where the task stood before (for a re-stream, which replays earlier events:
+    /// see [`Until::Rests`]). An error answered before the stream started, or sent as an
+    /// event, is returned as [`ClientError::Rpc`].
+    #[allow(clippy::too_many_arguments)]
     pub async fn stream(
         &self,
         command: CommandKind,
@@ -137,14 +216,21 @@ impl Client {
         session_id: Option<&str>,
         data_items: Vec<DataItem>,
         params: JsonObject,
-        mut on_event: impl FnMut(&Value),
+        until: Until,
+        since: Option<Timestamp>,
+        mut on_event: impl FnMut(&Value) -> ControlFlow<()>,
     ) -> Result<(), ClientError> {
         let request = self.request_for("stream", command, task_id, session_id, data_items, params);
         let url = match self.url.strip_suffix("/rpc") {
             Some(base) => format!("{base}/stream"),
             None => self.url.clone(),
         };
-        let response = self.http.post(&url).json(&request).send().await?;
+        let response = self
+            .config
+            .authorize(self.http.post(&url))
+            .json(&request)
+            .send()
+            .await?;
         let status = response.status();
         let is_sse = response
             .headers()
@@ -176,7 +262,11 @@ impl Client {
                     ClientError::InvalidResponse(format!("an event is not JSON ({e}): {data}"))
                 })?;
                 check_response(&request["id"], event.clone())?;
-                on_event(&event);
+                if on_event(&event).is_break()
+                    || (until == Until::Rests && rests(&event, since.as_ref()))
+                {
+                    return Ok(());
+                }
             }
         }
         Ok(())
@@ -208,7 +298,13 @@ impl Client {
 
     /// POST any JSON body and return the parsed JSON answer.
     pub async fn post(&self, body: &Value) -> Result<Value, ClientError> {
-        let response = self.http.post(&self.url).json(body).send().await?;
+        let response = self
+            .config
+            .authorize(self.http.post(&self.url))
+            .timeout(self.config.request_timeout)
+            .json(body)
+            .send()
+            .await?;
         let status = response.status();
         let text = response.text().await?;
         if !status.is_success() {
@@ -219,6 +315,25 @@ impl Client {
         }
         serde_json::from_str(&text)
             .map_err(|e| ClientError::InvalidResponse(format!("not JSON ({e}): {text}")))
+    }
+}
+
+/// Whether a stream event (`{eventSeq, eventData}`) says its task rests or has ended, in a
+/// state entered no earlier than `since`.
+pub fn rests(event: &Value, since: Option<&Timestamp>) -> bool {
+    let status = &event["result"]["eventData"]["status"];
+    let Some(state) = status["state"].as_str().and_then(TaskState::parse) else {
+        return false;
+    };
+    if !state.is_resting() {
+        return false;
+    }
+    match since {
+        None => true,
+        // A rest without a readable time is taken as current: stopping early is better than
+        // following a resting task forever.
+        Some(since) => serde_json::from_value::<Timestamp>(status["stateChangedAt"].clone())
+            .map_or(true, |at| &at >= since),
     }
 }
 
@@ -290,6 +405,26 @@ pub fn check_response(id: &Value, response: Value) -> Result<Value, ClientError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rest_counts_from_where_the_task_stands() {
+        let event = |state: &str, at: &str| {
+            json!({"result": {"eventSeq": 1, "eventData": {"type": "status-update",
+                   "status": {"state": state, "stateChangedAt": at}}}})
+        };
+        let at = |t: &str| serde_json::from_value::<Timestamp>(json!(t)).unwrap();
+        let waiting = event("awaiting-input", "2026-01-01T00:00:01Z");
+        assert!(rests(&waiting, None));
+        assert!(rests(&event("completed", "2026-01-01T00:00:01Z"), None));
+        assert!(!rests(&event("working", "2026-01-01T00:00:01Z"), None));
+        assert!(!rests(
+            &json!({"result": {"eventData": {"type": "product-chunk"}}}),
+            None
+        ));
+        // Replayed: a rest the task has since left does not end the stream.
+        assert!(!rests(&waiting, Some(&at("2026-01-01T00:00:02Z"))));
+        assert!(rests(&waiting, Some(&at("2026-01-01T00:00:01Z"))));
+    }
 
     #[test]
     fn sse_frames_split_across_reads_and_skip_comments() {
