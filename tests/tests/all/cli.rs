@@ -957,3 +957,113 @@ async fn call_errors_name_each_cause_once() {
         assert_eq!(said.matches("onnection refused").count(), 1, "{said}");
     }
 }
+
+/// Listings print a table by default (times in UTC to the second, sizes with a unit) and the
+/// host's JSON with `--output json`; `serve` takes durations and sizes with units, and they take
+/// effect (`--max-body-bytes 64KiB` refuses a 100 KiB request with `limitBytes` 65536).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_print_a_table_or_json_and_serve_takes_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = ProcessHost::start(
+        &dir.path().join("data"),
+        &[
+            "--webhook-timeout-ms",
+            "2s",
+            "--max-body-bytes",
+            "64KiB",
+            "--sse-keep-alive-secs",
+            "1m",
+            "--store-cache-mib",
+            "16MiB",
+        ],
+    );
+    let big = "x".repeat(100 * 1024);
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("start", "big", text(&big), serde_json::json!({})),
+    )
+    .await;
+    assert_eq!(answer["error"]["data"]["limitBytes"], 64 * 1024, "{answer}");
+    aiphost_tests::tenants::create_tenant(&host.url, "acme", serde_json::json!({})).await;
+
+    let list = |extra: &[&str]| {
+        let out = Command::new(aiphost_bin())
+            .args(["tenant", "list", "--url", &host.url])
+            .args(extra)
+            .env("AIPHOST_TOKEN", OPERATOR_TOKEN)
+            .env_remove("AIPHOST_OUTPUT")
+            .output()
+            .expect("aiphost tenant list");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let table = list(&[]);
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or_default();
+    for column in ["TENANT", "CREATED", "STORED", "AGENTS"] {
+        assert!(header.contains(column), "{table}");
+    }
+    let row = lines.find(|l| l.starts_with("acme")).expect("acme's row");
+    // The creation time, at the CREATED column: `2026-11-23 17:42:36Z`.
+    let at = header.find("CREATED").unwrap_or(0);
+    let created: Vec<char> = row.chars().skip(at).take(20).collect();
+    assert!(
+        created.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == '-',
+            10 => *c == ' ',
+            13 | 16 => *c == ':',
+            19 => *c == 'Z',
+            _ => c.is_ascii_digit(),
+        }),
+        "{table}"
+    );
+    assert!(row.contains(" B") || row.contains("iB"), "{table}");
+
+    for flags in [&["--output", "json"][..], &["-o", "json"], &["--json"]] {
+        let json: Value = serde_json::from_str(&list(flags)).expect("JSON");
+        let acme = json
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["id"] == "acme"))
+            .unwrap_or_else(|| panic!("{flags:?}: {json}"));
+        assert!(
+            acme["createdMs"].is_i64() && acme["storedBytes"].is_u64(),
+            "{acme}"
+        );
+    }
+}
+
+/// A malformed duration or size is refused before the host starts, saying what was expected,
+/// with clap's usage exit code.
+#[test]
+fn serve_refuses_a_malformed_duration_or_size() {
+    for (flag, value, said) in [
+        (
+            "--webhook-timeout-ms",
+            "2x",
+            "expected a duration like 30s or 500ms, got \"2x\"",
+        ),
+        (
+            "--webhook-horizon-secs",
+            "1500ms",
+            "\"1500ms\" is not a whole number of seconds",
+        ),
+        (
+            "--max-body-bytes",
+            "lots",
+            "expected a size like 64MiB or 1GiB, got \"lots\"",
+        ),
+    ] {
+        let out = aiphost(&["serve", flag, value]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains(said),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -2,6 +2,7 @@
 //! set-config|set-secret|unset` (a running host's admin API).
 
 use super::admin::AdminArgs;
+use super::output::{Column, Kind, OutputArgs, print_list};
 use aiphost::agent::manifest::Manifest;
 use aiphost::agent::{COMPONENT_FILE, MANIFEST_FILE};
 use aiphost::runtime::{Runtime, RuntimeConfig};
@@ -40,6 +41,8 @@ pub enum AgentCommand {
         /// Directories of bundles.
         #[arg(long = "agents", default_value = "plugins/dist", value_delimiter = ',')]
         agents: Vec<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Upload a bundle (partner.toml + partner.wasm) to a running host as a new version of the
     /// tenant's partner; new tasks switch to it at once, running ones finish on theirs.
@@ -55,6 +58,8 @@ pub enum AgentCommand {
         agent: String,
         #[command(flatten)]
         admin: AdminArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Serve an earlier version of a published partner again.
     Rollback {
@@ -76,6 +81,8 @@ pub enum AgentCommand {
         agent: String,
         #[command(flatten)]
         admin: AdminArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Set a config value the partner reads with `aiphost_sdk::config::get`.
     SetConfig {
@@ -122,9 +129,13 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
             sdk_path,
         } => new(&name, path, sdk_path),
         AgentCommand::Build { path, out } => build(&path, &out),
-        AgentCommand::List { agents } => list(&agents),
+        AgentCommand::List { agents, output } => list(&agents, &output),
         AgentCommand::Publish { bundle, admin } => publish(&bundle, &admin).await,
-        AgentCommand::Versions { agent, admin } => {
+        AgentCommand::Versions {
+            agent,
+            admin,
+            output,
+        } => {
             let answer = admin
                 .request(
                     Method::GET,
@@ -132,8 +143,13 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
                     None,
                 )
                 .await?;
-            println!("{}", serde_json::to_string_pretty(&answer)?);
-            Ok(())
+            print_list(
+                output.format(),
+                &answer,
+                &version_rows(&answer),
+                &VERSION_COLUMNS,
+                &format!("{agent} has no versions"),
+            )
         }
         AgentCommand::Rollback {
             agent,
@@ -157,12 +173,21 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
             println!("{agent}: unpublished");
             Ok(())
         }
-        AgentCommand::Values { agent, admin } => {
+        AgentCommand::Values {
+            agent,
+            admin,
+            output,
+        } => {
             let values = admin
                 .request(Method::GET, &format!("/admin/agents/{agent}/values"), None)
                 .await?;
-            println!("{}", serde_json::to_string_pretty(&values)?);
-            Ok(())
+            print_list(
+                output.format(),
+                &values,
+                &value_rows(&values),
+                &VALUE_COLUMNS,
+                &format!("{agent} has no config values or secrets"),
+            )
         }
         AgentCommand::SetConfig {
             agent,
@@ -218,6 +243,54 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+const VERSION_COLUMNS: [Column; 6] = [
+    Column::new("version", "/version", Kind::Number),
+    Column::new("serving", "/serving", Kind::Text),
+    Column::new("label", "/label", Kind::Text),
+    Column::new("published", "/publishedMs", Kind::Time),
+    Column::new("size", "/componentBytes", Kind::Bytes),
+    Column::new("sha256", "/sha256", Kind::Text),
+];
+
+/// The versions of a `versions` answer, each marked `serving: *` if new tasks run on it.
+fn version_rows(answer: &serde_json::Value) -> Vec<serde_json::Value> {
+    let current = answer["current"].as_u64();
+    let mut rows = answer["versions"].as_array().cloned().unwrap_or_default();
+    for row in &mut rows {
+        let serving = current.is_some() && row["version"].as_u64() == current;
+        row["serving"] = if serving { "*" } else { "" }.into();
+    }
+    rows
+}
+
+const VALUE_COLUMNS: [Column; 5] = [
+    Column::new("kind", "/kind", Kind::Text),
+    Column::new("name", "/name", Kind::Text),
+    Column::new("value", "/value", Kind::Text).or(""),
+    Column::new("host", "/host", Kind::Text).or(""),
+    Column::new("header", "/header", Kind::Text).or(""),
+];
+
+/// A `values` answer (`config`: name → value, `secrets`: name → where it goes) as one row per
+/// config value and secret; a secret's value is never in the answer, so never in a row.
+fn value_rows(values: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut rows = Vec::new();
+    if let Some(config) = values["config"].as_object() {
+        for (name, value) in config {
+            rows.push(serde_json::json!({"kind": "config", "name": name, "value": value}));
+        }
+    }
+    if let Some(secrets) = values["secrets"].as_object() {
+        for (name, secret) in secrets {
+            rows.push(serde_json::json!({
+                "kind": "secret", "name": name,
+                "host": secret["host"], "header": secret["header"],
+            }));
+        }
+    }
+    rows
 }
 
 /// Upload a bundle, showing what happens (the host compiles it, which can take a second).
@@ -499,8 +572,20 @@ fn find_component(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(wasm)
 }
 
-fn list(dirs: &[PathBuf]) -> anyhow::Result<()> {
-    let mut found = 0;
+const BUNDLE_COLUMNS: [Column; 7] = [
+    Column::new("agent", "/id", Kind::Text),
+    Column::new("version", "/version", Kind::Text),
+    Column::new("aic", "/aic", Kind::Text),
+    Column::new("skills", "/skills", Kind::List),
+    Column::new("size", "/componentBytes", Kind::Bytes),
+    Column::new("path", "/path", Kind::Text),
+    Column::new("error", "/error", Kind::Text).or(""),
+];
+
+/// The bundles in `dirs`, as rows; a bundle whose manifest does not load is a row with its
+/// `path` and `error`, so one broken bundle does not hide the others.
+fn bundle_rows(dirs: &[PathBuf]) -> Vec<serde_json::Value> {
+    let mut rows = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             eprintln!("{}: not a directory", dir.display());
@@ -513,26 +598,33 @@ fn list(dirs: &[PathBuf]) -> anyhow::Result<()> {
             .collect();
         bundles.sort();
         for bundle in bundles {
-            found += 1;
-            match Manifest::load(&bundle.join(MANIFEST_FILE)) {
+            let path = bundle.display().to_string();
+            rows.push(match Manifest::load(&bundle.join(MANIFEST_FILE)) {
                 Ok(m) => {
-                    let size =
-                        std::fs::metadata(bundle.join(COMPONENT_FILE)).map(|m| m.len() / 1024);
+                    let size = std::fs::metadata(bundle.join(COMPONENT_FILE)).map(|m| m.len());
                     let skills: Vec<&str> = m.skills.iter().map(|s| s.id.as_str()).collect();
-                    println!(
-                        "{:<16} {:<10} {:<40} skills: {:<24} {}",
-                        m.agent.id,
-                        m.agent.version,
-                        m.agent.aic,
-                        skills.join(","),
-                        size.map_or("no partner.wasm".to_string(), |k| format!("{k} KiB")),
-                    );
+                    serde_json::json!({
+                        "id": m.agent.id, "version": m.agent.version, "aic": m.agent.aic,
+                        "skills": skills, "componentBytes": size.ok(), "path": path,
+                    })
                 }
-                Err(e) => println!("{:<16} invalid: {e}", bundle.display()),
-            }
+                Err(e) => serde_json::json!({ "path": path, "error": e.to_string() }),
+            });
         }
     }
-    if found == 0 {
+    rows
+}
+
+fn list(dirs: &[PathBuf], output: &OutputArgs) -> anyhow::Result<()> {
+    let rows = bundle_rows(dirs);
+    print_list(
+        output.format(),
+        &serde_json::Value::Array(rows.clone()),
+        &rows,
+        &BUNDLE_COLUMNS,
+        "",
+    )?;
+    if rows.is_empty() {
         eprintln!("no bundles found in {dirs:?}");
     }
     Ok(())

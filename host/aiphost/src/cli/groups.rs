@@ -1,15 +1,28 @@
 //! `aiphost groups`: the group memberships of a running host's partners.
 
+use super::output::{Column, Kind, OutputArgs, print_list};
 use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct GroupsArgs {
     #[command(flatten)]
     admin: super::admin::AdminArgs,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
+
+const COLUMNS: [Column; 10] = [
+    Column::new("agent", "/agent", Kind::Text),
+    Column::new("group", "/groupId", Kind::Text),
+    Column::new("state", "/state", Kind::Text),
+    Column::new("muted", "/muted", Kind::Text),
+    Column::new("dialect", "/dialect", Kind::Text),
+    Column::new("broker", "/broker", Kind::Text),
+    Column::new("leader", "/leader", Kind::Text),
+    Column::new("queue", "/queue", Kind::Text),
+    Column::new("joined", "/joinedAt", Kind::Time),
+    Column::new("last error", "/lastError", Kind::Text).or(""),
+];
 
 pub async fn run(args: GroupsArgs) -> anyhow::Result<()> {
     let body = args
@@ -17,34 +30,11 @@ pub async fn run(args: GroupsArgs) -> anyhow::Result<()> {
         .request(reqwest::Method::GET, "/admin/groups", None)
         .await?;
     let list = body["memberships"].as_array().cloned().unwrap_or_default();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
-        return Ok(());
-    }
-    if list.is_empty() {
-        println!("no group memberships");
-        return Ok(());
-    }
-    println!(
-        "{:<14} {:<20} {:<13} {:<6} {:<8} {:<24} leader / queue",
-        "agent", "group", "state", "muted", "dialect", "broker"
-    );
-    for m in &list {
-        let text = |k: &str| m[k].as_str().unwrap_or("").to_string();
-        println!(
-            "{:<14} {:<20} {:<13} {:<6} {:<8} {:<24} {} / {}",
-            text("agent"),
-            text("groupId"),
-            text("state"),
-            m["muted"].as_bool().unwrap_or(false),
-            text("dialect"),
-            text("broker"),
-            text("leader"),
-            text("queue"),
-        );
-        if let Some(error) = m["lastError"].as_str() {
-            println!("{:<14} last error: {error}", "");
-        }
-    }
-    Ok(())
+    print_list(
+        args.output.format(),
+        &serde_json::Value::Array(list.clone()),
+        &list,
+        &COLUMNS,
+        "no group memberships",
+    )
 }

@@ -1,6 +1,7 @@
 //! `aiphost key issue|list|revoke`: Leader API keys for a tenant's partners.
 
 use super::admin::AdminArgs;
+use super::output::{Column, Kind, OutputArgs, print_list};
 use clap::Subcommand;
 use reqwest::Method;
 use serde_json::json;
@@ -14,8 +15,9 @@ pub enum KeyCommand {
         /// The Leader's AIC: who the key authenticates.
         #[arg(long)]
         leader: String,
-        /// Seconds until the key expires (default: never).
-        #[arg(long)]
+        /// How long until the key expires: seconds, or with a unit (`90d`, `12h`) (default:
+        /// never).
+        #[arg(long, value_parser = super::units::seconds)]
         ttl: Option<u64>,
         #[command(flatten)]
         admin: AdminArgs,
@@ -25,6 +27,8 @@ pub enum KeyCommand {
         agent: String,
         #[command(flatten)]
         admin: AdminArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Revoke a key.
     Revoke {
@@ -35,6 +39,13 @@ pub enum KeyCommand {
         admin: AdminArgs,
     },
 }
+
+const KEY_COLUMNS: [Column; 4] = [
+    Column::new("id", "/id", Kind::Text),
+    Column::new("leader", "/leader", Kind::Text),
+    Column::new("created", "/createdMs", Kind::Time),
+    Column::new("expires", "/expiresMs", Kind::Time).or("never"),
+];
 
 pub async fn run(cmd: KeyCommand) -> anyhow::Result<()> {
     match cmd {
@@ -58,11 +69,22 @@ pub async fn run(cmd: KeyCommand) -> anyhow::Result<()> {
             );
             println!("{}", issued["key"].as_str().unwrap_or(""));
         }
-        KeyCommand::List { agent, admin } => {
+        KeyCommand::List {
+            agent,
+            admin,
+            output,
+        } => {
             let list = admin
                 .request(Method::GET, &format!("/admin/agents/{agent}/keys"), None)
                 .await?;
-            println!("{}", serde_json::to_string_pretty(&list["keys"])?);
+            let rows = list["keys"].as_array().cloned().unwrap_or_default();
+            print_list(
+                output.format(),
+                &list["keys"],
+                &rows,
+                &KEY_COLUMNS,
+                &format!("{agent} has no keys"),
+            )?;
         }
         KeyCommand::Revoke { agent, id, admin } => {
             admin

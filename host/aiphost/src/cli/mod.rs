@@ -7,8 +7,10 @@ mod call;
 mod groups;
 mod keys;
 mod notifications;
+mod output;
 mod serve;
 mod tenant;
+mod units;
 
 use clap::{Args, Parser, Subcommand};
 

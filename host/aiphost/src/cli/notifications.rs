@@ -1,5 +1,6 @@
 //! `aiphost notifications`: what a running host's webhook delivery gave up on.
 
+use super::output::{Column, Kind, OutputArgs, print_list};
 use clap::Subcommand;
 
 #[derive(Subcommand, Debug)]
@@ -8,44 +9,36 @@ pub enum NotificationsCommand {
     GivenUp {
         #[command(flatten)]
         admin: super::admin::AdminArgs,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 }
 
+const COLUMNS: [Column; 8] = [
+    Column::new("agent", "/agent", Kind::Text),
+    Column::new("task", "/taskId", Kind::Text),
+    Column::new("seq", "/seq", Kind::Number),
+    Column::new("state", "/state", Kind::Text),
+    Column::new("attempts", "/attempts", Kind::Number),
+    Column::new("gave up", "/gaveUpAt", Kind::Time),
+    Column::new("url", "/url", Kind::Text),
+    Column::new("last error", "/lastError", Kind::Text),
+];
+
 pub async fn run(cmd: NotificationsCommand) -> anyhow::Result<()> {
     match cmd {
-        NotificationsCommand::GivenUp { admin, json } => {
+        NotificationsCommand::GivenUp { admin, output } => {
             let body = admin
                 .request(reqwest::Method::GET, "/admin/notifications/given-up", None)
                 .await?;
             let list = body["givenUp"].as_array().cloned().unwrap_or_default();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-                return Ok(());
-            }
-            if list.is_empty() {
-                println!("no notifications were given up");
-                return Ok(());
-            }
-            println!(
-                "{:<14} {:<28} {:>5} {:<20} {:>8}  {:<40} last error",
-                "agent", "task", "seq", "state", "attempts", "url"
-            );
-            for n in &list {
-                println!(
-                    "{:<14} {:<28} {:>5} {:<20} {:>8}  {:<40} {}",
-                    n["agent"].as_str().unwrap_or(""),
-                    n["taskId"].as_str().unwrap_or(""),
-                    n["seq"],
-                    n["state"].as_str().unwrap_or(""),
-                    n["attempts"],
-                    n["url"].as_str().unwrap_or(""),
-                    n["lastError"].as_str().unwrap_or(""),
-                );
-            }
-            Ok(())
+            print_list(
+                output.format(),
+                &serde_json::Value::Array(list.clone()),
+                &list,
+                &COLUMNS,
+                "no notifications were given up",
+            )
         }
     }
 }

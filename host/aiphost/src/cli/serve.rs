@@ -4,6 +4,7 @@
 //! `Option`: given, it overrides the value of the library's config ([`ServerConfig::new`] and the
 //! config structs of its parts), which alone holds the defaults; `--help` shows them from there.
 
+use super::units;
 use aiphost::server::{Server, ServerConfig};
 use aiphost::transport::connections::HttpLimits;
 use anyhow::Context;
@@ -15,6 +16,12 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Durations and sizes take a unit: 500ms, 30s, 10m, 2h, 1d; 64MiB, 1GiB, \
+    512KiB, 10MB. A bare number is in the unit the flag names (ms for --*-ms, seconds for \
+    --*-secs, MiB for --*-mib, bytes for --*-bytes); a value with a unit must come to a whole \
+    number of it."
+)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080", env = "AIPHOST_LISTEN")]
@@ -84,17 +91,17 @@ fn ms(d: Duration) -> u128 {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "HTTP")]
 struct HttpFlags {
-    #[arg(long, help = help("Largest request body accepted, in bytes.", defaults().max_body_bytes))]
+    #[arg(long, value_parser = units::bytes_usize, help = help("Largest request body accepted, in bytes.", defaults().max_body_bytes))]
     max_body_bytes: Option<usize>,
-    #[arg(long, help = help("Seconds between keep-alive comments on an idle event stream.", defaults().sse_keep_alive.as_secs()))]
+    #[arg(long, value_parser = units::seconds, help = help("Seconds between keep-alive comments on an idle event stream.", defaults().sse_keep_alive.as_secs()))]
     sse_keep_alive_secs: Option<u64>,
-    #[arg(long, help = help("A request head (and a TLS handshake) must arrive within this many ms of its first byte.", ms(defaults().http.header_timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("A request head (and a TLS handshake) must arrive within this many ms of its first byte.", ms(defaults().http.header_timeout)))]
     http_header_timeout_ms: Option<u64>,
-    #[arg(long, help = help("A request body must arrive within this many ms of its head.", ms(defaults().http.body_timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("A request body must arrive within this many ms of its head.", ms(defaults().http.body_timeout)))]
     http_body_timeout_ms: Option<u64>,
-    #[arg(long, help = help("A connection with no request under way is closed after this many ms.", ms(defaults().http.idle_timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("A connection with no request under way is closed after this many ms.", ms(defaults().http.idle_timeout)))]
     http_idle_timeout_ms: Option<u64>,
-    #[arg(long, help = help("A connection whose client stops reading an answer is closed after this many ms.", ms(defaults().http.write_timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("A connection whose client stops reading an answer is closed after this many ms.", ms(defaults().http.write_timeout)))]
     http_write_timeout_ms: Option<u64>,
     #[arg(long, help = help("Connections open at once (TLS handshakes included); more are refused.", defaults().http.max_connections))]
     max_connections: Option<usize>,
@@ -113,31 +120,31 @@ struct HttpFlags {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Tasks")]
 struct TaskFlags {
-    #[arg(long, help = help("Default `responseTimeout`: how long start/continue wait for the partner, in ms.", defaults().tasks.response_timeout_ms))]
+    #[arg(long, value_parser = units::millis, help = help("Default `responseTimeout`: how long start/continue wait for the partner, in ms.", defaults().tasks.response_timeout_ms))]
     response_timeout_ms: Option<u64>,
-    #[arg(long, help = help("Default `awaitingInputTimeout` in ms (then the task is canceled).", defaults().tasks.awaiting_input_timeout_ms))]
+    #[arg(long, value_parser = units::millis, help = help("Default `awaitingInputTimeout` in ms (then the task is canceled).", defaults().tasks.awaiting_input_timeout_ms))]
     awaiting_input_timeout_ms: Option<u64>,
-    #[arg(long, help = help("Default `awaitingCompletionTimeout` in ms (then the task is completed).", defaults().tasks.awaiting_completion_timeout_ms))]
+    #[arg(long, value_parser = units::millis, help = help("Default `awaitingCompletionTimeout` in ms (then the task is completed).", defaults().tasks.awaiting_completion_timeout_ms))]
     awaiting_completion_timeout_ms: Option<u64>,
-    #[arg(long, help = help("The most product bytes a task may hold, whatever the Leader asks.", defaults().tasks.max_products_bytes))]
+    #[arg(long, value_parser = units::bytes, help = help("The most product bytes a task may hold, whatever the Leader asks.", defaults().tasks.max_products_bytes))]
     max_products_bytes: Option<u64>,
     #[arg(long, help = help("The most events kept per task; a re-stream that needs older ones gets an error.", defaults().tasks.event_retention_count))]
     event_retention_count: Option<u64>,
-    #[arg(long, help = help("How long the events of an ended task are kept, in seconds.", defaults().tasks.event_retention_ms / 1000))]
+    #[arg(long, value_parser = units::seconds, help = help("How long the events of an ended task are kept, in seconds.", defaults().tasks.event_retention_ms / 1000))]
     event_retention_secs: Option<u64>,
-    #[arg(long, value_parser = parse_retention, help = help("How long an ended task is kept before it is deleted with its events, products, key-value entries and notification configs: a number with a unit (s, m, h, d; seconds without one), or `off` to keep ended tasks for ever.", show_retention(defaults().tasks.task_retention_ms)))]
+    #[arg(long, value_parser = parse_retention, help = help("How long an ended task is kept before it is deleted with its events, products, key-value entries and notification configs: a duration (`30s`, `10m`, `12h`, `7d`; seconds without a unit), or `off` to keep ended tasks for ever.", show_retention(defaults().tasks.task_retention_ms)))]
     task_retention: Option<Retention>,
     #[arg(long, help = help("Tasks that have not ended one Leader may have with one partner; all Leaders of an open partner share one count.", defaults().tasks.max_live_tasks))]
     max_live_tasks: Option<u64>,
     #[arg(long, help = help("Commands a task's history keeps, the oldest dropped first (its start and the newest always stay).", defaults().tasks.history.max_commands))]
     history_max_commands: Option<usize>,
-    #[arg(long, help = help("Bytes of commands a task's history keeps.", defaults().tasks.history.max_command_bytes))]
+    #[arg(long, value_parser = units::bytes_usize, help = help("Bytes of commands a task's history keeps.", defaults().tasks.history.max_command_bytes))]
     history_max_command_bytes: Option<usize>,
     #[arg(long, help = help("Commands that changed nothing (gets, ignored commands) a task's history keeps: the newest.", defaults().tasks.history.max_unchanging))]
     history_max_unchanging: Option<usize>,
     #[arg(long, help = help("Statuses a task's history keeps (its first and current always stay).", defaults().tasks.history.max_statuses))]
     history_max_statuses: Option<usize>,
-    #[arg(long, help = help("sled's page cache, in MiB.", defaults().store_cache_bytes >> 20))]
+    #[arg(long, value_parser = units::mebibytes, help = help("sled's page cache, in MiB.", defaults().store_cache_bytes >> 20))]
     store_cache_mib: Option<u64>,
 }
 
@@ -151,13 +158,13 @@ struct RuntimeFlags {
     /// Threads that run partner code, apart from those serving Leaders [default: one per CPU].
     #[arg(long)]
     guest_threads: Option<usize>,
-    #[arg(long, help = help("Memory per partner instance when its manifest does not say, in MiB.", defaults().runtime.default_memory_mib))]
+    #[arg(long, value_parser = units::mebibytes, help = help("Memory per partner instance when its manifest does not say, in MiB.", defaults().runtime.default_memory_mib))]
     default_memory_mib: Option<u64>,
-    #[arg(long, help = help("The most memory a manifest may ask for, in MiB.", defaults().runtime.max_memory_mib))]
+    #[arg(long, value_parser = units::mebibytes, help = help("The most memory a manifest may ask for, in MiB.", defaults().runtime.max_memory_mib))]
     max_memory_mib: Option<u64>,
-    #[arg(long, help = help("Time per invocation when the manifest does not say, in ms.", defaults().runtime.default_invocation_ms))]
+    #[arg(long, value_parser = units::millis, help = help("Time per invocation when the manifest does not say, in ms.", defaults().runtime.default_invocation_ms))]
     default_invocation_ms: Option<u64>,
-    #[arg(long, help = help("The most time per invocation a manifest may ask for, in ms.", defaults().runtime.max_invocation_ms))]
+    #[arg(long, value_parser = units::millis, help = help("The most time per invocation a manifest may ask for, in ms.", defaults().runtime.max_invocation_ms))]
     max_invocation_ms: Option<u64>,
     /// Let published components import wasi:sockets (the sandbox still grants no network).
     #[arg(long)]
@@ -174,9 +181,9 @@ struct OutboundFlags {
     /// Let outbound HTTP reach loopback, private, link-local and metadata addresses.
     #[arg(long)]
     outbound_allow_private: bool,
-    #[arg(long, help = help("Timeout of each outbound HTTP step (connect, first byte, between bytes), in ms.", ms(defaults().runtime.outbound.timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("Timeout of each outbound HTTP step (connect, first byte, between bytes), in ms.", ms(defaults().runtime.outbound.timeout)))]
     outbound_timeout_ms: Option<u64>,
-    #[arg(long, help = help("Largest outbound HTTP response body a partner may read, in bytes.", defaults().runtime.outbound.max_response_bytes))]
+    #[arg(long, value_parser = units::bytes, help = help("Largest outbound HTTP response body a partner may read, in bytes.", defaults().runtime.outbound.max_response_bytes))]
     outbound_max_response_bytes: Option<u64>,
 }
 
@@ -186,13 +193,13 @@ struct WebhookFlags {
     /// Let webhooks target loopback, private and link-local addresses (local development, tests).
     #[arg(long)]
     webhook_allow_private: bool,
-    #[arg(long, help = help("First webhook retry delay in ms (doubling per attempt, with jitter).", ms(defaults().notify.retry_base)))]
+    #[arg(long, value_parser = units::millis, help = help("First webhook retry delay in ms (doubling per attempt, with jitter).", ms(defaults().notify.retry_base)))]
     webhook_retry_base_ms: Option<u64>,
-    #[arg(long, help = help("Longest delay between webhook retries, in ms.", ms(defaults().notify.retry_max)))]
+    #[arg(long, value_parser = units::millis, help = help("Longest delay between webhook retries, in ms.", ms(defaults().notify.retry_max)))]
     webhook_retry_max_ms: Option<u64>,
-    #[arg(long, help = help("Give up on a notification this many seconds after its first attempt.", defaults().notify.horizon.as_secs()))]
+    #[arg(long, value_parser = units::seconds, help = help("Give up on a notification this many seconds after its first attempt.", defaults().notify.horizon.as_secs()))]
     webhook_horizon_secs: Option<u64>,
-    #[arg(long, help = help("Webhook request timeout in ms (connecting: at most 3 s).", ms(defaults().notify.timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("Webhook request timeout in ms (connecting: at most 3 s).", ms(defaults().notify.timeout)))]
     webhook_timeout_ms: Option<u64>,
 }
 
@@ -201,7 +208,7 @@ struct WebhookFlags {
 struct GroupFlags {
     #[arg(long, value_enum, help = help("What a partner does with a group message that mentions nobody.", unaddressed_default()))]
     group_unaddressed: Option<aiphost::group::membership::UnaddressedPolicy>,
-    #[arg(long, help = help("Give up joining a group whose broker does not answer within this many ms.", ms(defaults().groups.connect_timeout)))]
+    #[arg(long, value_parser = units::millis, help = help("Give up joining a group whose broker does not answer within this many ms.", ms(defaults().groups.connect_timeout)))]
     group_connect_timeout_ms: Option<u64>,
     /// Brokers invitations may name whatever they resolve to, as HOST:PORT (exactly that host,
     /// as spelled, and port), comma-separated. Others must resolve to public addresses.
@@ -239,28 +246,15 @@ struct TenancyFlags {
 struct Retention(Option<u64>);
 
 fn parse_retention(text: &str) -> Result<Retention, String> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("off") {
+    if text.trim().eq_ignore_ascii_case("off") {
         return Ok(Retention(None));
     }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a number with a unit (s, m, h, d) or `off`"))?;
-    let unit_ms = match unit {
-        "" | "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        other => return Err(format!("{other:?}: the unit is one of s, m, h, d")),
-    };
-    match number.checked_mul(unit_ms) {
-        Some(0) => Err("a retention of 0 would delete tasks as they end; say `off` to keep them for ever, or give at least 1s".into()),
-        Some(ms) => Ok(Retention(Some(ms))),
-        None => Err(format!("{text:?} is too long")),
+    let duration = units::duration(text, units::TimeUnit::Secs)
+        .map_err(|e| format!("{e} (or `off` to keep ended tasks for ever)"))?;
+    match u64::try_from(duration.as_millis()) {
+        Ok(0) => Err("a retention of 0 would delete tasks as they end; say `off` to keep them for ever, or give at least 1ms".into()),
+        Ok(ms) => Ok(Retention(Some(ms))),
+        Err(_) => Err(format!("{text:?} is too long")),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `aiphost tenant create|list|remove`: the operator's side of tenancy.
 
 use super::admin::AdminArgs;
+use super::output::{Column, Kind, OutputArgs, print_list};
 use clap::Subcommand;
 use reqwest::Method;
 use serde_json::json;
@@ -21,6 +22,8 @@ pub enum TenantCommand {
     List {
         #[command(flatten)]
         admin: AdminArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Remove a tenant: its partners stop serving and its tokens and keys stop working.
     Remove {
@@ -29,6 +32,14 @@ pub enum TenantCommand {
         admin: AdminArgs,
     },
 }
+
+const TENANT_COLUMNS: [Column; 5] = [
+    Column::new("tenant", "/id", Kind::Text),
+    Column::new("created", "/createdMs", Kind::Time),
+    Column::new("stored", "/storedBytes", Kind::Bytes),
+    Column::new("agents", "/agents", Kind::List),
+    Column::new("quotas", "/quotas", Kind::Text),
+];
 
 pub async fn run(cmd: TenantCommand) -> anyhow::Result<()> {
     match cmd {
@@ -48,9 +59,16 @@ pub async fn run(cmd: TenantCommand) -> anyhow::Result<()> {
             println!("admin token (shown once; keep it safe):");
             println!("{}", created["adminToken"].as_str().unwrap_or(""));
         }
-        TenantCommand::List { admin } => {
+        TenantCommand::List { admin, output } => {
             let list = admin.request(Method::GET, "/admin/tenants", None).await?;
-            println!("{}", serde_json::to_string_pretty(&list["tenants"])?);
+            let rows = list["tenants"].as_array().cloned().unwrap_or_default();
+            print_list(
+                output.format(),
+                &list["tenants"],
+                &rows,
+                &TENANT_COLUMNS,
+                "no tenants",
+            )?;
         }
         TenantCommand::Remove { id, admin } => {
             admin
