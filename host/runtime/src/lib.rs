@@ -202,8 +202,6 @@ pub struct Checked {
     component: Component,
     /// The linked code, ready to run (with nothing granted yet).
     pub code: PartnerCode,
-    /// The names of everything it imports (`wasi:cli/environment@0.2.6`, …).
-    pub imports: Vec<String>,
 }
 
 /// A loaded partner: its compiled component, linked and ready to instantiate.
@@ -467,7 +465,7 @@ impl Runtime {
     }
 
     /// Compile and link a component without caching anything (publishing validates first and
-    /// keeps only what it accepts): the code, and the names of the component's imports.
+    /// keeps only what it accepts; its imports are checked before, with [`Runtime::imports_of`]).
     pub fn check(
         &self,
         wasm: &[u8],
@@ -481,17 +479,42 @@ impl Runtime {
             )));
         }
         let component = Component::new(&self.engine, wasm).map_err(RuntimeError::Invalid)?;
-        let imports = component
-            .component_type()
-            .imports(&self.engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
         let code = self.link(&component, memory_mib, invocation_ms)?;
-        Ok(Checked {
-            component,
-            code,
-            imports,
-        })
+        Ok(Checked { component, code })
+    }
+
+    /// The names of a component's own imports (`wasi:cli/environment@0.2.6`, ...), read from its
+    /// binary without compiling it: a publish the import policy refuses costs no compile
+    /// (seconds of CPU and hundreds of MB for a large component).
+    pub fn imports_of(wasm: &[u8]) -> Result<Vec<String>, RuntimeError> {
+        use wasmparser::{Parser, Payload};
+        let invalid = |e: wasmparser::BinaryReaderError| {
+            RuntimeError::Invalid(wasmtime::Error::msg(format!(
+                "the component cannot be read: {e}"
+            )))
+        };
+        if !is_component(wasm) {
+            return Err(RuntimeError::Invalid(wasmtime::Error::msg(
+                "the file is not a WebAssembly component (a core module or something else)",
+            )));
+        }
+        let mut names = Vec::new();
+        // Nested modules and components come inline, each from its `Version` to its `End`:
+        // only the outermost component's imports are the partner's.
+        let mut depth = 0usize;
+        for payload in Parser::new(0).parse_all(wasm) {
+            match payload.map_err(invalid)? {
+                Payload::Version { .. } => depth += 1,
+                Payload::End(_) => depth = depth.saturating_sub(1),
+                Payload::ComponentImportSection(reader) if depth == 1 => {
+                    for import in reader {
+                        names.push(import.map_err(invalid)?.name.name.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(names)
     }
 
     /// Cache the compiled form of a component [`Runtime::check`] accepted.
@@ -700,4 +723,45 @@ fn describe_trap(err: &wasmtime::Error, memory_bytes: usize, output: &MemoryOutp
         return format!("the partner panicked: {}", panic_line.trim());
     }
     format!("the partner trapped: {chain}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The imports read from the binary are the ones wasmtime finds compiling it: the outer
+    /// component's, not those of the modules and components nested in it.
+    #[test]
+    fn imports_are_read_without_compiling_and_match_the_compiled_ones() {
+        let wasm = wat::parse_str(
+            r#"(component
+                (import "wasi:cli/environment@0.2.6" (instance))
+                (import "wasi:sockets/tcp@0.2.6" (instance))
+                (core module (import "inner" "f" (func)))
+                (component (import "nested:only/inner" (instance)))
+            )"#,
+        )
+        .expect("a component");
+        let read = Runtime::imports_of(&wasm).expect("readable");
+        assert_eq!(
+            read,
+            ["wasi:cli/environment@0.2.6", "wasi:sockets/tcp@0.2.6"]
+        );
+        let engine = Engine::default();
+        let compiled: Vec<String> = Component::new(&engine, &wasm)
+            .expect("compiles")
+            .component_type()
+            .imports(&engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        assert_eq!(read, compiled);
+        assert!(Runtime::imports_of(b"\0asm\x0d\0\x01\0garbage").is_err());
+        let core_module = Runtime::imports_of(b"\0asm\x01\0\0\0").unwrap_err();
+        assert!(
+            core_module
+                .to_string()
+                .contains("not a WebAssembly component"),
+            "{core_module}"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use crate::agent::imports::{self};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, VersionLoader, grant};
 use crate::protocol::Timestamp;
-use crate::runtime::RuntimeError;
+use crate::runtime::{Runtime, RuntimeError};
 use aiphost_engine::quota::Quotas;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -214,9 +214,15 @@ impl Tenancy {
             });
         }
 
+        // The imports first, read from the binary: a component the policy refuses is refused
+        // without compiling it.
+        let imported =
+            Runtime::imports_of(&wasm).map_err(|e| invalid("component", e.to_string()))?;
+        imports::check(&imported, &self.config.imports, http_granted)
+            .map_err(|e| invalid("component", e.to_string()))?;
+
         // Compile and link without caching anything: a refused component leaves no trace.
         let runtime = self.runtime.clone();
-        let policy = self.config.imports;
         let wasm = Arc::new(wasm);
         let checking = wasm.clone();
         let checked = tokio::task::spawn_blocking(move || {
@@ -226,8 +232,6 @@ impl Tenancy {
         .await
         .map_err(|e| TenancyError::Io(format!("the compiler task failed: {e}")))?
         .map_err(|e| invalid("component", e.to_string()))?;
-        imports::check(&checked.imports, &policy, http_granted)
-            .map_err(|e| invalid("component", e.to_string()))?;
 
         let mut record = existing.unwrap_or_else(|| AgentRecord {
             id: id.clone(),
