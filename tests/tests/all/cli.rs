@@ -1067,3 +1067,224 @@ fn serve_refuses_a_malformed_duration_or_size() {
         );
     }
 }
+
+/// A CA for a TLS host, and PEM files it signs, in `dir`.
+struct TestCa {
+    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    dir: std::path::PathBuf,
+}
+
+impl TestCa {
+    fn new(dir: &std::path::Path) -> TestCa {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let issuer = rcgen::CertifiedIssuer::self_signed(params, key).unwrap();
+        std::fs::write(dir.join("ca.pem"), issuer.pem()).unwrap();
+        TestCa {
+            issuer,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn ca(&self) -> std::path::PathBuf {
+        self.dir.join("ca.pem")
+    }
+
+    /// A certificate with `san` and its key, as `NAME.pem` and `NAME-key.pem`.
+    fn leaf(&self, name: &str, san: rcgen::SanType) -> (std::path::PathBuf, std::path::PathBuf) {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.subject_alt_names = vec![san];
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        let (cert_path, key_path) = (
+            self.dir.join(format!("{name}.pem")),
+            self.dir.join(format!("{name}-key.pem")),
+        );
+        std::fs::write(&cert_path, cert.pem()).unwrap();
+        std::fs::write(&key_path, key.serialize_pem()).unwrap();
+        (cert_path, key_path)
+    }
+}
+
+/// One HTTPS POST to the host, trusting `ca`, with an optional bearer token: the JSON answer.
+async fn https_post(ca: &TestCa, url: &str, token: &str, body: &Value) -> (u16, Value) {
+    use http_body_util::BodyExt;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_file(ca.ca()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let uri: hyper::Uri = url.parse().unwrap();
+    let authority = uri.authority().unwrap().to_string();
+    let tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(
+            rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
+            tcp,
+        )
+        .await
+        .unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = hyper::Request::post(uri.path())
+        .header("host", &authority)
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {token}"))
+        .body(http_body_util::Full::new(hyper::body::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// `--cert/--key` (with `--ca` for the host's private CA): over HTTPS, a Leader known by its
+/// client certificate calls a partner that takes Leaders by certificate, over AIP and A2A;
+/// without the certificate it is refused, and `--ca` alone reaches an open partner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_presents_a_leaders_client_certificate() {
+    use base64::Engine as _;
+    const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+    let pki = tempfile::tempdir().unwrap();
+    let ca = TestCa::new(pki.path());
+    let (server_cert, server_key) = ca.leaf(
+        "server",
+        rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()),
+    );
+    let (leader_cert, leader_key) = ca.leaf(
+        "leader",
+        rcgen::SanType::URI(format!("acps://{LEADER}").try_into().unwrap()),
+    );
+    let host = TestHost::start(HostOptions {
+        tls: Some(aiphost::transport::tls::TlsFiles {
+            cert: server_cert,
+            key: server_key,
+            client_ca: Some(ca.ca()),
+        }),
+        ..HostOptions::default()
+    })
+    .await;
+    assert!(host.url.starts_with("https://"), "{}", host.url);
+    let (status, tenant) = https_post(
+        &ca,
+        &format!("{}/admin/tenants", host.url),
+        OPERATOR_TOKEN,
+        &serde_json::json!({"id": "acme"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{tenant}");
+    let token = tenant["adminToken"].as_str().expect("a token");
+    let manifest = aiphost_tests::tenants::example_manifest(
+        "echo",
+        "guarded",
+        "[access]\nleaders = \"mtls\"\n",
+    );
+    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
+    let (status, published) = https_post(
+        &ca,
+        &format!("{}/admin/agents", host.url),
+        token,
+        &serde_json::json!({
+            "manifest": manifest,
+            "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
+        }),
+    )
+    .await;
+    assert_eq!(status, 201, "{published}");
+
+    let base = format!("{}/agents/guarded", host.url);
+    let (ca_path, cert, key) = (
+        ca.ca().display().to_string(),
+        leader_cert.display().to_string(),
+        leader_key.display().to_string(),
+    );
+    let tls = ["--ca", &ca_path, "--cert", &cert, "--key", &key];
+    let task = printed(
+        &call(
+            &[
+                &tls[..],
+                &["--leader", LEADER, &base, "start", "--text", "hi"],
+            ]
+            .concat(),
+        )
+        .await,
+    );
+    assert_eq!(task["status"]["state"], "awaiting-completion", "{task}");
+    let streamed = events(
+        &call(
+            &[
+                &tls[..],
+                &["--leader", LEADER, &base, "stream", "--text", "hi"],
+            ]
+            .concat(),
+        )
+        .await,
+    );
+    assert_eq!(
+        streamed.last().and_then(aip_state),
+        Some("awaiting-completion"),
+        "{streamed:?}"
+    );
+    let sent = printed(
+        &call(
+            &[
+                &tls[..],
+                &["--protocol", "a2a", &base, "start", "--text", "hi"],
+            ]
+            .concat(),
+        )
+        .await,
+    );
+    assert!(sent["task"]["id"].is_string(), "{sent}");
+
+    // Without the certificate: refused by the partner, said once.
+    let out = call(&[
+        "--ca", &ca_path, "--leader", LEADER, &base, "start", "--text", "hi",
+    ])
+    .await;
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("Authentication required"),
+        "{}",
+        stderr(&out)
+    );
+    // The host's certificate is checked: without its CA there is no connection.
+    let out = call(
+        &[
+            &tls[2..],
+            &["--leader", LEADER, &base, "start", "--text", "hi"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out).matches("TLS handshake").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    // An open partner over HTTPS needs only the CA; a certificate needs its key.
+    let echo = format!("{}/agents/echo", host.url);
+    let task = printed(&call(&["--ca", &ca_path, &echo, "start", "--text", "hi"]).await);
+    assert_eq!(task["status"]["state"], "awaiting-completion", "{task}");
+    let out = call(&["--cert", &cert, &echo, "start", "--text", "hi"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--key"), "{}", stderr(&out));
+}

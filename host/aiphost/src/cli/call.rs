@@ -2,7 +2,7 @@
 //! agent over A2A's JSON-RPC binding.
 
 use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
-use aiphost::client::{Client, ClientConfig, ClientError, Until};
+use aiphost::client::{Client, ClientConfig, ClientError, ClientTls, Until};
 use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::fmt::Display;
 use std::io::Write;
 use std::ops::ControlFlow;
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CallArgs {
@@ -43,12 +44,27 @@ pub struct CredentialArgs {
     /// KEY` (for partners whose Leaders use API keys).
     #[arg(long, env = "AIPHOST_API_KEY", hide_env_values = true, global = true)]
     pub api_key: Option<String>,
+    /// PEM: a client certificate to present over `https://` (mutual TLS), for partners whose
+    /// Leaders are known by certificate (its AIC as the URI SAN `acps://AIC`). Needs --key.
+    #[arg(long, global = true, requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// PEM: the private key of --cert.
+    #[arg(long, global = true, requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// PEM: the CA to trust for the host's certificate (a private CA), instead of the system's.
+    #[arg(long, global = true)]
+    pub ca: Option<PathBuf>,
 }
 
 impl CredentialArgs {
     fn config(&self) -> ClientConfig {
         ClientConfig {
             api_key: self.api_key.clone(),
+            tls: ClientTls {
+                cert: self.cert.clone(),
+                key: self.key.clone(),
+                ca: self.ca.clone(),
+            },
             ..ClientConfig::default()
         }
     }

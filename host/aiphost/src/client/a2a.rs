@@ -18,8 +18,8 @@
 //! # Ok(()) }
 //! ```
 
-use super::{ClientConfig, SseFrames, Until};
-use futures::StreamExt;
+use super::{ClientConfig, SseFrames, Transport, TransportError, Until};
+use crate::transport::tls::TlsError;
 use serde_json::{Map, Value, json};
 use std::ops::ControlFlow;
 
@@ -39,10 +39,12 @@ const INTERRUPTED_STATES: &[&str] = &["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_A
 /// What went wrong with an A2A call.
 #[derive(Debug, thiserror::Error)]
 pub enum A2aClientError {
-    /// The request could not be sent, or its answer not read. (What reqwest says is the
-    /// error's source, so that a chain of causes names it once.)
-    #[error("HTTP request failed")]
-    Http(#[from] reqwest::Error),
+    /// The request could not be sent, or its answer not read.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// The client's TLS files cannot be used.
+    #[error("cannot set up TLS")]
+    Tls(#[from] TlsError),
     /// The agent answered with an HTTP status other than success, and no JSON-RPC error.
     #[error("the agent answered HTTP {status}: {body}")]
     Status {
@@ -290,8 +292,7 @@ pub fn ends_stream(event: &Value, kind: StreamKind) -> bool {
 /// A client for one A2A agent's JSON-RPC endpoint.
 #[derive(Clone)]
 pub struct A2aClient {
-    http: reqwest::Client,
-    config: ClientConfig,
+    transport: Transport,
     url: String,
 }
 
@@ -299,9 +300,14 @@ impl A2aClient {
     /// A client for the JSON-RPC endpoint at `url` (see [`endpoint`]).
     pub fn new(url: impl Into<String>) -> Self {
         let config = ClientConfig::default();
-        A2aClient {
-            http: config.http().unwrap_or_default(),
+        // The default configuration names no TLS files: nothing in it can fail.
+        let transport = Transport::new(config.clone()).unwrap_or_else(|_| Transport {
+            plain: reqwest::Client::new(),
+            https: Err(std::sync::Arc::new(TlsError::Config("unavailable".into()))),
             config,
+        });
+        A2aClient {
+            transport,
             url: url.into(),
         }
     }
@@ -312,8 +318,7 @@ impl A2aClient {
         config: ClientConfig,
     ) -> Result<Self, A2aClientError> {
         Ok(A2aClient {
-            http: config.http()?,
-            config,
+            transport: Transport::new(config)?,
             url: url.into(),
         })
     }
@@ -336,13 +341,10 @@ impl A2aClient {
     /// Call `method` with `params` and return its `result`, whatever it is.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value, A2aClientError> {
         let request = self.request(method, params);
-        let response = self
-            .post(&request, "application/json")
-            .timeout(self.config.request_timeout)
-            .send()
+        let (status, text) = self
+            .transport
+            .post_and_read(&self.url, &headers("application/json"), &request)
             .await?;
-        let status = response.status();
-        let text = response.text().await?;
         read_answer(&request["id"], status, text)
     }
 
@@ -443,14 +445,6 @@ impl A2aClient {
         .await
     }
 
-    fn post(&self, request: &Value, accept: &str) -> reqwest::RequestBuilder {
-        self.config
-            .authorize(self.http.post(&self.url))
-            .header("A2A-Version", VERSION)
-            .header(reqwest::header::ACCEPT, accept)
-            .json(request)
-    }
-
     async fn stream(
         &self,
         method: &str,
@@ -460,26 +454,23 @@ impl A2aClient {
         mut on_event: impl FnMut(&Value) -> ControlFlow<()>,
     ) -> Result<Option<Value>, A2aClientError> {
         let request = self.request(method, params);
-        let response = self.post(&request, "text/event-stream").send().await?;
-        let status = response.status();
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !status.is_success() || !is_sse {
+        let mut answer = self
+            .transport
+            .post(&self.url, &headers("text/event-stream"), &request)
+            .await?;
+        let status = answer.status;
+        if !(200..300).contains(&status) || !answer.is_sse() {
             // An error before the stream is answered as plain JSON.
-            let text = response.text().await?;
+            let text = answer.text().await?;
             read_answer(&request["id"], status, text)?;
             return Err(A2aClientError::InvalidResponse(format!(
                 "{method} answered without a stream"
             )));
         }
         let mut frames = SseFrames::default();
-        let mut body = response.bytes_stream();
         let mut seen = None;
-        while let Some(chunk) = body.next().await {
-            for data in frames.push(&chunk?) {
+        while let Some(chunk) = answer.chunk().await? {
+            for data in frames.push(&chunk) {
                 let answer: Value = serde_json::from_str(&data).map_err(|e| {
                     A2aClientError::InvalidResponse(format!("an event is not JSON ({e}): {data}"))
                 })?;
@@ -506,6 +497,11 @@ impl A2aClient {
     }
 }
 
+/// The headers of an A2A request that accepts `accept`.
+fn headers(accept: &str) -> [(&'static str, String); 2] {
+    [("a2a-version", VERSION.into()), ("accept", accept.into())]
+}
+
 fn send_params(message: Value, configuration: Option<Map<String, Value>>) -> Value {
     let mut params = json!({"message": message});
     if let Some(c) = configuration.filter(|c| !c.is_empty()) {
@@ -516,18 +512,11 @@ fn send_params(message: Value, configuration: Option<Map<String, Value>>) -> Val
 
 /// The result of a JSON answer: a JSON-RPC error whatever the HTTP status, else an HTTP error
 /// status, else the result.
-fn read_answer(
-    id: &Value,
-    status: reqwest::StatusCode,
-    text: String,
-) -> Result<Value, A2aClientError> {
+fn read_answer(id: &Value, status: u16, text: String) -> Result<Value, A2aClientError> {
     let checked = serde_json::from_str::<Value>(&text).map(|answer| check_response(id, answer));
-    match (checked, status.is_success()) {
+    match (checked, (200..300).contains(&status)) {
         (Ok(Err(e @ A2aClientError::Rpc { .. })), _) => Err(e),
-        (_, false) => Err(A2aClientError::Status {
-            status: status.as_u16(),
-            body: text,
-        }),
+        (_, false) => Err(A2aClientError::Status { status, body: text }),
         (Ok(result), true) => result,
         (Err(e), true) => Err(A2aClientError::InvalidResponse(format!(
             "not JSON ({e}): {text}"

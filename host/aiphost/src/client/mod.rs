@@ -14,11 +14,15 @@
 //! ```
 
 pub mod a2a;
+pub mod tls;
 
 use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
+use crate::transport::tls::TlsError;
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::ops::ControlFlow;
 use std::time::Duration;
+pub use tls::ClientTls;
 
 /// How a client reaches a partner: the Leader's credentials and how long it waits. Both the
 /// AIP [`Client`] and the [`a2a::A2aClient`] take one; `aiphost call` fills it from its flags.
@@ -34,6 +38,8 @@ pub struct ClientConfig {
     /// given up. A stream has no limit as a whole: it lasts as long as the task it follows.
     /// Longer than the host's keep-alive (15 s by default), so a quiet task is not given up.
     pub stream_idle_timeout: Duration,
+    /// For `https://` URLs: the Leader's client certificate, and the CA to trust.
+    pub tls: ClientTls,
 }
 
 impl Default for ClientConfig {
@@ -43,28 +49,177 @@ impl Default for ClientConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(120),
             stream_idle_timeout: Duration::from_secs(120),
+            tls: ClientTls::default(),
         }
     }
 }
 
-impl ClientConfig {
-    /// The HTTP client for this configuration. There is deliberately no whole-request timeout
-    /// here (it would end every stream of a task that rests); requests that are not streams
-    /// set [`ClientConfig::request_timeout`] each.
-    pub(crate) fn http(&self) -> Result<reqwest::Client, reqwest::Error> {
-        reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .read_timeout(self.stream_idle_timeout)
+/// How requests go out: reqwest for `http://`, [`tls::Https`] for `https://` (with the
+/// Leader's client certificate, if any), with the credentials and timeouts of a
+/// [`ClientConfig`].
+#[derive(Clone)]
+pub(crate) struct Transport {
+    plain: reqwest::Client,
+    https: Result<tls::Https, std::sync::Arc<TlsError>>,
+    config: ClientConfig,
+}
+
+impl Transport {
+    /// Fails only for TLS files that cannot be used; without any, an unusable system bundle
+    /// is reported when an `https://` URL is called.
+    pub(crate) fn new(config: ClientConfig) -> Result<Transport, TlsError> {
+        let https = tls::Https::new(&config.tls);
+        let wanted = config.tls.cert.is_some() || config.tls.ca.is_some();
+        let https = match https {
+            Err(e) if wanted => return Err(e),
+            other => other.map_err(std::sync::Arc::new),
+        };
+        // Deliberately no whole-request timeout here (it would end every stream of a task that
+        // rests); requests that are not streams are bounded by `request_timeout` each.
+        let plain = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.stream_idle_timeout)
             .build()
+            .unwrap_or_default();
+        Ok(Transport {
+            plain,
+            https,
+            config,
+        })
     }
 
-    /// `request` with the Leader's credentials.
-    pub(crate) fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.api_key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
+    /// POST `body` as JSON to `url` with `headers` and the Leader's credentials; the answer's
+    /// head, with its body to read.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+    ) -> Result<Answer, TransportError> {
+        let mut headers = headers.to_vec();
+        headers.push(("content-type", "application/json".into()));
+        if let Some(key) = &self.config.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        if url.starts_with("https://") {
+            let https = self
+                .https
+                .as_ref()
+                .map_err(|e| TransportError::NoTls(e.clone()))?;
+            let response = https
+                .post(
+                    url,
+                    &headers,
+                    body.to_string().into_bytes(),
+                    self.config.connect_timeout,
+                )
+                .await?;
+            return Ok(Answer {
+                status: response.status().as_u16(),
+                content_type: content_type(response.headers()),
+                body: AnswerBody::Tls(response.into_body()),
+                idle: self.config.stream_idle_timeout,
+            });
+        }
+        let mut request = self.plain.post(url).json(body);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await?;
+        Ok(Answer {
+            status: response.status().as_u16(),
+            content_type: content_type(response.headers()),
+            body: AnswerBody::Plain(response),
+            idle: self.config.stream_idle_timeout,
+        })
+    }
+
+    /// POST `body` and read the whole answer, within `request_timeout`: `(status, text)`.
+    pub(crate) async fn post_and_read(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+    ) -> Result<(u16, String), TransportError> {
+        let limit = self.config.request_timeout;
+        tokio::time::timeout(limit, async {
+            let answer = self.post(url, headers, body).await?;
+            let status = answer.status;
+            Ok((status, answer.text().await?))
+        })
+        .await
+        .map_err(|_| TransportError::Timeout(limit))?
+    }
+}
+
+fn content_type(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// An answer's head, and its body to read on.
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<String>,
+    body: AnswerBody,
+    idle: Duration,
+}
+
+enum AnswerBody {
+    Plain(reqwest::Response),
+    Tls(hyper::body::Incoming),
+}
+
+impl Answer {
+    /// Whether the answer is an event stream.
+    pub(crate) fn is_sse(&self) -> bool {
+        self.content_type
+            .as_deref()
+            .is_some_and(|v| v.starts_with("text/event-stream"))
+    }
+
+    /// The next chunk of the body (`None` at its end); nothing for the idle timeout is an
+    /// error.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, TransportError> {
+        match &mut self.body {
+            // reqwest's read timeout is the idle timeout.
+            AnswerBody::Plain(response) => Ok(response.chunk().await?),
+            AnswerBody::Tls(body) => tokio::time::timeout(self.idle, tls::next_chunk(body))
+                .await
+                .map_err(|_| TransportError::Timeout(self.idle))?
+                .transpose()
+                .map_err(TransportError::from),
         }
     }
+
+    /// The whole body as text.
+    pub(crate) async fn text(mut self) -> Result<String, TransportError> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// Over `http://`. (What reqwest says is the error's source, not part of this text, so
+    /// that a chain of causes names it once.)
+    #[error("HTTP request failed")]
+    Http(#[from] reqwest::Error),
+    /// Over `https://`.
+    #[error("HTTPS request failed")]
+    Https(#[from] tls::HttpsError),
+    /// An `https://` URL, and TLS could not be set up.
+    #[error("HTTPS is not available")]
+    NoTls(#[source] std::sync::Arc<TlsError>),
+    /// Nothing came within the limit.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
 }
 
 /// How long a stream is followed.
@@ -82,10 +237,12 @@ pub enum Until {
 /// What went wrong with a call.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The request could not be sent, or its answer not read. (What reqwest says is the
-    /// error's source, not part of this text, so that a chain of causes names it once.)
-    #[error("HTTP request failed")]
-    Http(#[from] reqwest::Error),
+    /// The request could not be sent, or its answer not read.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// The client's TLS files cannot be used.
+    #[error("cannot set up TLS")]
+    Tls(#[from] TlsError),
     /// The partner answered with an HTTP status other than success.
     #[error("the partner answered HTTP {status}: {body}")]
     Status {
@@ -112,8 +269,7 @@ pub enum ClientError {
 /// A client for one partner endpoint (its `rpc` URL).
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
-    config: ClientConfig,
+    transport: Transport,
     url: String,
     dialect: Dialect,
     leader_id: String,
@@ -124,9 +280,14 @@ impl Client {
     /// Leader whose AIC is `leader_id`, with the default [`ClientConfig`].
     pub fn new(url: impl Into<String>, dialect: Dialect, leader_id: impl Into<String>) -> Self {
         let config = ClientConfig::default();
-        Client {
-            http: config.http().unwrap_or_default(),
+        // The default configuration names no TLS files: nothing in it can fail.
+        let transport = Transport::new(config.clone()).unwrap_or_else(|_| Transport {
+            plain: reqwest::Client::new(),
+            https: Err(std::sync::Arc::new(TlsError::Config("unavailable".into()))),
             config,
+        });
+        Client {
+            transport,
             url: url.into(),
             dialect,
             leader_id: leader_id.into(),
@@ -141,8 +302,7 @@ impl Client {
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
         Ok(Client {
-            http: config.http()?,
-            config,
+            transport: Transport::new(config)?,
             url: url.into(),
             dialect,
             leader_id: leader_id.into(),
@@ -225,25 +385,13 @@ impl Client {
             Some(base) => format!("{base}/stream"),
             None => self.url.clone(),
         };
-        let response = self
-            .config
-            .authorize(self.http.post(&url))
-            .json(&request)
-            .send()
-            .await?;
-        let status = response.status();
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !status.is_success() || !is_sse {
-            let text = response.text().await?;
-            if !status.is_success() {
-                return Err(ClientError::Status {
-                    status: status.as_u16(),
-                    body: text,
-                });
+        let mut answer = self.transport.post(&url, &[], &request).await?;
+        let status = answer.status;
+        let success = (200..300).contains(&status);
+        if !success || !answer.is_sse() {
+            let text = answer.text().await?;
+            if !success {
+                return Err(ClientError::Status { status, body: text });
             }
             let answer: Value = serde_json::from_str(&text).map_err(|e| {
                 ClientError::InvalidResponse(format!("neither SSE nor JSON ({e}): {text}"))
@@ -254,10 +402,8 @@ impl Client {
             ));
         }
         let mut frames = SseFrames::default();
-        let mut body = response.bytes_stream();
-        use futures::StreamExt;
-        while let Some(chunk) = body.next().await {
-            for data in frames.push(&chunk?) {
+        while let Some(chunk) = answer.chunk().await? {
+            for data in frames.push(&chunk) {
                 let event: Value = serde_json::from_str(&data).map_err(|e| {
                     ClientError::InvalidResponse(format!("an event is not JSON ({e}): {data}"))
                 })?;
@@ -298,20 +444,9 @@ impl Client {
 
     /// POST any JSON body and return the parsed JSON answer.
     pub async fn post(&self, body: &Value) -> Result<Value, ClientError> {
-        let response = self
-            .config
-            .authorize(self.http.post(&self.url))
-            .timeout(self.config.request_timeout)
-            .json(body)
-            .send()
-            .await?;
-        let status = response.status();
-        let text = response.text().await?;
-        if !status.is_success() {
-            return Err(ClientError::Status {
-                status: status.as_u16(),
-                body: text,
-            });
+        let (status, text) = self.transport.post_and_read(&self.url, &[], body).await?;
+        if !(200..300).contains(&status) {
+            return Err(ClientError::Status { status, body: text });
         }
         serde_json::from_str(&text)
             .map_err(|e| ClientError::InvalidResponse(format!("not JSON ({e}): {text}")))
