@@ -362,7 +362,15 @@ async fn a2a_call_start_get_continue_and_list() {
     let page = printed(
         &a2a_call(
             &base,
-            &["list", "--session", &context, "--status", "completed"],
+            &[
+                "list",
+                "--session",
+                &context,
+                "--status",
+                "completed",
+                "-o",
+                "json",
+            ],
         )
         .await,
     );
@@ -372,11 +380,46 @@ async fn a2a_call_start_get_continue_and_list() {
     let none = printed(
         &a2a_call(
             &base,
-            &["list", "--session", &context, "--status", "working"],
+            &[
+                "list",
+                "--session",
+                &context,
+                "--status",
+                "working",
+                "--output",
+                "json",
+            ],
         )
         .await,
     );
     assert_eq!(none["tasks"], serde_json::json!([]), "{none}");
+    // For people (the default): a table, a task per row, its change time in UTC.
+    let table = a2a_call(&base, &["list", "--session", &context]).await;
+    assert!(table.status.success(), "{}", stderr(&table));
+    let lines: Vec<String> = stdout(&table).lines().map(str::to_string).collect();
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("STATE"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(id.as_str())
+            && l.contains("TASK_STATE_COMPLETED")
+            && l.contains('Z')),
+        "{lines:?}"
+    );
+    // A second task, so a page of one has a next page.
+    assert!(
+        a2a_call(&base, &["start", "--text", "a trip to Xi'an"])
+            .await
+            .status
+            .success()
+    );
+    let page_of_one = a2a_call(&base, &["list", "--page-size", "1"]).await;
+    assert!(
+        stdout(&page_of_one).contains("more: --page-token "),
+        "{}",
+        stdout(&page_of_one)
+    );
 
     // What A2A has no word for is refused before anything is sent.
     refused(

@@ -1,6 +1,7 @@
 //! `aiphost call`: a Leader-side client for any AIP partner, or (`--protocol a2a`) any A2A
 //! agent over A2A's JSON-RPC binding.
 
+use super::output::{Column, Format, Kind, OutputArgs, render_table};
 use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
 use aiphost::client::{Client, ClientConfig, ClientError, ClientTls, Until};
 use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
@@ -200,7 +201,31 @@ pub enum CallCommand {
         /// Include each task's artifacts.
         #[arg(long)]
         include_artifacts: bool,
+        #[command(flatten)]
+        output: OutputArgs,
     },
+}
+
+/// The columns of `list`'s table (a task per row).
+const TASK_COLUMNS: &[Column] = &[
+    Column::new("ID", "/id", Kind::Text),
+    Column::new("STATE", "/status/state", Kind::Text),
+    Column::new("CHANGED", "/status/timestamp", Kind::Time),
+    Column::new("CONTEXT", "/contextId", Kind::Text),
+];
+
+/// `list`'s answer as a table, and where the next page starts.
+fn task_table(page: &Value) -> String {
+    let tasks = page["tasks"].as_array().cloned().unwrap_or_default();
+    let mut text = if tasks.is_empty() {
+        "no tasks\n".to_string()
+    } else {
+        render_table(&tasks, TASK_COLUMNS)
+    };
+    if let Some(token) = page["nextPageToken"].as_str().filter(|t| !t.is_empty()) {
+        text.push_str(&format!("more: --page-token {token}\n"));
+    }
+    text
 }
 
 fn items(content: &Content) -> anyhow::Result<(Vec<DataItem>, JsonObject)> {
@@ -573,6 +598,7 @@ async fn run_a2a(args: CallArgs, out: &mut Out) -> anyhow::Result<()> {
             page_token,
             history_length,
             include_artifacts,
+            output,
         } => {
             let query = TaskQuery {
                 context_id: args.session.clone(),
@@ -583,7 +609,13 @@ async fn run_a2a(args: CallArgs, out: &mut Out) -> anyhow::Result<()> {
                 history_length: *history_length,
                 include_artifacts: *include_artifacts,
             };
-            client.list_tasks(&query).await
+            match (client.list_tasks(&query).await, output.format()) {
+                (Ok(page), Format::Table) => {
+                    let _ = out.line(task_table(&page).trim_end());
+                    return Ok(());
+                }
+                (result, _) => result,
+            }
         }
         CallCommand::Cancel { task } => client.cancel_task(task).await,
         CallCommand::Complete { .. } => bail!(
