@@ -6,13 +6,13 @@
 //! first. This is a small HTTP/1.1 client over tokio-rustls with the ring provider instead, as
 //! the host's own TLS listener uses; one connection per request, as the CLI makes few.
 
-use crate::transport::tls::TlsError;
+use crate::transport::tls::{TlsError, read_certs};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use std::path::{Path, PathBuf};
+use rustls::pki_types::{PrivateKeyDer, ServerName};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,22 +57,6 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/etc/pki/tls/certs/ca-bundle.crt",
     "/etc/ssl/cert.pem",
 ];
-
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| TlsError::Read {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-    if certs.is_empty() {
-        return Err(TlsError::Empty {
-            path: path.display().to_string(),
-            what: "certificate",
-        });
-    }
-    Ok(certs)
-}
 
 /// An HTTPS client for `files`.
 #[derive(Clone)]

@@ -52,7 +52,8 @@ pub enum TlsError {
     Config(String),
 }
 
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+/// The certificates of a PEM file (at least one).
+pub(crate) fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
         .map_err(|e| TlsError::Read {
