@@ -874,3 +874,48 @@ async fn publish_takes_bodies_as_large_as_the_tenants_quota_allows() {
         "the small tenant's limit: {limit}"
     );
 }
+
+/// A request whose body the host leaves unread (here an HTTP+JSON cancel, which reads nothing
+/// from its body) ends its HTTP/1.1 connection, and the answer says `Connection: close`, so a
+/// client does not send its next request on it and find it closed unanswered (seen with the
+/// official A2A SDK's pooled client). A request whose body is read keeps the connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_leaves_the_body_unread_says_the_connection_closes() {
+    let host = host_with(HttpLimits::default()).await;
+    let request = |path: &str, body: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut kept = connect(&host.url).await;
+    let read = request(
+        "/agents/echo/a2a",
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nobody"}}"#,
+    );
+    for _ in 0..2 {
+        kept.write_all(read.as_bytes()).await.unwrap();
+        let (status, head, _) = read_response(&mut kept, Duration::from_secs(10)).await;
+        assert_eq!(status, 200);
+        assert!(
+            !head.to_ascii_lowercase().contains("connection: close"),
+            "{head}"
+        );
+    }
+
+    let mut closed = connect(&host.url).await;
+    let unread = request(
+        "/agents/echo/a2a/rest/tasks/nobody:cancel",
+        r#"{"id":"nobody","metadata":{"why":"a body nobody reads"}}"#,
+    );
+    closed.write_all(unread.as_bytes()).await.unwrap();
+    let (status, head, _) = read_response(&mut closed, Duration::from_secs(10)).await;
+    assert_eq!(status, 404, "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("connection: close"),
+        "{head}"
+    );
+    let (_, ended) = until_closed(&mut closed, Duration::from_secs(10)).await;
+    assert!(ended.is_some(), "the connection closes after the answer");
+}

@@ -640,11 +640,21 @@ impl hyper::service::Service<Request<Incoming>> for Handler {
         parts.extensions.insert(ConnectInfo(self.peer.clone()));
         let body = Deadline::new(body, self.body_timeout, self.clock.unread.clone());
         let answer = self.app.call(Request::from_parts(parts, Body::new(body)));
+        let (h1, unread) = (!self.clock.h2, self.clock.unread.clone());
         Box::pin(async move {
-            let response = match answer.await {
+            let mut response = match answer.await {
                 Ok(response) => response,
                 Err(never) => match never {},
             };
+            // An HTTP/1.1 connection whose request body was left unread is closed after the
+            // answer (the rest of the body would read as the next request). Say so: a client
+            // that reuses the connection for its next request would find it closed unanswered.
+            if h1 && unread.load(Ordering::Relaxed) {
+                response.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             Ok(response.map(|body| Answer { body, _busy: busy }))
         })
     }
