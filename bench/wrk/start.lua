@@ -40,13 +40,4 @@ function response(status, headers, body)
   end
 end
 
-function done(summary, latency, requests)
-  local wrong_total = 0
-  for _, thread in ipairs(threads) do
-    wrong_total = wrong_total + thread:get("wrong")
-  end
-  io.write(string.format("RESULT requests=%d seconds=%.3f wrong=%d errors=%d p50_us=%d p90_us=%d p99_us=%d max_us=%d\n",
-    summary.requests, summary.duration / 1e6, wrong_total,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
+done = dofile("bench/wrk/result.lua")(threads)

@@ -29,14 +29,18 @@ pub(super) fn engine_error(e: EngineError) -> A2aError {
 }
 
 /// A field by its ProtoJSON name or its proto name (clients send either).
-fn field<'a>(params: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
+pub(super) fn field<'a>(
+    params: &'a Map<String, Value>,
+    camel: &str,
+    snake: &str,
+) -> Option<&'a Value> {
     params
         .get(camel)
         .or_else(|| params.get(snake))
         .filter(|v| !v.is_null())
 }
 
-fn object(params: &Value) -> Result<&Map<String, Value>, A2aError> {
+pub(super) fn object(params: &Value) -> Result<&Map<String, Value>, A2aError> {
     params
         .as_object()
         .ok_or_else(|| A2aError::invalid_params("params", "must be an object"))

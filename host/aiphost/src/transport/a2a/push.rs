@@ -9,7 +9,7 @@
 //! notified: awaiting-completion is only a step on the way to completed under A2A's policy.
 
 use super::Caller;
-use super::operations::{admit_read, engine_error};
+use super::operations::{admit_read, engine_error, field, object};
 use crate::notify::policy;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, PushConfig};
 use crate::protocol::notification::{NotificationConfig, Subscription};
@@ -188,20 +188,15 @@ pub(super) async fn list(
     params: &Value,
 ) -> Result<Value, A2aError> {
     let (task, _) = a2a::parse_config_ref(params, false)?;
-    let object = params.as_object();
-    let get = |camel: &str, snake: &str| {
-        object
-            .and_then(|o| o.get(camel).or_else(|| o.get(snake)))
-            .filter(|v| !v.is_null())
-    };
-    let page_size = match get("pageSize", "page_size") {
+    let object = object(params)?;
+    let page_size = match field(object, "pageSize", "page_size") {
         None => None,
         Some(v) => match a2a::count(v, "pageSize")? {
             0 => None,
             n => Some(n),
         },
     };
-    let after = match get("pageToken", "page_token") {
+    let after = match field(object, "pageToken", "page_token") {
         None => None,
         Some(Value::String(s)) if s.is_empty() => None,
         Some(Value::String(s)) => Some(read_page_token(s)?),
