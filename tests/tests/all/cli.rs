@@ -72,20 +72,21 @@ async fn scaffold_build_serve_call() {
     plugins_dist();
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("shout");
-    let dist = dir.path().join("dist");
+    // `agent build PATH` writes PATH/dist, which `serve --agents PATH/dist` reads, as the
+    // scaffold's last words say.
+    let dist = src.join("dist");
     let out = aiphost(&["agent", "new", "shout", "--path", src.to_str().unwrap()]);
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("aiphost serve --agents {}", dist.display())),
+        "{said}"
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(src.join("partner.toml").is_file() && src.join("src/lib.rs").is_file());
     let again = aiphost(&["agent", "new", "shout", "--path", src.to_str().unwrap()]);
     assert!(!again.status.success() && stderr(&again).contains("already exists"));
 
-    let out = aiphost(&[
-        "agent",
-        "build",
-        src.to_str().unwrap(),
-        "--out",
-        dist.to_str().unwrap(),
-    ]);
+    let out = aiphost(&["agent", "build", src.to_str().unwrap()]);
     let progress = stderr(&out);
     assert!(out.status.success(), "{progress}");
     for step in ["[1/4]", "[2/4]", "[3/4]", "[4/4]", "built shout"] {
@@ -148,6 +149,30 @@ fn build_refuses_bad_manifests_precisely() {
     let out = aiphost(&["agent", "build", src.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("agent.id"), "{}", stderr(&out));
+}
+
+#[test]
+fn build_keeps_the_compilers_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("typo");
+    let out = aiphost(&["agent", "new", "typo", "--path", src.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lib = std::fs::read_to_string(src.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        src.join("src/lib.rs"),
+        lib.replace("text.join(\" \")", "text.joinn(\" \")"),
+    )
+    .unwrap();
+    let out = aiphost(&["agent", "build", src.to_str().unwrap()]);
+    let said = stderr(&out);
+    assert!(!out.status.success(), "{said}");
+    // rustc's full diagnostic: the code, the snippet with its caret line, and the help.
+    for part in ["error[E0599]", "joinn", "^^^^^", "cargo build failed"] {
+        assert!(said.contains(part), "{part} missing from:\n{said}");
+    }
+    // The target is installed, so no hint to install it.
+    assert!(!said.contains("rustup target add"), "{said}");
+    assert!(!src.join("dist").exists());
 }
 
 /// The flags `aiphost serve --help` lists, each with the default it shows (`[default: …]`).

@@ -65,7 +65,7 @@
 #[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "../../wit",
         world: "partner",
         pub_export_macro: true,
         export_macro_name: "__export_partner",

@@ -5,20 +5,28 @@ use super::admin::AdminArgs;
 use super::output::{Column, Kind, OutputArgs, print_list};
 use aiphost::agent::manifest::Manifest;
 use aiphost::agent::{COMPONENT_FILE, MANIFEST_FILE};
-use aiphost::runtime::{Runtime, RuntimeConfig};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Subcommand;
 use reqwest::Method;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
+
+mod build;
+mod lang;
+mod new;
+mod rust;
+
+pub use lang::Lang;
 
 #[derive(Subcommand, Debug)]
 pub enum AgentCommand {
-    /// Scaffold a new partner crate that builds as-is.
+    /// Scaffold a new partner that builds as-is, with one test.
     New {
-        /// The partner's id (a-z, 0-9, '-'): the crate and URL name.
+        /// The partner's id (a-z, 0-9, '-'): the package and URL name.
         name: String,
+        /// The language to write it in.
+        #[arg(long, value_enum, default_value_t = Lang::Rust)]
+        lang: Lang,
         /// Where to create it (default: ./NAME).
         #[arg(long)]
         path: Option<PathBuf>,
@@ -26,15 +34,15 @@ pub enum AgentCommand {
         #[arg(long)]
         sdk_path: Option<PathBuf>,
     },
-    /// Build a partner crate into a bundle (partner.toml + partner.wasm), checking the component
-    /// against the partner world.
+    /// Build a partner (Rust, Python or JavaScript; told by its project file) into a bundle
+    /// (partner.toml + partner.wasm), checking the component against the partner world.
     Build {
-        /// The partner crate (with its partner.toml).
+        /// The partner's directory (with its partner.toml).
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Where to put the bundle; it lands in OUT/<agent id>/.
-        #[arg(long, default_value = "dist")]
-        out: PathBuf,
+        /// Where to put the bundle; it lands in OUT/<agent id>/ (default: PATH/dist).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// List partner bundles in directories.
     List {
@@ -125,10 +133,14 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
     match cmd {
         AgentCommand::New {
             name,
+            lang,
             path,
             sdk_path,
-        } => new(&name, path, sdk_path),
-        AgentCommand::Build { path, out } => build(&path, &out),
+        } => new::new(&name, lang, path, sdk_path),
+        AgentCommand::Build { path, out } => {
+            let out = out.unwrap_or_else(|| path.join("dist"));
+            build::build(&path, &out).map(drop)
+        }
         AgentCommand::List { agents, output } => list(&agents, &output),
         AgentCommand::Publish { bundle, admin } => publish(&bundle, &admin).await,
         AgentCommand::Versions {
@@ -332,246 +344,6 @@ async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn default_sdk_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk")
-}
-
-fn new(name: &str, path: Option<PathBuf>, sdk_path: Option<PathBuf>) -> anyhow::Result<()> {
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        bail!("the name must be a-z, 0-9 and '-' (it becomes the crate name and the URL segment)");
-    }
-    let dir = path.unwrap_or_else(|| PathBuf::from(name));
-    if dir.exists() {
-        bail!(
-            "{} already exists; choose another name or --path",
-            dir.display()
-        );
-    }
-    let sdk = sdk_path.unwrap_or_else(default_sdk_path);
-    let sdk = sdk
-        .canonicalize()
-        .with_context(|| format!("the SDK is not at {} (pass --sdk-path)", sdk.display()))?;
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("creating {}", dir.display()))?;
-    let crate_name = name.replace('-', "_");
-    let title: String = name
-        .split('-')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
-    let type_name: String = title.replace(' ', "");
-    let files = [
-        (
-            "Cargo.toml",
-            format!(
-                r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-
-[lib]
-crate-type = ["cdylib"]
-
-[dependencies]
-aiphost-sdk = {{ path = {sdk:?} }}
-
-[profile.release]
-opt-level = "s"
-strip = "debuginfo"
-
-# A partner is its own workspace; remove this if you add it to one.
-[workspace]
-"#,
-                sdk = sdk.display().to_string()
-            ),
-        ),
-        (
-            "src/lib.rs",
-            format!(
-                r#"//! {title}: an aiphost partner.
-
-use aiphost_sdk::{{DataItem, Outcome, Partner, Product, Task}};
-
-struct {type_name};
-
-impl Partner for {type_name} {{
-    /// Runs after the task is accepted, and again on every `continue`.
-    fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {{
-        let text: Vec<&str> = input.iter().filter_map(DataItem::as_text).collect();
-        if text.is_empty() {{
-            return Outcome::ask("Send me some text to work on.");
-        }}
-        aiphost_sdk::log::info(&format!("task {{}}: working on {{}} items", task.id(), input.len()));
-        Outcome::Done(vec![
-            Product::new("answer")
-                .named("answer")
-                .with_item(DataItem::text(text.join(" ").to_uppercase())),
-        ])
-    }}
-}}
-
-aiphost_sdk::export!({type_name});
-"#
-            ),
-        ),
-        (
-            MANIFEST_FILE,
-            format!(
-                r#"[agent]
-id = "{name}"
-aic = "1.2.156.3088.1.1.AIPHST.{upper}.1.0000"
-name = "{title}"
-description = "Describe what {title} does."
-version = "0.1.0"
-
-[[skills]]
-id = "{name}"
-name = "{title}"
-description = "Upper-cases the text it is given."
-tags = []
-input-modes = ["text/plain"]
-output-modes = ["text/plain"]
-
-[limits]
-memory-mib = 64
-invocation-ms = 10000
-"#,
-                // The AIC's ontology level is at most 9 Base36 characters (acps-sdk checks it).
-                upper = crate_name
-                    .to_ascii_uppercase()
-                    .chars()
-                    .filter(char::is_ascii_alphanumeric)
-                    .take(9)
-                    .collect::<String>()
-            ),
-        ),
-        (".gitignore", "/target\n/dist\n".to_string()),
-    ];
-    for (file, content) in files {
-        std::fs::write(dir.join(file), content).with_context(|| format!("writing {file}"))?;
-    }
-    eprintln!("created partner {name} in {}", dir.display());
-    eprintln!("next: aiphost agent build {}", dir.display());
-    Ok(())
-}
-
-fn step(n: u32, total: u32, what: &str) {
-    eprintln!("[{n}/{total}] {what}");
-}
-
-fn build(path: &Path, out: &Path) -> anyhow::Result<()> {
-    let started = Instant::now();
-    let manifest_path = path.join(MANIFEST_FILE);
-    step(1, 4, &format!("reading {}", manifest_path.display()));
-    let manifest = Manifest::load(&manifest_path)?;
-
-    step(2, 4, "compiling for wasm32-wasip2 (cargo build --release)");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--message-format",
-            "short",
-        ])
-        .current_dir(path)
-        .status()
-        .context("running cargo (is it installed and on PATH?)")?;
-    if !status.success() {
-        bail!(
-            "cargo build failed ({status}); if the target is missing: rustup target add wasm32-wasip2"
-        );
-    }
-    let wasm = find_component(path)?;
-
-    step(
-        3,
-        4,
-        &format!("checking {} against the partner world", wasm.display()),
-    );
-    let check_dir = tempfile::tempdir().context("creating a scratch directory")?;
-    let runtime = Runtime::new(RuntimeConfig::with_data_dir(check_dir.path()))?;
-    let bytes = std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
-    runtime
-        .load_bytes(
-            &bytes,
-            manifest.limits.memory_mib,
-            manifest.limits.invocation_ms,
-        )
-        .with_context(|| format!("{} is not a valid partner", wasm.display()))?;
-
-    let bundle = out.join(&manifest.agent.id);
-    step(4, 4, &format!("writing the bundle to {}", bundle.display()));
-    std::fs::create_dir_all(&bundle).with_context(|| format!("creating {}", bundle.display()))?;
-    std::fs::copy(&manifest_path, bundle.join(MANIFEST_FILE))?;
-    std::fs::copy(&wasm, bundle.join(COMPONENT_FILE))?;
-    eprintln!(
-        "built {} {} ({} KiB) in {:.1}s",
-        manifest.agent.id,
-        manifest.agent.version,
-        bytes.len() / 1024,
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
-}
-
-/// The `.wasm` cargo produced for the crate at `path`.
-fn find_component(path: &Path) -> anyhow::Result<PathBuf> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(path)
-        .output()
-        .context("running cargo metadata")?;
-    if !output.status.success() {
-        bail!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let meta: serde_json::Value =
-        serde_json::from_slice(&output.stdout).context("reading cargo metadata")?;
-    let target_dir = meta["target_directory"]
-        .as_str()
-        .context("cargo metadata has no target_directory")?;
-    let here = path.canonicalize()?;
-    let package = meta["packages"]
-        .as_array()
-        .and_then(|ps| {
-            ps.iter().find(|p| {
-                p["manifest_path"]
-                    .as_str()
-                    .and_then(|m| Path::new(m).parent().map(Path::to_path_buf))
-                    .is_some_and(|dir| dir == here)
-            })
-        })
-        .context("no cargo package at this path")?;
-    let name = package["name"]
-        .as_str()
-        .unwrap_or_default()
-        .replace('-', "_");
-    let wasm = Path::new(target_dir)
-        .join("wasm32-wasip2")
-        .join("release")
-        .join(format!("{name}.wasm"));
-    if !wasm.is_file() {
-        bail!(
-            "expected {} after the build; is the crate a cdylib?",
-            wasm.display()
-        );
-    }
-    Ok(wasm)
-}
-
 const BUNDLE_COLUMNS: [Column; 7] = [
     Column::new("agent", "/id", Kind::Text),
     Column::new("version", "/version", Kind::Text),
@@ -628,4 +400,9 @@ fn list(dirs: &[PathBuf], output: &OutputArgs) -> anyhow::Result<()> {
         eprintln!("no bundles found in {dirs:?}");
     }
     Ok(())
+}
+
+/// One numbered progress line on stderr, e.g. `[2/4] compiling ...`.
+fn step(n: u32, total: u32, what: &str) {
+    eprintln!("[{n}/{total}] {what}");
 }

@@ -1,0 +1,63 @@
+//! The languages a partner can be written in: how each is scaffolded and compiled to a component.
+//!
+//! Everything else about a partner (its manifest, the check against the partner world, the
+//! bundle) is the same for every language and lives in `new.rs` and `build.rs`.
+
+use super::rust;
+use anyhow::bail;
+use clap::ValueEnum;
+use std::path::{Path, PathBuf};
+
+/// A partner's language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    /// A Rust crate using the `aiphost-sdk` crate, built with cargo for wasm32-wasip2.
+    Rust,
+}
+
+/// What a template needs to know about the partner it writes.
+pub struct Names<'a> {
+    /// The partner id, e.g. `trip-planner`.
+    pub id: &'a str,
+    /// Words for people, e.g. `Trip Planner`.
+    pub title: &'a str,
+    /// A type name, e.g. `TripPlanner`.
+    pub type_name: &'a str,
+    /// The SDK to depend on, if the author named one (`--sdk-path`).
+    pub sdk_path: Option<&'a Path>,
+}
+
+impl Lang {
+    /// The language of the partner in `dir`, told by its project file.
+    pub fn of(dir: &Path) -> anyhow::Result<Lang> {
+        if dir.join("Cargo.toml").is_file() {
+            return Ok(Lang::Rust);
+        }
+        bail!(
+            "{} has no Cargo.toml: not a partner project (scaffold one with `aiphost agent new`)",
+            dir.display()
+        )
+    }
+
+    /// The files of a new partner (paths relative to its directory), besides its manifest.
+    pub fn template(self, names: &Names) -> anyhow::Result<Vec<(String, String)>> {
+        match self {
+            Lang::Rust => rust::template(names),
+        }
+    }
+
+    /// How `agent build` says what it compiles with.
+    pub fn compiling(self) -> &'static str {
+        match self {
+            Lang::Rust => "compiling for wasm32-wasip2 (cargo build --release)",
+        }
+    }
+
+    /// Compile the partner in `dir`; returns the component it produced. The compiler's own
+    /// diagnostics go to the terminal in full.
+    pub fn compile(self, dir: &Path) -> anyhow::Result<PathBuf> {
+        match self {
+            Lang::Rust => rust::compile(dir),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `aiphost agent new`: a partner that builds as-is, in any of the languages.
+
+use super::lang::{Lang, Names};
+use aiphost::agent::MANIFEST_FILE;
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+
+/// Scaffold partner `name` in `lang` at `path` (default `./name`).
+pub fn new(
+    name: &str,
+    lang: Lang,
+    path: Option<PathBuf>,
+    sdk_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        bail!(
+            "the name must be a-z, 0-9 and '-' (it becomes the package name and the URL segment)"
+        );
+    }
+    let dir = path.unwrap_or_else(|| PathBuf::from(name));
+    if dir.exists() {
+        bail!(
+            "{} already exists; choose another name or --path",
+            dir.display()
+        );
+    }
+    let sdk_path = match sdk_path {
+        Some(sdk) => Some(
+            sdk.canonicalize()
+                .with_context(|| format!("the SDK is not at {}", sdk.display()))?,
+        ),
+        None => None,
+    };
+    let title: String = name
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let type_name = title.replace(' ', "");
+    let names = Names {
+        id: name,
+        title: &title,
+        type_name: &type_name,
+        sdk_path: sdk_path.as_deref(),
+    };
+    let mut files = lang.template(&names)?;
+    files.push((MANIFEST_FILE.to_string(), manifest(&names)));
+    for (file, content) in files {
+        let at = dir.join(&file);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&at, content).with_context(|| format!("writing {}", at.display()))?;
+    }
+    eprintln!("created partner {name} ({lang:?}) in {}", dir.display());
+    eprintln!("next: aiphost agent build {}", dir.display());
+    eprintln!(
+        "then: aiphost serve --agents {}",
+        dir.join("dist").display()
+    );
+    Ok(())
+}
+
+/// The manifest of a new partner; every template does what its skill says (upper-case the text
+/// it is given, and ask for text when there is none).
+fn manifest(names: &Names) -> String {
+    let Names { id, title, .. } = names;
+    // The AIC's ontology level is at most 9 Base36 characters (acps-sdk checks it).
+    let upper: String = id
+        .to_ascii_uppercase()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(9)
+        .collect();
+    format!(
+        r#"[agent]
+id = "{id}"
+aic = "1.2.156.3088.1.1.AIPHST.{upper}.1.0000"
+name = "{title}"
+description = "Describe what {title} does."
+version = "0.1.0"
+
+[[skills]]
+id = "{id}"
+name = "{title}"
+description = "Upper-cases the text it is given."
+tags = []
+input-modes = ["text/plain"]
+output-modes = ["text/plain"]
+
+[limits]
+memory-mib = 64
+invocation-ms = 10000
+"#
+    )
+}

@@ -1,0 +1,164 @@
+//! Rust partners: a crate on the `aiphost-sdk` crate, built by cargo for wasm32-wasip2.
+
+use super::lang::Names;
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+
+/// The SDK this aiphost was built with, when it still sits beside it.
+fn default_sdk_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/rust")
+}
+
+pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
+    let Names {
+        id,
+        title,
+        type_name,
+        sdk_path,
+    } = names;
+    let sdk = match sdk_path {
+        Some(sdk) => sdk.to_path_buf(),
+        None => default_sdk_path().canonicalize().with_context(|| {
+            format!(
+                "the SDK is not at {} (pass --sdk-path)",
+                default_sdk_path().display()
+            )
+        })?,
+    };
+    let cargo_toml = format!(
+        r#"[package]
+name = "{id}"
+version = "0.1.0"
+edition = "2024"
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+aiphost-sdk = {{ path = {sdk:?} }}
+
+[profile.release]
+opt-level = "s"
+strip = "debuginfo"
+
+# A partner is its own workspace; remove this if you add it to one.
+[workspace]
+"#,
+        sdk = sdk.display().to_string()
+    );
+    let lib_rs = format!(
+        r#"//! {title}: an aiphost partner.
+
+use aiphost_sdk::{{DataItem, Outcome, Partner, Product, Task}};
+
+struct {type_name};
+
+impl Partner for {type_name} {{
+    /// Runs after the task is accepted, and again on every `continue`.
+    fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {{
+        let text: Vec<&str> = input.iter().filter_map(DataItem::as_text).collect();
+        if text.is_empty() {{
+            return Outcome::ask("Send me some text to work on.");
+        }}
+        aiphost_sdk::log::info(&format!("task {{}}: working on {{}} items", task.id(), input.len()));
+        Outcome::Done(vec![
+            Product::new("answer")
+                .named("answer")
+                .with_item(DataItem::text(text.join(" ").to_uppercase())),
+        ])
+    }}
+}}
+
+aiphost_sdk::export!({type_name});
+"#
+    );
+    Ok(vec![
+        ("Cargo.toml".into(), cargo_toml),
+        ("src/lib.rs".into(), lib_rs),
+        (".gitignore".into(), "/target\n/dist\n".into()),
+    ])
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// `cargo build --release --target wasm32-wasip2` in `dir`, with cargo's full diagnostics.
+pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
+    let status = cargo()
+        .args(["build", "--release", "--target", TARGET])
+        .current_dir(dir)
+        .status()
+        .context("running cargo (is it installed and on PATH?)")?;
+    if !status.success() {
+        if target_missing() {
+            bail!(
+                "cargo build failed ({status}): the {TARGET} target is not installed; rustup target add {TARGET}"
+            );
+        }
+        bail!("cargo build failed ({status}); its errors are above");
+    }
+    find_component(dir)
+}
+
+/// Whether rustup says the wasm target is not installed (false when there is no rustup to ask).
+fn target_missing() -> bool {
+    Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .is_ok_and(|out| {
+            out.status.success()
+                && !String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .any(|l| l.trim() == TARGET)
+        })
+}
+/// The `.wasm` cargo produced for the crate at `path`.
+fn find_component(path: &Path) -> anyhow::Result<PathBuf> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(path)
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("reading cargo metadata")?;
+    let target_dir = meta["target_directory"]
+        .as_str()
+        .context("cargo metadata has no target_directory")?;
+    let here = path.canonicalize()?;
+    let package = meta["packages"]
+        .as_array()
+        .and_then(|ps| {
+            ps.iter().find(|p| {
+                p["manifest_path"]
+                    .as_str()
+                    .and_then(|m| Path::new(m).parent().map(Path::to_path_buf))
+                    .is_some_and(|dir| dir == here)
+            })
+        })
+        .context("no cargo package at this path")?;
+    let name = package["name"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('-', "_");
+    let wasm = Path::new(target_dir)
+        .join("wasm32-wasip2")
+        .join("release")
+        .join(format!("{name}.wasm"));
+    if !wasm.is_file() {
+        bail!(
+            "expected {} after the build; is the crate a cdylib?",
+            wasm.display()
+        );
+    }
+    Ok(wasm)
+}
