@@ -50,6 +50,8 @@ mkdir -p "$dist"
 count=0
 for manifest in "$plugins"/*/partner.toml; do
     dir="$(dirname "$manifest")"
+    # Rust partners here; the Python and JavaScript ones are built by their SDKs below.
+    [[ -f "$dir/Cargo.toml" ]] || continue
     crate="$(toml_string "$dir/Cargo.toml" package name)"
     agent="$(toml_string "$manifest" agent id)"
     if [[ -z "$crate" || -z "$agent" ]]; then
