@@ -1,0 +1,47 @@
+"""Write AIP partners for **aiphost** in Python.
+
+A partner is a WebAssembly component that aiphost runs once per Leader command (start, continue,
+complete, cancel). This package hides the component plumbing (the WIT world, the generated
+bindings, componentize-py): subclass :class:`Partner`, name it with :func:`export`, and build with
+``python -m aiphost_sdk build DIR -o partner.wasm`` (or ``aiphost agent build``).
+
+>>> from aiphost_sdk import DataItem, Outcome, Partner, Product, Task, export
+>>> @export
+... class Shout(Partner):
+...     def work(self, task: Task, input: list[DataItem]) -> Outcome:
+...         text = " ".join(t for t in (i.as_text() for i in input) if t)
+...         if not text:
+...             return Outcome.ask("Send me some text.")
+...         return Outcome.done([Product("answer").with_item(DataItem.text(text.upper()))])
+
+Test partners natively with :mod:`aiphost_sdk.testing`.
+"""
+
+from . import config, log
+from .errors import ConfigError, KvError, LogLevel, ReportError
+from .items import DataItem, File, Product
+from .partner import Decision, Outcome, Partner, export
+from .state import EndReason, State
+from .task import Kv, Task
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "DataItem",
+    "Decision",
+    "EndReason",
+    "File",
+    "Kv",
+    "KvError",
+    "LogLevel",
+    "Outcome",
+    "Partner",
+    "Product",
+    "ReportError",
+    "State",
+    "Task",
+    "config",
+    "export",
+    "log",
+]

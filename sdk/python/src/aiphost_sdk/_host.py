@@ -1,0 +1,37 @@
+"""The host imports behind a small interface, so the run loop is the same inside the component
+(the real imports, in ``_guest``) and in native tests (``aiphost_sdk.testing``). Not public API."""
+
+from __future__ import annotations
+
+from typing import Optional, Protocol, Sequence
+
+from .errors import LogLevel
+from .items import DataItem, Product
+from .state import State
+
+
+class Host(Protocol):
+    """What a partner can ask of the host during one invocation.
+
+    Report methods raise :class:`~aiphost_sdk.ReportError`, key-value methods
+    :class:`~aiphost_sdk.KvError` and ``config_get`` :class:`~aiphost_sdk.ConfigError`."""
+
+    def set_status(self, state: State, items: Sequence[DataItem]) -> None: ...
+
+    def emit_product_chunk(self, product: Product, append: bool, last: bool) -> None: ...
+
+    def current_state(self) -> Optional[State]: ...
+
+    def kv_get(self, agent: bool, key: str) -> Optional[bytes]: ...
+
+    def kv_set(self, agent: bool, key: str, value: bytes) -> None: ...
+
+    def kv_delete(self, agent: bool, key: str) -> None: ...
+
+    def log(self, level: LogLevel, message: str, fields: Sequence[tuple[str, str]]) -> None: ...
+
+    def config_get(self, name: str) -> str: ...
+
+
+current: Optional[Host] = None
+"""The host of the running invocation (``None`` outside one: logging goes to stderr then)."""

@@ -1,0 +1,199 @@
+"""The task an invocation is about, its key-value store, and the reports a partner makes on it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Optional, Union
+
+from ._host import Host
+from .errors import KvError
+from .items import DataItem, Product
+from .state import State
+
+__all__ = ["Kv", "Task"]
+
+
+class Kv:
+    """A durable key-value store kept by the host, private to this partner: either the current
+    task's entries (:attr:`Task.kv`) or the entries shared by all its tasks (:attr:`Task.agent_kv`).
+
+    Every method raises :class:`~aiphost_sdk.KvError` when the host refuses or fails.
+
+    >>> turns = task.kv.get_json("turns", 0)       # doctest: +SKIP
+    >>> task.kv.set_json("turns", turns + 1)        # doctest: +SKIP
+    """
+
+    def __init__(self, host: Host, agent: bool) -> None:
+        self._host = host
+        self._agent = agent
+
+    @property
+    def scope(self) -> str:
+        """``"task"`` or ``"agent"``."""
+        return "agent" if self._agent else "task"
+
+    def __repr__(self) -> str:
+        return f"Kv(scope={self.scope!r})"
+
+    def get(self, key: str) -> Optional[bytes]:
+        """The value stored under ``key``, or ``None``."""
+        return self._host.kv_get(self._agent, key)
+
+    def set(self, key: str, value: Union[bytes, str]) -> None:
+        """Stores ``value`` under ``key`` (a ``str`` as UTF-8), replacing any previous value."""
+        data = value.encode() if isinstance(value, str) else bytes(value)
+        self._host.kv_set(self._agent, key, data)
+
+    def delete(self, key: str) -> None:
+        """Removes ``key`` (removing a missing key is not an error)."""
+        self._host.kv_delete(self._agent, key)
+
+    def get_json(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, decoded from JSON, or ``default`` when there is none."""
+        raw = self.get(key)
+        if raw is None:
+            return default
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise KvError("json", f"{key}: {e}") from e
+
+    def set_json(self, key: str, value: Any) -> None:
+        """Stores ``value`` under ``key`` as JSON."""
+        try:
+            data = json.dumps(value, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise KvError("json", f"{key}: {e}") from e
+        self.set(key, data)
+
+
+class Task:
+    """The task the current invocation is about: what the host told the partner about it, and the
+    reports the partner can make on it.
+
+    A ``Task`` lives for one invocation. Anything the partner must remember for the next one (a
+    multi-turn conversation, say) goes into :attr:`kv`.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        id: str,
+        event: str,
+        session_id: Optional[str] = None,
+        leader_id: Optional[str] = None,
+        initial_state: Optional[State] = None,
+        max_products_bytes: Optional[int] = None,
+        products_bytes: int = 0,
+        params: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self._host = host
+        self._event = event
+        self._id = id
+        self._session_id = session_id
+        self._leader_id = leader_id
+        self._initial_state = initial_state
+        self._max_products_bytes = max_products_bytes
+        self._products_bytes = products_bytes
+        self._params: dict[str, Any] = dict(params or {})
+        self._kv = Kv(host, agent=False)
+        self._agent_kv = Kv(host, agent=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"Task(id={self._id!r}, event={self._event!r}, session_id={self._session_id!r}, "
+            f"initial_state={self._initial_state!r}, params={self._params!r})"
+        )
+
+    @property
+    def id(self) -> str:
+        """The task id."""
+        return self._id
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The session the task belongs to, if the Leader gave one."""
+        return self._session_id
+
+    @property
+    def leader_id(self) -> Optional[str]:
+        """The Leader's identity (its AIC), if it gave one."""
+        return self._leader_id
+
+    @property
+    def is_start(self) -> bool:
+        """Whether this invocation starts the task."""
+        return self._event == "start"
+
+    @property
+    def is_continue(self) -> bool:
+        """Whether this invocation continues the task with new input."""
+        return self._event == "continue"
+
+    @property
+    def initial_state(self) -> Optional[State]:
+        """The state the task was in when this invocation began (see :attr:`state` for now);
+        ``None`` for a new task that is not yet accepted or rejected."""
+        return self._initial_state
+
+    @property
+    def state(self) -> Optional[State]:
+        """The task's state right now, asked of the host (a cancel from the Leader can end the task
+        while the partner works); ``None`` while a new task is not yet accepted or rejected."""
+        return self._host.current_state()
+
+    @property
+    def max_products_bytes(self) -> Optional[int]:
+        """The Leader's ``maxProductsBytes``, if it set one."""
+        return self._max_products_bytes
+
+    @property
+    def products_bytes(self) -> int:
+        """Product bytes the task already held when this invocation began (they count against
+        :attr:`max_products_bytes`). Chunks emitted during this invocation are not added."""
+        return self._products_bytes
+
+    @property
+    def products_bytes_left(self) -> Optional[int]:
+        """How many more product bytes ``maxProductsBytes`` allows, as of the start of this
+        invocation; ``None`` when the Leader set no limit."""
+        if self._max_products_bytes is None:
+            return None
+        return max(0, self._max_products_bytes - self._products_bytes)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The command's ``commandParams`` (an empty dict when there were none)."""
+        return self._params
+
+    @property
+    def kv(self) -> Kv:
+        """The key-value entries of this task (kept by the host across invocations until the
+        task's records go)."""
+        return self._kv
+
+    @property
+    def agent_kv(self) -> Kv:
+        """The key-value entries shared by all tasks of this partner."""
+        return self._agent_kv
+
+    def emit_chunk(self, product: Product, append: bool = False, last: bool = True) -> None:
+        """Streams (part of) a product now. With ``append`` the items are added to the product with
+        the same id (or start it); without it the product is replaced. ``last`` says the product is
+        whole.
+
+        Products reach the Leader with the task's next status. Raises
+        :class:`~aiphost_sdk.ReportError`; when its ``ends_task`` is true (``maxProductsBytes`` was
+        exceeded and the host failed the task, say), stop working: let it propagate and the SDK
+        ends the invocation quietly."""
+        self._host.emit_product_chunk(product, append, last)
+
+    def set_status(self, state: State, items: Iterable[DataItem] = ()) -> None:
+        """Moves the task to ``state`` with explanatory ``items``.
+
+        The low-level escape hatch: the SDK already reports ``accepted``, ``working`` and the state
+        an :class:`~aiphost_sdk.Outcome` or :class:`~aiphost_sdk.Decision` implies. The host
+        refuses changes the AIP state machine does not allow (:class:`~aiphost_sdk.ReportError`),
+        and leaves the task as it was."""
+        self._host.set_status(state, list(items))
