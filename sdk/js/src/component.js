@@ -1,0 +1,60 @@
+// The component side of the SDK: the partner world's imports, and the `handler` export built from
+// a partner. Only the component's entry (written by the build tool) imports this module; the rest
+// of the SDK never touches the imports, so it runs in plain Node too.
+
+import * as task from "aiphost:partner/task@0.1.0";
+import * as wlog from "aiphost:partner/log@0.1.0";
+import * as kv from "aiphost:partner/kv@0.1.0";
+import * as wconfig from "aiphost:partner/config@0.1.0";
+import { handle, resolvePartner } from "./runtime.js";
+
+/** The real host: the component's imports. */
+const host = {
+  setStatus: (state, items) => task.setStatus(state, items),
+  emitProductChunk: (chunk) => task.emitProductChunk(chunk),
+  currentState: () => task.currentState() ?? null,
+  kvGet: (scope, key) => kv.get(scope, key) ?? null,
+  kvSet: (scope, key, value) => kv.set(scope, key, value),
+  kvDelete: (scope, key) => kv.delete(scope, key),
+  log: (level, message, fields) => wlog.log(level, message, fields),
+  configGet: (name) => wconfig.get(name),
+};
+
+// console.* goes to the host's log too (a component's stdout and stderr go nowhere useful).
+function toLog(level) {
+  return (...args) => {
+    const text = args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" ");
+    try {
+      wlog.log(level, text, []);
+    } catch {
+      // Logging must never be what breaks a partner.
+    }
+  };
+}
+function safeJson(value) {
+  if (value instanceof Error) return value.stack ?? String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+globalThis.console = {
+  ...globalThis.console,
+  log: toLog("info"),
+  info: toLog("info"),
+  debug: toLog("debug"),
+  trace: toLog("trace"),
+  warn: toLog("warn"),
+  error: toLog("error"),
+};
+
+/** The partner world's `handler` export for the partner a module exported. */
+export function makeHandler(exported) {
+  const partner = resolvePartner(exported);
+  return {
+    handle(invocation) {
+      return handle(partner, invocation, host);
+    },
+  };
+}
