@@ -20,6 +20,9 @@ bash scripts/python-env.sh >/dev/null
 step "RabbitMQ on 127.0.0.1:5672 for the group-mode tests (installs and starts it if missing)"
 bash scripts/rabbitmq.sh
 
+step "JavaScript SDK tools (componentize-qjs, ComponentizeJS, esbuild: npm, pinned by sdk/js/package-lock.json)"
+bash scripts/js-env.sh
+
 step "example partners (wasm32-wasip2 components; installs the target if missing)"
 bash scripts/build-plugins.sh
 
@@ -33,6 +36,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "partner unit tests (native)"
 (cd plugins && cargo test)
+(cd sdk/js && node --test test/)
 
 # One build of everything (tests, binaries, benchmarks) with one feature set: the end-to-end tests
 # run this build's binary and the benchmark smoke run its binaries, so nothing is built twice.

@@ -111,8 +111,8 @@ async function bundle(entry, outfile) {
   let esbuild;
   try {
     esbuild = await import("esbuild");
-  } catch {
-    throw new Error(`esbuild is not installed in ${SDK}: run npm ci there (or scripts/js-env.sh)`);
+  } catch (e) {
+    throw new Error(`esbuild is not usable in ${SDK} (${e.message}): run npm install there (in the aiphost repository: scripts/js-env.sh)`);
   }
   const scratch = dirname(outfile);
   const main = join(scratch, "entry.mjs");
@@ -153,8 +153,8 @@ async function componentize(backend, bundlePath, wantsHttp) {
     let qjs;
     try {
       qjs = await import("componentize-qjs");
-    } catch {
-      throw new Error(`componentize-qjs is not installed in ${SDK}: run npm ci there (or scripts/js-env.sh)`);
+    } catch (e) {
+      throw new Error(`componentize-qjs is not usable in ${SDK} (${e.message}): run npm install there (in the aiphost repository: scripts/js-env.sh)`);
     }
     const { component } = await (qjs.componentize ?? qjs.default.componentize)({
       witPath: WIT,
@@ -169,8 +169,8 @@ async function componentize(backend, bundlePath, wantsHttp) {
   let cjs;
   try {
     cjs = await import("@bytecodealliance/componentize-js");
-  } catch {
-    throw new Error(`@bytecodealliance/componentize-js is not installed in ${SDK}: run npm ci there (or scripts/js-env.sh)`);
+  } catch (e) {
+    throw new Error(`@bytecodealliance/componentize-js is not usable in ${SDK} (${e.message}): run npm install there (in the aiphost repository: scripts/js-env.sh)`);
   }
   const { component } = await cjs.componentize({
     sourcePath: bundlePath,

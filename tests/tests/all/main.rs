@@ -12,6 +12,7 @@ mod endpoints;
 mod group;
 mod hostile;
 mod interop_acps_sdk;
+mod js_partners;
 mod mtls;
 mod notification;
 mod outbound;
