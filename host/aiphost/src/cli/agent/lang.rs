@@ -3,7 +3,7 @@
 //! Everything else about a partner (its manifest, the check against the partner world, the
 //! bundle) is the same for every language and lives in `new.rs` and `build.rs`.
 
-use super::rust;
+use super::{python, rust};
 use anyhow::bail;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 pub enum Lang {
     /// A Rust crate using the `aiphost-sdk` crate, built with cargo for wasm32-wasip2.
     Rust,
+    /// A Python module using the `aiphost-sdk` package, built with componentize-py.
+    Python,
 }
 
 /// What a template needs to know about the partner it writes.
@@ -33,8 +35,11 @@ impl Lang {
         if dir.join("Cargo.toml").is_file() {
             return Ok(Lang::Rust);
         }
+        if dir.join("pyproject.toml").is_file() {
+            return Ok(Lang::Python);
+        }
         bail!(
-            "{} has no Cargo.toml: not a partner project (scaffold one with `aiphost agent new`)",
+            "{} has no Cargo.toml or pyproject.toml: not a partner project (scaffold one with `aiphost agent new`)",
             dir.display()
         )
     }
@@ -43,6 +48,7 @@ impl Lang {
     pub fn template(self, names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         match self {
             Lang::Rust => rust::template(names),
+            Lang::Python => python::template(names),
         }
     }
 
@@ -50,6 +56,9 @@ impl Lang {
     pub fn compiling(self) -> &'static str {
         match self {
             Lang::Rust => "compiling for wasm32-wasip2 (cargo build --release)",
+            Lang::Python => {
+                "building a component with componentize-py (python -m aiphost_sdk build)"
+            }
         }
     }
 
@@ -58,6 +67,7 @@ impl Lang {
     pub fn compile(self, dir: &Path) -> anyhow::Result<PathBuf> {
         match self {
             Lang::Rust => rust::compile(dir),
+            Lang::Python => python::compile(dir),
         }
     }
 }

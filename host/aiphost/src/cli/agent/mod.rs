@@ -14,6 +14,7 @@ use std::time::Instant;
 mod build;
 mod lang;
 mod new;
+mod python;
 mod rust;
 
 pub use lang::Lang;

@@ -1,0 +1,165 @@
+//! Python partners: a module on the `aiphost-sdk` Python package, built into a component by the
+//! SDK's own build command (`python -m aiphost_sdk build`, which runs componentize-py with the WIT
+//! the SDK ships). The componentize-py invocation lives in the SDK only, so the CLI and
+//! `scripts/build-plugins.sh` build the same way.
+
+use super::lang::Names;
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The componentize-py the SDK is made for (what to install when it is missing).
+const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+
+/// The repository this aiphost was built from (its SDK and `.venv` may still sit there).
+fn checkout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Python SDK this aiphost was built with, when it still sits beside it.
+fn default_sdk_path() -> PathBuf {
+    checkout().join("sdk/python")
+}
+
+pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
+    let Names {
+        id,
+        title,
+        type_name,
+        sdk_path,
+    } = names;
+    // The SDK is not on PyPI yet: point at a local copy when there is one.
+    let sdk = match sdk_path {
+        Some(sdk) => Some(sdk.to_path_buf()),
+        None => default_sdk_path().canonicalize().ok(),
+    };
+    let dependency = match sdk {
+        Some(sdk) => format!("aiphost-sdk @ file://{}", sdk.display()),
+        None => "aiphost-sdk".to_string(),
+    };
+    let pyproject = format!(
+        r#"[project]
+name = "{id}"
+version = "0.1.0"
+description = "{title}: an aiphost partner."
+requires-python = ">=3.11"
+dependencies = ["{dependency}"]
+
+# The module `aiphost agent build` makes the component from.
+[tool.aiphost]
+module = "app"
+
+[tool.pytest.ini_options]
+pythonpath = ["."]
+testpaths = ["tests"]
+"#
+    );
+    let app = format!(
+        r#""""{title}: an aiphost partner."""
+
+from aiphost_sdk import DataItem, Outcome, Partner, Product, Task, export, log
+
+
+@export
+class {type_name}(Partner):
+    """Upper-cases the text it is given; asks for text when there is none."""
+
+    def work(self, task: Task, input: list[DataItem]) -> Outcome:
+        """Runs after the task is accepted, and again on every continue."""
+        text = [t for t in (item.as_text() for item in input) if t is not None]
+        if not text:
+            return Outcome.ask("Send me some text to work on.")
+        log.info(f"task {{task.id}}: working on {{len(input)}} items")
+        answer = DataItem.text(" ".join(text).upper())
+        return Outcome.done([Product("answer").named("answer").with_item(answer)])
+"#
+    );
+    let test = format!(
+        r#""""{title}'s unit tests: the partner runs natively against the SDK's mock host."""
+
+from app import {type_name}
+
+from aiphost_sdk import DataItem, State
+from aiphost_sdk.testing import MockHost
+
+
+def test_asks_for_text_then_upper_cases_it() -> None:
+    host = MockHost({type_name})
+    turn = host.start([])
+    assert turn.state == State.AWAITING_INPUT
+    assert turn.text() == "Send me some text to work on."
+    turn = host.continue_(turn.task_id, [DataItem.text("hello"), DataItem.text("world")])
+    assert turn.state == State.AWAITING_COMPLETION
+    assert turn.product("answer").items == (DataItem.text("HELLO WORLD"),)
+"#
+    );
+    Ok(vec![
+        ("pyproject.toml".into(), pyproject),
+        ("app.py".into(), app),
+        ("tests/test_app.py".into(), test),
+        (
+            ".gitignore".into(),
+            "/build\n/dist\n__pycache__/\n.pytest_cache/\n".into(),
+        ),
+    ])
+}
+
+/// The Python to build with: `$AIPHOST_PYTHON`, else the `.venv` of the checkout this aiphost
+/// was built from (where `scripts/python-env.sh` installs the SDK and componentize-py), else
+/// `python3` on PATH.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("AIPHOST_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = checkout().join(".venv/bin/python");
+    if venv.is_file() {
+        return venv;
+    }
+    PathBuf::from("python3")
+}
+
+/// `python -m aiphost_sdk build DIR -o DIR/build/partner.wasm`, with componentize-py's full
+/// diagnostics (an exception raised while importing the partner's module shows there).
+pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
+    let python = python();
+    let check = Command::new(&python)
+        .args(["-m", "aiphost_sdk", "check"])
+        .output()
+        .with_context(|| {
+            format!(
+                "running {} (install Python 3.11 or later, or set AIPHOST_PYTHON to one)",
+                python.display()
+            )
+        })?;
+    if !check.status.success() {
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        if stderr.contains("No module named aiphost_sdk") {
+            bail!(
+                "the Python SDK is not installed for {py}; install it and componentize-py with \
+                 `{py} -m pip install ./sdk/python '{COMPONENTIZE_PY}'` (in this repository: \
+                 scripts/python-env.sh), or set AIPHOST_PYTHON to a Python that has them",
+                py = python.display()
+            );
+        }
+        bail!(
+            "{} cannot build Python partners: {}",
+            python.display(),
+            stderr.trim().trim_start_matches("error: ")
+        );
+    }
+    let wasm = dir.join("build").join("partner.wasm");
+    let status = Command::new(&python)
+        .args(["-m", "aiphost_sdk", "build"])
+        .arg(dir)
+        .arg("--output")
+        .arg(&wasm)
+        .status()
+        .with_context(|| format!("running {}", python.display()))?;
+    if !status.success() {
+        bail!("building the component failed ({status}); the errors are above");
+    }
+    if !wasm.is_file() {
+        bail!("expected {} after the build", wasm.display());
+    }
+    Ok(wasm)
+}
