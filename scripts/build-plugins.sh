@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds every example partner in plugins/ for wasm32-wasip2 and assembles one bundle per agent:
+# Builds every example partner in plugins/ and assembles one bundle per agent:
 #   plugins/dist/<agent-id>/partner.toml   (the manifest)
 #   plugins/dist/<agent-id>/partner.wasm   (the component)
+# Rust partners (a Cargo.toml; members of plugins/Cargo.toml) are built by cargo for wasm32-wasip2,
+# Python partners (a pyproject.toml) by the Python SDK's build command (componentize-py, from the
+# .venv that scripts/python-env.sh sets up), only when their sources, the SDK or componentize-py
+# changed.
 # Idempotent; works from any directory.
 set -euo pipefail
 
@@ -70,4 +74,50 @@ for manifest in "$plugins"/*/partner.toml; do
     step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
     count=$((count + 1))
 done
+# Python partners (a pyproject.toml): built by the Python SDK's own build command into
+# $py_out/<agent>.wasm, with a stamp of what went in, so an unchanged partner is not rebuilt (a
+# componentize-py build takes a while).
+py_out="${CARGO_TARGET_DIR:-$plugins/target}/python"
+python=""
+for manifest in "$plugins"/*/partner.toml; do
+    dir="$(dirname "$manifest")"
+    [[ -f "$dir/pyproject.toml" && ! -f "$dir/Cargo.toml" ]] || continue
+    agent="$(toml_string "$manifest" agent id)"
+    if [[ -z "$agent" ]]; then
+        echo "error: cannot read the agent id of $manifest" >&2
+        exit 1
+    fi
+    if [[ -z "$python" ]]; then
+        python="$(bash "$root/scripts/python-env.sh" | tail -n 1)"
+    fi
+    wasm="$py_out/$agent.wasm"
+    # What the component is made of: the partner's modules (not its tests), the SDK with the WIT
+    # it ships, and componentize-py's version.
+    stamp="$(
+        {
+            "$python" -c "import importlib.metadata as m; print('componentize-py', m.version('componentize-py'))"
+            find "$dir" "$root/sdk/python/src/aiphost_sdk" \
+                \( -name tests -o -name __pycache__ -o -name build -o -name dist -o -name '.*' \) -prune \
+                -o -type f \( -name '*.py' -o -name '*.wit' -o -name pyproject.toml \) -print |
+                LC_ALL=C sort | xargs sha256sum
+        } | sha256sum | cut -d' ' -f1
+    )"
+    if [[ -f "$wasm" && "$(cat "$wasm.stamp" 2>/dev/null)" == "$stamp" ]]; then
+        step "python partner $agent unchanged"
+    else
+        step "building python partner $agent (python -m aiphost_sdk build)"
+        mkdir -p "$py_out"
+        # Written aside and renamed: a build running at the same time never reads half a component.
+        "$python" -m aiphost_sdk build "$dir" --output "$wasm.tmp.$$" --quiet
+        mv -f "$wasm.tmp.$$" "$wasm"
+        echo "$stamp" >"$wasm.stamp"
+    fi
+    bundle="$dist/$agent"
+    mkdir -p "$bundle"
+    install_file "$manifest" "$bundle/partner.toml"
+    install_file "$wasm" "$bundle/partner.wasm"
+    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
+    count=$((count + 1))
+done
+
 step "$count partner bundles in plugins/dist"
