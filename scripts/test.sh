@@ -37,6 +37,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "partner unit tests (native)"
 (cd plugins && cargo test)
 (cd sdk/js && node --test test/)
+for dir in sdk/python plugins/*/pyproject.toml; do (cd "${dir%/pyproject.toml}" && "$root/.venv/bin/python" -m pytest -q); done
 
 # One build of everything (tests, binaries, benchmarks) with one feature set: the end-to-end tests
 # run this build's binary and the benchmark smoke run its binaries, so nothing is built twice.
