@@ -19,6 +19,8 @@ from .task import Task
 
 # The reason a Leader sees for an exception is kept short; the traceback is in the host's log.
 MAX_REASON = 300
+# The traceback logged is cut to its last this many characters (the innermost frames matter most).
+MAX_TRACEBACK = 8000
 
 
 @dataclass
@@ -166,11 +168,14 @@ def _exception(host: Host, what: str, e: BaseException) -> str:
     if len(reason) > MAX_REASON:
         reason = reason[: MAX_REASON - 1] + "…"
     reason += where
+    trace = "".join(traceback.format_exception(e))
+    if len(trace) > MAX_TRACEBACK:
+        trace = "…" + trace[-MAX_TRACEBACK:]
     try:
         host.log(
             LogLevel.ERROR,
             f"partner raised an exception in {what}",
-            [("exception", detail), ("traceback", "".join(traceback.format_exception(e)))],
+            [("exception", detail), ("traceback", trace)],
         )
     except Exception:  # noqa: BLE001 - the reason still reaches the Leader
         pass
