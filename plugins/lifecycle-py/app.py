@@ -41,13 +41,17 @@ class Lifecycle(Partner):
             raise ValueError(f"asked to raise on turn {turn}")
         if command == "ended?":
             last = task.agent_kv.get("last-ended")
-            return Outcome.done([Product("ended").with_item(DataItem.text(last.decode() if last else "nothing"))])
+            return Outcome.done(
+                [Product("ended").with_item(DataItem.text(last.decode() if last else "nothing"))]
+            )
         return Outcome.done(
             [
                 Product("echo")
                 .named("echo")
                 .with_items(input)
-                .with_item(DataItem.data({"turn": turn, "totalTurns": total, "params": task.params}))
+                .with_item(
+                    DataItem.data({"turn": turn, "totalTurns": total, "params": task.params})
+                )
             ]
         )
 

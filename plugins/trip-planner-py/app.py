@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Optional
+from typing import Any, TypeGuard
 
 from aiphost_sdk import (
     DataItem,
@@ -42,9 +42,9 @@ MAX_DAYS = 14
 class Trip:
     """What the planner knows about the trip."""
 
-    destination: Optional[str] = None
-    dates: Optional[str] = None
-    budget: Optional[float] = None
+    destination: str | None = None
+    dates: str | None = None
+    budget: float | None = None
 
     def merge(self, newer: Trip) -> None:
         """Takes every field ``newer`` knows (later turns correct earlier ones)."""
@@ -92,8 +92,8 @@ class TripPlanner(Partner):
         if not input:
             return Decision.reject(
                 "trip-planner needs a request to start: send a text or data item with the "
-                "destination, dates and budget (for example \"destination: Beijing, dates: "
-                "2025-10-01 to 2025-10-03, budget: 5000\")"
+                'destination, dates and budget (for example "destination: Beijing, dates: '
+                '2025-10-01 to 2025-10-03, budget: 5000")'
             )
         return Decision.accept()
 
@@ -105,7 +105,7 @@ class TripPlanner(Partner):
             trip = Trip()
         for item in input:
             trip.merge(learn(item))
-        saved: Optional[KvError] = None
+        saved: KvError | None = None
         try:
             task.kv.set_json(TRIP_KEY, asdict(trip))
         except KvError as e:
@@ -160,12 +160,13 @@ def question(trip: Trip, missing: list[str]) -> str:
         "destination": "where you want to go",
         "dates": "your travel dates",
     }
-    text += f"To plan the trip I still need {join_and([wanted.get(m, 'your total budget') for m in missing])}."
+    needed = join_and([wanted.get(m, "your total budget") for m in missing])
+    text += f"To plan the trip I still need {needed}."
     examples = {
         "destination": "destination: Beijing",
         "dates": "dates: 2025-10-01 to 2025-10-03",
     }
-    text += f" For example: \"{', '.join(examples.get(m, 'budget: 5000') for m in missing)}\"."
+    text += f' For example: "{", ".join(examples.get(m, "budget: 5000") for m in missing)}".'
     return text
 
 
@@ -189,7 +190,8 @@ def learn(item: DataItem) -> Trip:
     return Trip()
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    """Whether ``value`` is a JSON number (``True`` and ``False`` are not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -198,7 +200,7 @@ def parse_data(data: dict[str, Any]) -> Trip:
     destination = data.get("destination")
     destination = destination.strip() if isinstance(destination, str) else None
     raw_dates = data.get("dates")
-    dates: Optional[str] = None
+    dates: str | None = None
     if isinstance(raw_dates, str):
         dates = normalize_dates(raw_dates)
     elif isinstance(raw_dates, list):
@@ -209,7 +211,7 @@ def parse_data(data: dict[str, Any]) -> Trip:
         end = end if isinstance(end, str) else ""
         dates = normalize_dates(f"{start} to {end}")
     raw_budget = data.get("budget")
-    budget: Optional[float] = None
+    budget: float | None = None
     if _is_number(raw_budget):
         b = float(raw_budget)
         budget = b if math.isfinite(b) and b > 0 else None
@@ -253,7 +255,7 @@ def _label_at(lower: str, i: int, label: str) -> bool:
     return before_ok and (after.startswith(":") or after.startswith("="))
 
 
-def labelled(text: str, labels: list[str]) -> Optional[str]:
+def labelled(text: str, labels: list[str]) -> str | None:
     """The value after ``label:`` or ``label=`` (any case), up to the end of the line, a ``;`` or
     the next label; ``None`` without such a label."""
     lower = ascii_lower(text)
@@ -264,7 +266,9 @@ def labelled(text: str, labels: list[str]) -> Optional[str]:
             if _label_at(lower, start, label):
                 rest = lower[after:]
                 value_start = after + (len(rest) - len(rest.lstrip(" \t"))) + 1
-                ends = [i for i in (text.find("\n", value_start), text.find(";", value_start)) if i >= 0]
+                ends = [
+                    i for i in (text.find("\n", value_start), text.find(";", value_start)) if i >= 0
+                ]
                 value_end = min(ends) if ends else len(text)
                 following = next_label(lower, value_start, value_end)
                 if following is not None:
@@ -274,7 +278,7 @@ def labelled(text: str, labels: list[str]) -> Optional[str]:
     return None
 
 
-def next_label(lower: str, start: int, end: int) -> Optional[int]:
+def next_label(lower: str, start: int, end: int) -> int | None:
     """Where the next ``label:`` starts in ``lower[start:end]``, if anywhere."""
     segment = lower[start:end]
     found = []
@@ -297,8 +301,8 @@ def _strip_non_alnum(word: str) -> str:
     return word[start:end]
 
 
-def destination_in_sentence(text: str) -> Optional[str]:
-    """"... go to Beijing ...", "... visit New York ...": the capitalised words after to/visit."""
+def destination_in_sentence(text: str) -> str | None:
+    """ "... go to Beijing ...", "... visit New York ...": the capitalised words after to/visit."""
     words = text.split()
     for i, word in enumerate(words):
         if ascii_lower(word) not in ("to", "visit", "visiting"):
@@ -331,8 +335,8 @@ def _strip_non_ascii_alnum(word: str) -> str:
     return word[start:end]
 
 
-def budget_in_sentence(text: str) -> Optional[float]:
-    """"... a budget of 5,000 ...", "budget is about $3000": a number after "budget" with at most
+def budget_in_sentence(text: str) -> float | None:
+    """ "... a budget of 5,000 ...", "budget is about $3000": a number after "budget" with at most
     a few filler words (of, is, about, a currency) in between."""
     lower = ascii_lower(text)
     i = lower.find("budget")
@@ -349,7 +353,7 @@ def budget_in_sentence(text: str) -> Optional[float]:
     return None
 
 
-def first_number(text: str) -> Optional[float]:
+def first_number(text: str) -> float | None:
     """The first positive number in ``text`` (thousands separators allowed: "5,000.50")."""
     start = next((i for i, c in enumerate(text) if c in "0123456789"), None)
     if start is None:
@@ -367,7 +371,7 @@ def first_number(text: str) -> Optional[float]:
     return number if math.isfinite(number) and number > 0 else None
 
 
-def normalize_dates(text: str) -> Optional[str]:
+def normalize_dates(text: str) -> str | None:
     """Dates as given: two ISO dates become "start to end", one stays, anything else is kept as
     text."""
     text = text.strip()
@@ -376,7 +380,7 @@ def normalize_dates(text: str) -> Optional[str]:
     return iso_dates_in(text) or text
 
 
-def iso_dates_in(text: str) -> Optional[str]:
+def iso_dates_in(text: str) -> str | None:
     """The ISO dates (YYYY-MM-DD) in ``text``: "a to b" for two or more, "a" for one."""
     words = "".join(c if c in "0123456789-" else " " for c in text).split()
     dates = [w for w in words if parse_iso(w) is not None]
@@ -391,7 +395,7 @@ def _digits(s: str) -> bool:
     return s.isascii() and s.isdigit()
 
 
-def parse_iso(word: str) -> Optional[int]:
+def parse_iso(word: str) -> int | None:
     """Days since 1970-01-01 of an ISO date, if it is a real date."""
     parts = word.split("-")
     if len(parts) != 3:
@@ -447,7 +451,7 @@ def cents(amount: float) -> float:
     return math.floor(amount * 100.0 + 0.5) / 100.0
 
 
-def span(dates: str) -> tuple[Optional[int], int]:
+def span(dates: str) -> tuple[int | None, int]:
     """The first day and the number of days of the trip, if its dates are ISO dates."""
     days = [d for d in (parse_iso(p) for p in dates.split(" to ")) if d is not None]
     if len(days) == 2 and days[1] >= days[0]:
@@ -491,7 +495,12 @@ def itinerary(trip: Trip) -> Product:
         plan.append({"day": day, "date": date, "activity": what})
     text += "\n\nBudget split:"
     split = {}
-    for what, share in (("lodging", 0.40), ("food", 0.25), ("transport", 0.15), ("activities", 0.20)):
+    for what, share in (
+        ("lodging", 0.40),
+        ("food", 0.25),
+        ("transport", 0.15),
+        ("activities", 0.20),
+    ):
         amount = cents(budget * share)
         text += f" {what} {money(amount)};"
         split[what] = amount

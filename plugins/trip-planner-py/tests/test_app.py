@@ -1,6 +1,8 @@
 """The trip planner's parsing and planning (the Rust partner's tests, ported), and a whole
 conversation against the SDK's mock host."""
 
+from aiphost_sdk import DataItem, State
+from aiphost_sdk.testing import MockHost
 from app import (
     MAX_DAYS,
     Trip,
@@ -13,9 +15,6 @@ from app import (
     question,
     span,
 )
-
-from aiphost_sdk import DataItem, State
-from aiphost_sdk.testing import MockHost
 
 
 def test_labelled_fields_in_any_case() -> None:
@@ -41,7 +40,9 @@ def test_plain_sentences() -> None:
 
 
 def test_data_items() -> None:
-    trip = parse_data({"destination": "Tokyo", "dates": ["2025-03-30", "2025-04-02"], "budget": 80000})
+    trip = parse_data(
+        {"destination": "Tokyo", "dates": ["2025-03-30", "2025-04-02"], "budget": 80000}
+    )
     assert trip == Trip("Tokyo", "2025-03-30 to 2025-04-02", 80000.0)
     trip = parse_data({"dates": {"start": "2025-01-01", "end": "2025-01-02"}, "budget": "900"})
     assert (trip.dates, trip.budget) == ("2025-01-01 to 2025-01-02", 900.0)
@@ -99,7 +100,11 @@ def test_a_conversation_over_three_turns() -> None:
     turn = host.continue_(turn.task_id, [DataItem.text("dates: 2025-10-01 to 2025-10-03")])
     assert turn.state == State.AWAITING_COMPLETION
     itinerary_ = turn.product("itinerary")
-    assert itinerary_.items[0].as_text().startswith("Trip to Beijing, 2025-10-01 to 2025-10-03 (3 days)")  # type: ignore[union-attr]
+    assert (
+        itinerary_.items[0]
+        .as_text()
+        .startswith("Trip to Beijing, 2025-10-01 to 2025-10-03 (3 days)")
+    )  # type: ignore[union-attr]
     assert itinerary_.items[2].as_data() == {"itineraryNumber": 1}
 
     host.complete(turn.task_id)

@@ -1,7 +1,6 @@
 """DataItems and products."""
 
 import pytest
-
 from aiphost_sdk import DataItem, File, Product
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from aiphost_sdk import (
     DataItem,
     Decision,
@@ -52,7 +51,9 @@ class Picky(Partner):
             task.set_status(State.COMPLETED)
         if word == "reply":
             return Outcome.reply([Product("p").with_items(input)], "here you are")
-        return Outcome.need_input([DataItem.text(f"turn {turns}"), DataItem.data({"missing": ["x"]})])
+        return Outcome.need_input(
+            [DataItem.text(f"turn {turns}"), DataItem.data({"missing": ["x"]})]
+        )
 
     def completed(self, task: Task, reason: EndReason) -> None:
         self.ended.append(("completed", reason))
@@ -126,7 +127,9 @@ def test_an_exception_fails_the_task_with_a_short_reason_and_logs_the_traceback(
     turn = host.start([DataItem.text("raise")])
     assert turn.state == State.FAILED
     assert turn.error is not None
-    assert turn.error.startswith("work raised ZeroDivisionError: division by zero (at test_runtime.py line")
+    assert turn.error.startswith(
+        "work raised ZeroDivisionError: division by zero (at test_runtime.py line"
+    )
     assert turn.text() == f"the partner failed: {turn.error}"
     [record] = [r for r in turn.logs if r.level == LogLevel.ERROR]
     assert "Traceback" in record.fields["traceback"]
@@ -155,14 +158,19 @@ def test_work_must_return_an_outcome() -> None:
 def test_a_refused_report_of_the_partner_fails_the_task() -> None:
     turn = MockHost(Picky).start([DataItem.text("nonsense")])
     assert turn.state == State.FAILED
-    assert turn.error is not None and "ReportError: invalid state transition: working -> completed" in turn.error
+    assert (
+        turn.error is not None
+        and "ReportError: invalid state transition: working -> completed" in turn.error
+    )
 
 
 def test_reports_after_the_task_ended_stop_quietly() -> None:
     class Streamer(Partner):
         def work(self, task: Task, input: list[DataItem]) -> Outcome:
             for i in range(10):
-                task.emit_chunk(Product("big").with_item(DataItem.text("x" * 40)), append=i > 0, last=False)
+                task.emit_chunk(
+                    Product("big").with_item(DataItem.text("x" * 40)), append=i > 0, last=False
+                )
             return Outcome.done([])
 
     turn = MockHost(Streamer).start([DataItem.text("go")], max_products_bytes=100)
@@ -229,7 +237,9 @@ def test_agent_kv_is_shared_and_task_kv_is_not() -> None:
             task.agent_kv.set_json("total", total)
             mine = task.kv.get_json("mine", 0) + 1
             task.kv.set_json("mine", mine)
-            return Outcome.done([Product("n").with_item(DataItem.data({"total": total, "mine": mine}))])
+            return Outcome.done(
+                [Product("n").with_item(DataItem.data({"total": total, "mine": mine}))]
+            )
 
     host = MockHost(Counter)
     host.start([])
@@ -264,7 +274,9 @@ def test_log_and_config() -> None:
                 config.get("SECRET")
             except config.ConfigError as e:
                 denied = e.kind
-            return Outcome.done([Product("c").with_item(DataItem.data({"m": model, "r": unset, "s": denied}))])
+            return Outcome.done(
+                [Product("c").with_item(DataItem.data({"m": model, "r": unset, "s": denied}))]
+            )
 
     host = MockHost(Configured, config={"MODEL": "small"}, granted=["REGION"])
     turn = host.start([DataItem.text("a")])

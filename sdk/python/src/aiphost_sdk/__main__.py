@@ -15,8 +15,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     b = commands.add_parser("build", help="build the partner in DIR into a WebAssembly component")
     b.add_argument("dir", type=Path, help="the partner's directory")
-    b.add_argument("-o", "--output", type=Path, help="the component to write (default: DIR/build/partner.wasm)")
-    b.add_argument("-m", "--module", help="the partner's module (default: [tool.aiphost] module, else app)")
+    b.add_argument(
+        "-o", "--output", type=Path, help="the component to write (default: DIR/build/partner.wasm)"
+    )
+    b.add_argument(
+        "-m", "--module", help="the partner's module (default: [tool.aiphost] module, else app)"
+    )
     b.add_argument(
         "-p",
         "--python-path",
@@ -27,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     b.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     commands.add_parser("wit", help="print the directory of the WIT this SDK builds against")
-    commands.add_parser("check", help="exit 0 when componentize-py is installed, else say what to install")
+    commands.add_parser(
+        "check", help="exit 0 when componentize-py is installed, else say what to install"
+    )
     args = parser.parse_args(argv)
 
     if args.command == "wit":

@@ -5,7 +5,7 @@ component (the bindings exist nowhere else). Not public API."""
 from __future__ import annotations
 
 import importlib
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import wit_world.exports
 from componentize_py_types import Err
@@ -72,11 +72,13 @@ def _item_from_wit(item: wit.DataItem) -> DataItem:
     else:
         out = DataItem("data", _runtime.parse_object(kind.value, "a data item"))
     if item.metadata is not None:
-        out = DataItem(out.kind, out.value, _runtime.parse_object(item.metadata, "DataItem metadata"))
+        out = DataItem(
+            out.kind, out.value, _runtime.parse_object(item.metadata, "DataItem metadata")
+        )
     return out
 
 
-def _report_error(err: Err) -> ReportError:
+def _report_error(err: Err[wit.ReportError]) -> ReportError:
     e = err.value
     if isinstance(e, wit.ReportError_InvalidTransition):
         return ReportError("invalid-transition", e.value)
@@ -87,7 +89,7 @@ def _report_error(err: Err) -> ReportError:
     return ReportError("invalid-data", str(getattr(e, "value", e)))
 
 
-def _kv_error(err: Err) -> KvError:
+def _kv_error(err: Err[wit_kv.KvError]) -> KvError:
     e = err.value
     if isinstance(e, wit_kv.KvError_TooLarge):
         return KvError("too-large", e.value)
@@ -125,11 +127,11 @@ class WitHost:
         except Err as err:
             raise _report_error(err) from None
 
-    def current_state(self) -> Optional[State]:
+    def current_state(self) -> State | None:
         state = wit_task.current_state()
         return None if state is None else _STATES[state]
 
-    def kv_get(self, agent: bool, key: str) -> Optional[bytes]:
+    def kv_get(self, agent: bool, key: str) -> bytes | None:
         try:
             return wit_kv.get(_scope(agent), key)
         except Err as err:
@@ -154,8 +156,9 @@ class WitHost:
         try:
             return wit_config.get(name)
         except Err as err:
-            kind = "not-granted" if isinstance(err.value, wit_config.ConfigError_NotGranted) else "not-set"
-            raise ConfigError(kind, name) from None
+            if isinstance(err.value, wit_config.ConfigError_NotGranted):
+                raise ConfigError("not-granted", name) from None
+            raise ConfigError("not-set", name) from None
 
 
 _END_REASONS = {wit.EndReason.LEADER: EndReason.LEADER, wit.EndReason.TIMEOUT: EndReason.TIMEOUT}
@@ -163,7 +166,7 @@ _END_REASONS = {wit.EndReason.LEADER: EndReason.LEADER, wit.EndReason.TIMEOUT: E
 
 def _invocation(inv: wit.Invocation) -> _runtime.Invocation:
     event = inv.event
-    end_reason: Optional[EndReason] = None
+    end_reason: EndReason | None = None
     if isinstance(event, wit.Event_Start):
         name = "start"
     elif isinstance(event, wit.Event_Continue):
@@ -186,7 +189,7 @@ def _invocation(inv: wit.Invocation) -> _runtime.Invocation:
     )
 
 
-_partner: Optional[Partner] = None
+_partner: Partner | None = None
 
 
 def load(module: str) -> None:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from .errors import LogLevel
 from .items import DataItem, Product
@@ -20,9 +21,9 @@ class Host(Protocol):
 
     def emit_product_chunk(self, product: Product, append: bool, last: bool) -> None: ...
 
-    def current_state(self) -> Optional[State]: ...
+    def current_state(self) -> State | None: ...
 
-    def kv_get(self, agent: bool, key: str) -> Optional[bytes]: ...
+    def kv_get(self, agent: bool, key: str) -> bytes | None: ...
 
     def kv_set(self, agent: bool, key: str, value: bytes) -> None: ...
 
@@ -33,5 +34,5 @@ class Host(Protocol):
     def config_get(self, name: str) -> str: ...
 
 
-current: Optional[Host] = None
+current: Host | None = None
 """The host of the running invocation (``None`` outside one: logging goes to stderr then)."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, TypeVar
 
 from . import _host
 from ._host import Host
@@ -30,12 +31,12 @@ class Invocation:
     event: str
     """``"start"``, ``"continue"``, ``"complete"`` or ``"cancel"``."""
     task_id: str
-    end_reason: Optional[EndReason] = None
-    session_id: Optional[str] = None
-    leader_id: Optional[str] = None
-    state: Optional[State] = None
+    end_reason: EndReason | None = None
+    session_id: str | None = None
+    leader_id: str | None = None
+    state: State | None = None
     items: list[DataItem] = field(default_factory=list)
-    max_products_bytes: Optional[int] = None
+    max_products_bytes: int | None = None
     products_bytes: int = 0
     command_params: str = "{}"
 
@@ -43,7 +44,7 @@ class Invocation:
 class _Stop(Exception):
     """Ends the run loop early with the invocation's error (``None``: return quietly)."""
 
-    def __init__(self, error: Optional[str]) -> None:
+    def __init__(self, error: str | None) -> None:
         super().__init__(error)
         self.error = error
 
@@ -59,7 +60,7 @@ def parse_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def run(partner: Partner, invocation: Invocation, host: Host) -> Optional[str]:
+def run(partner: Partner, invocation: Invocation, host: Host) -> str | None:
     """Handles one invocation for ``partner`` against ``host``. Returns ``None``, or the error the
     invocation ends with (the host then fails the task with it, if it is not final yet)."""
     previous = _host.current

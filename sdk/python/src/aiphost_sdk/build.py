@@ -1,4 +1,5 @@
-"""Building a partner into a WebAssembly component with componentize-py: the one place that knows how.
+"""Building a partner into a WebAssembly component with componentize-py: the one place that knows
+how.
 
 ``python -m aiphost_sdk build DIR -o OUT.wasm`` (what ``aiphost agent build`` and
 ``scripts/build-plugins.sh`` run) imports nothing of the partner here; componentize-py runs the
@@ -15,10 +16,17 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
-__all__ = ["BuildError", "COMPONENTIZE_PY", "build", "componentize_py_version", "missing_componentize_py", "partner_module"]
+__all__ = [
+    "BuildError",
+    "COMPONENTIZE_PY",
+    "build",
+    "componentize_py_version",
+    "missing_componentize_py",
+    "partner_module",
+]
 
 COMPONENTIZE_PY = "componentize-py==0.25.1"
 """The componentize-py this SDK is made for (what to ``pip install``)."""
@@ -42,7 +50,7 @@ def wit_dir() -> Path:
     return _PACKAGE / "wit"
 
 
-def componentize_py_version() -> Optional[str]:
+def componentize_py_version() -> str | None:
     """The installed componentize-py's version, or ``None`` when it is not installed."""
     try:
         return importlib.metadata.version("componentize-py")
@@ -67,8 +75,13 @@ def partner_module(project: Path) -> str:
             data = tomllib.load(f)
         module = data.get("tool", {}).get("aiphost", {}).get("module")
         if module is not None:
-            if not isinstance(module, str) or not module.replace(".", "").replace("_", "").isalnum():
-                raise BuildError(f"{pyproject}: [tool.aiphost] module must be a module name, not {module!r}")
+            if (
+                not isinstance(module, str)
+                or not module.replace(".", "").replace("_", "").isalnum()
+            ):
+                raise BuildError(
+                    f"{pyproject}: [tool.aiphost] module must be a module name, not {module!r}"
+                )
             return module
     return "app"
 
@@ -76,7 +89,7 @@ def partner_module(project: Path) -> str:
 def build(
     project: Path,
     output: Path,
-    module: Optional[str] = None,
+    module: str | None = None,
     python_path: Sequence[Path] = (),
     quiet: bool = False,
 ) -> Path:
@@ -93,7 +106,9 @@ def build(
     module = module or partner_module(project)
     top = module.split(".")[0]
     if not (project / f"{top}.py").is_file() and not (project / top / "__init__.py").is_file():
-        raise BuildError(f"no module {module!r} in {project} (expected {top}.py or {top}/__init__.py)")
+        raise BuildError(
+            f"no module {module!r} in {project} (expected {top}.py or {top}/__init__.py)"
+        )
     output = output.resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
 

@@ -7,7 +7,7 @@ tenant sets the values.
 
 from __future__ import annotations
 
-from typing import Optional, overload
+from typing import overload
 
 from . import _host
 from .errors import ConfigError
@@ -22,10 +22,10 @@ def get(name: str) -> str: ...
 
 
 @overload
-def get(name: str, default: Optional[str]) -> Optional[str]: ...
+def get(name: str, default: str | None) -> str | None: ...
 
 
-def get(name: str, default: object = _MISSING) -> Optional[str]:
+def get(name: str, default: object = _MISSING) -> str | None:
     """The value of config ``name``.
 
     Raises :class:`ConfigError` when the manifest does not ask for it or the tenant has not set it,

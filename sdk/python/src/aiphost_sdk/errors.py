@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Literal, Optional
+from enum import StrEnum
+from typing import Literal
 
 __all__ = ["ConfigError", "KvError", "LogLevel", "ReportError"]
 
 
-class LogLevel(str, Enum):
+class LogLevel(StrEnum):
     """How important a log message is."""
 
     TRACE = "trace"
@@ -30,9 +30,7 @@ class ReportError(Exception):
     ``"invalid-data"`` (a DataItem is malformed).
     """
 
-    def __init__(
-        self, kind: ReportErrorKind, message: str = "", limit: Optional[int] = None
-    ) -> None:
+    def __init__(self, kind: ReportErrorKind, message: str = "", limit: int | None = None) -> None:
         self.kind: ReportErrorKind = kind
         self.message = message
         self.limit = limit

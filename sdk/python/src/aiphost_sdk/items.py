@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Optional, Union
+from typing import Any, Literal
 
 __all__ = ["DataItem", "File", "Product"]
 
@@ -18,29 +19,28 @@ class File:
     :meth:`File.from_bytes`.
     """
 
-    uri: Optional[str] = None
+    uri: str | None = None
     """Where the content is, if it is not inline."""
-    content: Optional[bytes] = None
+    content: bytes | None = None
     """The content itself, if it is inline."""
-    name: Optional[str] = None
+    name: str | None = None
     """The file name, if known."""
-    mime_type: Optional[str] = None
-    """The MIME type, if known (without one the host treats the file as application/octet-stream)."""
+    mime_type: str | None = None
+    """The MIME type, if known (without one the host treats the file as
+    application/octet-stream)."""
 
     def __post_init__(self) -> None:
         if (self.uri is None) == (self.content is None):
             raise ValueError("a File has either a uri or content (bytes), not both or neither")
 
     @classmethod
-    def from_uri(
-        cls, uri: str, name: Optional[str] = None, mime_type: Optional[str] = None
-    ) -> File:
+    def from_uri(cls, uri: str, name: str | None = None, mime_type: str | None = None) -> File:
         """A file whose content is at ``uri``."""
         return cls(uri=uri, name=name, mime_type=mime_type)
 
     @classmethod
     def from_bytes(
-        cls, content: bytes, name: Optional[str] = None, mime_type: Optional[str] = None
+        cls, content: bytes, name: str | None = None, mime_type: str | None = None
     ) -> File:
         """A file carrying ``content`` inline."""
         return cls(content=bytes(content), name=name, mime_type=mime_type)
@@ -54,7 +54,8 @@ class DataItem:
     """One AIP DataItem: text, a file or a structured JSON object, with optional metadata.
 
     Build one with :meth:`DataItem.text`, :meth:`DataItem.data` or :meth:`DataItem.file`, and read
-    one with :meth:`as_text`, :meth:`as_data` and :meth:`as_file` (each ``None`` for the other kinds).
+    one with :meth:`as_text`, :meth:`as_data` and :meth:`as_file` (each ``None`` for the other
+    kinds).
 
     >>> DataItem.text("Where do you want to go?").as_text()
     'Where do you want to go?'
@@ -64,9 +65,9 @@ class DataItem:
 
     kind: DataKind
     """``"text"``, ``"data"`` or ``"file"``."""
-    value: Union[str, dict[str, Any], File]
+    value: str | dict[str, Any] | File
     """The text (``str``), the JSON object (``dict``) or the :class:`File`."""
-    metadata: Optional[dict[str, Any]] = None
+    metadata: dict[str, Any] | None = None
     """Free-form metadata (a JSON object), if any."""
 
     @classmethod
@@ -103,15 +104,15 @@ class DataItem:
         json.dumps(metadata)
         return dataclasses.replace(self, metadata=dict(metadata))
 
-    def as_text(self) -> Optional[str]:
+    def as_text(self) -> str | None:
         """The text, if this is a text item."""
         return self.value if self.kind == "text" else None  # type: ignore[return-value]
 
-    def as_data(self) -> Optional[dict[str, Any]]:
+    def as_data(self) -> dict[str, Any] | None:
         """The JSON object, if this is a data item."""
         return self.value if self.kind == "data" else None  # type: ignore[return-value]
 
-    def as_file(self) -> Optional[File]:
+    def as_file(self) -> File | None:
         """The file, if this is a file item."""
         return self.value if self.kind == "file" else None  # type: ignore[return-value]
 
@@ -142,9 +143,9 @@ class Product:
 
     id: str
     """The product id; a product emitted again with the same id replaces (or extends) it."""
-    name: Optional[str] = None
+    name: str | None = None
     """A name for people."""
-    description: Optional[str] = None
+    description: str | None = None
     """What it is."""
     items: tuple[DataItem, ...] = field(default_factory=tuple)
     """Its DataItems."""

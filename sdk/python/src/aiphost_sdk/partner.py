@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal, Optional, TypeVar, Union
+from typing import Literal, TypeVar
 
 from .items import DataItem, Product
 from .state import EndReason
@@ -18,7 +19,7 @@ class Decision:
     ``accepted``, ``working``, then calls :meth:`Partner.work`), or :meth:`reject` it with a reason
     (the SDK reports ``rejected`` with the reason as a text item)."""
 
-    rejection: Optional[str] = None
+    rejection: str | None = None
     """The reason of a rejection; ``None`` for an acceptance."""
 
     @classmethod
@@ -59,7 +60,7 @@ class Outcome:
     """The products of ``done``."""
     items: tuple[DataItem, ...] = ()
     """The question of ``need-input``, or the message of ``done`` (a reply)."""
-    reason: Optional[str] = None
+    reason: str | None = None
     """The reason of ``fail`` and ``abort``."""
 
     @classmethod
@@ -78,9 +79,7 @@ class Outcome:
         return cls("done", products=tuple(products))
 
     @classmethod
-    def reply(
-        cls, products: Iterable[Product], message: Union[str, Iterable[DataItem]]
-    ) -> Outcome:
+    def reply(cls, products: Iterable[Product], message: str | Iterable[DataItem]) -> Outcome:
         """Like :meth:`done`, and the partner says ``message`` with its result (on the
         ``awaiting-completion`` status; an A2A client sees it as the task's status message)."""
         items = (DataItem.text(message),) if isinstance(message, str) else tuple(message)
@@ -134,9 +133,9 @@ class Partner:
         reports are refused. Default: nothing."""
 
 
-P = TypeVar("P", bound=Union[Partner, type])
+P = TypeVar("P", bound=Partner | type)
 
-_exported: Optional[Partner] = None
+_exported: Partner | None = None
 
 
 def export(partner: P) -> P:
@@ -156,6 +155,6 @@ def export(partner: P) -> P:
     return partner
 
 
-def exported() -> Optional[Partner]:
+def exported() -> Partner | None:
     """The partner named with :func:`export`, if any."""
     return _exported

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["EndReason", "State"]
 
 
-class State(str, Enum):
+class State(StrEnum):
     """The AIP task states (spec section 4.2); the value is the state's AIP name."""
 
     ACCEPTED = "accepted"
@@ -31,17 +31,11 @@ class State(str, Enum):
         """Whether the state is final (completed, canceled, failed or rejected)."""
         return self in (State.COMPLETED, State.CANCELED, State.FAILED, State.REJECTED)
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class EndReason(str, Enum):
+class EndReason(StrEnum):
     """Why a task reached ``completed`` or ``canceled`` of a partner."""
 
     LEADER = "leader"
     """The Leader sent the command."""
     TIMEOUT = "timeout"
     """The awaiting-input or awaiting-completion timeout ran out."""
-
-    def __str__(self) -> str:
-        return self.value

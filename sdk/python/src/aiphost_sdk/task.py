@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import Any
 
 from ._host import Host
 from .errors import KvError
@@ -35,11 +36,11 @@ class Kv:
     def __repr__(self) -> str:
         return f"Kv(scope={self.scope!r})"
 
-    def get(self, key: str) -> Optional[bytes]:
+    def get(self, key: str) -> bytes | None:
         """The value stored under ``key``, or ``None``."""
         return self._host.kv_get(self._agent, key)
 
-    def set(self, key: str, value: Union[bytes, str]) -> None:
+    def set(self, key: str, value: bytes | str) -> None:
         """Stores ``value`` under ``key`` (a ``str`` as UTF-8), replacing any previous value."""
         data = value.encode() if isinstance(value, str) else bytes(value)
         self._host.kv_set(self._agent, key, data)
@@ -81,12 +82,12 @@ class Task:
         *,
         id: str,
         event: str,
-        session_id: Optional[str] = None,
-        leader_id: Optional[str] = None,
-        initial_state: Optional[State] = None,
-        max_products_bytes: Optional[int] = None,
+        session_id: str | None = None,
+        leader_id: str | None = None,
+        initial_state: State | None = None,
+        max_products_bytes: int | None = None,
         products_bytes: int = 0,
-        params: Optional[dict[str, Any]] = None,
+        params: dict[str, Any] | None = None,
     ) -> None:
         self._host = host
         self._event = event
@@ -112,12 +113,12 @@ class Task:
         return self._id
 
     @property
-    def session_id(self) -> Optional[str]:
+    def session_id(self) -> str | None:
         """The session the task belongs to, if the Leader gave one."""
         return self._session_id
 
     @property
-    def leader_id(self) -> Optional[str]:
+    def leader_id(self) -> str | None:
         """The Leader's identity (its AIC), if it gave one."""
         return self._leader_id
 
@@ -132,19 +133,19 @@ class Task:
         return self._event == "continue"
 
     @property
-    def initial_state(self) -> Optional[State]:
+    def initial_state(self) -> State | None:
         """The state the task was in when this invocation began (see :attr:`state` for now);
         ``None`` for a new task that is not yet accepted or rejected."""
         return self._initial_state
 
     @property
-    def state(self) -> Optional[State]:
+    def state(self) -> State | None:
         """The task's state right now, asked of the host (a cancel from the Leader can end the task
         while the partner works); ``None`` while a new task is not yet accepted or rejected."""
         return self._host.current_state()
 
     @property
-    def max_products_bytes(self) -> Optional[int]:
+    def max_products_bytes(self) -> int | None:
         """The Leader's ``maxProductsBytes``, if it set one."""
         return self._max_products_bytes
 
@@ -155,7 +156,7 @@ class Task:
         return self._products_bytes
 
     @property
-    def products_bytes_left(self) -> Optional[int]:
+    def products_bytes_left(self) -> int | None:
         """How many more product bytes ``maxProductsBytes`` allows, as of the start of this
         invocation; ``None`` when the Leader set no limit."""
         if self._max_products_bytes is None:

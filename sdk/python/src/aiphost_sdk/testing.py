@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any
 
 from . import _runtime
 from .errors import ConfigError, KvError, LogLevel, ReportError
@@ -47,7 +48,7 @@ class LogRecord:
     level: LogLevel
     message: str
     fields: dict[str, str]
-    task_id: Optional[str]
+    task_id: str | None
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,11 @@ class Report:
 
     kind: str
     """``"status"`` or ``"chunk"``."""
-    state: Optional[State] = None
+    state: State | None = None
     """The state of a status report."""
     items: tuple[DataItem, ...] = ()
     """The items of a status report."""
-    product: Optional[Product] = None
+    product: Product | None = None
     """The product of a chunk."""
     append: bool = False
     last: bool = True
@@ -68,13 +69,13 @@ class Report:
 
 @dataclass
 class _Task:
-    state: Optional[State] = None
+    state: State | None = None
     status_items: list[DataItem] = field(default_factory=list)
     products: dict[str, Product] = field(default_factory=dict)
     history: list[State] = field(default_factory=list)
-    max_products_bytes: Optional[int] = None
-    session_id: Optional[str] = None
-    leader_id: Optional[str] = None
+    max_products_bytes: int | None = None
+    session_id: str | None = None
+    leader_id: str | None = None
 
 
 @dataclass
@@ -82,13 +83,13 @@ class Turn:
     """What one invocation left behind."""
 
     task_id: str
-    state: Optional[State]
+    state: State | None
     """The task's state after the invocation (and after the host failed it, if it did)."""
     status_items: list[DataItem]
     """The items of the task's latest status (a question, a rejection or failure reason, ...)."""
     products: dict[str, Product]
     """The task's products by id, as the Leader would get them."""
-    error: Optional[str]
+    error: str | None
     """The error the invocation ended with, or ``None``."""
     reports: list[Report]
     """The reports made during the invocation, in order."""
@@ -126,11 +127,11 @@ class MockHost:
 
     def __init__(
         self,
-        partner: Union[Partner, type[Partner]],
+        partner: Partner | type[Partner],
         *,
-        config: Optional[dict[str, str]] = None,
+        config: dict[str, str] | None = None,
         granted: Iterable[str] = (),
-        kv_value_limit: Optional[int] = None,
+        kv_value_limit: int | None = None,
     ) -> None:
         self.partner: Partner = partner() if isinstance(partner, type) else partner
         self.config: dict[str, str] = dict(config or {})
@@ -144,7 +145,7 @@ class MockHost:
         """Every message logged, across invocations."""
         self._tasks: dict[str, _Task] = {}
         self._ids = itertools.count(1)
-        self._current: Optional[str] = None
+        self._current: str | None = None
         self._reports: list[Report] = []
 
     # ----- Leader commands -----
@@ -153,11 +154,11 @@ class MockHost:
         self,
         input: Sequence[DataItem] = (),
         *,
-        task_id: Optional[str] = None,
-        params: Optional[dict[str, Any]] = None,
-        session_id: Optional[str] = "session-test",
-        leader_id: Optional[str] = None,
-        max_products_bytes: Optional[int] = None,
+        task_id: str | None = None,
+        params: dict[str, Any] | None = None,
+        session_id: str | None = "session-test",
+        leader_id: str | None = None,
+        max_products_bytes: int | None = None,
     ) -> Turn:
         """A new task with ``input`` (and ``commandParams`` ``params``): decide, then work."""
         task_id = task_id or f"task-{next(self._ids)}"
@@ -169,7 +170,7 @@ class MockHost:
         return self._invoke(task_id, "start", input, params)
 
     def continue_(
-        self, task_id: str, input: Sequence[DataItem] = (), *, params: Optional[dict[str, Any]] = None
+        self, task_id: str, input: Sequence[DataItem] = (), *, params: dict[str, Any] | None = None
     ) -> Turn:
         """New input for a task awaiting input or completion: the task is ``working`` again, and
         the partner works."""
@@ -196,7 +197,7 @@ class MockHost:
             return self._end(task_id, State.CANCELED, EndReason.TIMEOUT, (state,))
         return self._end(task_id, State.COMPLETED, EndReason.TIMEOUT, (State.AWAITING_COMPLETION,))
 
-    def state(self, task_id: str) -> Optional[State]:
+    def state(self, task_id: str) -> State | None:
         """The state of task ``task_id`` now."""
         return self._task(task_id).state
 
@@ -204,10 +205,12 @@ class MockHost:
         """Every state task ``task_id`` went through, in order."""
         return list(self._task(task_id).history)
 
-    def task(self, task_id: str = "task-direct", *, params: Optional[dict[str, Any]] = None) -> Task:
+    def task(self, task_id: str = "task-direct", *, params: dict[str, Any] | None = None) -> Task:
         """A :class:`Task` on this host, for calling a partner's methods (or helpers taking a task)
         directly. Its reports go to the mock's task ``task_id``, which starts ``working``."""
-        record = self._tasks.setdefault(task_id, _Task(state=State.WORKING, history=[State.WORKING]))
+        record = self._tasks.setdefault(
+            task_id, _Task(state=State.WORKING, history=[State.WORKING])
+        )
         self._current = task_id
         return Task(
             self, id=task_id, event="continue", initial_state=record.state, params=params or {}
@@ -251,10 +254,10 @@ class MockHost:
             raise ReportError("products-too-large", limit=limit)
         task.products = products
 
-    def current_state(self) -> Optional[State]:
+    def current_state(self) -> State | None:
         return self._task(self._require_current()).state
 
-    def kv_get(self, agent: bool, key: str) -> Optional[bytes]:
+    def kv_get(self, agent: bool, key: str) -> bytes | None:
         return self._kv(agent).get(key)
 
     def kv_set(self, agent: bool, key: str, value: bytes) -> None:
@@ -326,8 +329,8 @@ class MockHost:
         task_id: str,
         event: str,
         input: Sequence[DataItem],
-        params: Optional[dict[str, Any]],
-        end_reason: Optional[EndReason] = None,
+        params: dict[str, Any] | None,
+        end_reason: EndReason | None = None,
     ) -> Turn:
         task = self._task(task_id)
         invocation = _runtime.Invocation(
