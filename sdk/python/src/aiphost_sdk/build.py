@@ -71,8 +71,11 @@ def partner_module(project: Path) -> str:
     else ``app``."""
     pyproject = project / "pyproject.toml"
     if pyproject.is_file():
-        with pyproject.open("rb") as f:
-            data = tomllib.load(f)
+        try:
+            with pyproject.open("rb") as f:
+                data = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise BuildError(f"cannot read {pyproject}: {e}") from e
         module = data.get("tool", {}).get("aiphost", {}).get("module")
         if module is not None:
             if (
