@@ -5,7 +5,7 @@
 //
 //   aiphost-build DIR [-o OUT.wasm] [--backend quickjs|starlingmonkey] [--entry FILE] [--if-changed]
 
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -107,7 +107,7 @@ function newest(path, skip) {
   return max;
 }
 
-async function bundle(entry, outfile) {
+async function bundle(entry, outfile, backend) {
   let esbuild;
   try {
     esbuild = await import("esbuild");
@@ -120,7 +120,7 @@ async function bundle(entry, outfile) {
     main,
     `import partner from ${JSON.stringify(entry)};\n` +
       `import { makeHandler } from ${JSON.stringify(join(SDK, "src", "component.js"))};\n` +
-      `export const handler = makeHandler(partner);\n`,
+      `export const handler = makeHandler(partner, ${JSON.stringify(backend)});\n`,
   );
   // The partner's `@aiphost/sdk` is this SDK, whether or not the partner installed it.
   const sdkAlias = {
@@ -199,7 +199,8 @@ export async function main(argv) {
 
   if (opts.ifChanged && existsSync(out)) {
     const skip = new Set(["node_modules", "target", "dist", ".git"]);
-    const sources = Math.max(newest(dir, skip), newest(join(SDK, "src"), skip), newest(WIT, skip), newest(join(SDK, "package-lock.json"), skip));
+    const inputs = [dir, join(SDK, "src"), join(SDK, "bin"), WIT, join(SDK, "package-lock.json")];
+    const sources = Math.max(...inputs.map((path) => newest(path, skip)));
     if (statSync(out).mtimeMs > sources) {
       console.error(`${relative(process.cwd(), out) || out} is up to date`);
       return out;
@@ -210,12 +211,11 @@ export async function main(argv) {
   const scratch = mkdtempSync(join(tmpdir(), "aiphost-build-"));
   try {
     const bundled = join(scratch, "partner.bundle.js");
-    await bundle(entry, bundled);
+    await bundle(entry, bundled, backend);
     const component = await componentize(backend, bundled, wantsHttp);
     mkdirSync(dirname(out), { recursive: true });
     const tmp = `${out}.tmp.${process.pid}`;
     writeFileSync(tmp, component);
-    const { renameSync } = await import("node:fs");
     renameSync(tmp, out);
     const secs = ((performance.now() - started) / 1000).toFixed(1);
     console.error(`built ${out} (${backend}, ${Math.round(component.length / 1024)} KiB) in ${secs}s`);
@@ -225,7 +225,8 @@ export async function main(argv) {
   return out;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as a program (also through a symlink, as node_modules/@aiphost/sdk is), not when imported.
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url))) {
   main(process.argv.slice(2)).catch((e) => {
     if (e instanceof UsageError) console.error(`aiphost-build: ${e.message}\n\n${USAGE}`);
     else console.error(`aiphost-build: ${e.message ?? e}`);

@@ -49,12 +49,23 @@ globalThis.console = {
   error: toLog("error"),
 };
 
-/** The partner world's `handler` export for the partner a module exported. */
-export function makeHandler(exported) {
+/**
+ * The partner world's `handler` export for the partner a module exported. `backend` is the engine
+ * the build chose: QuickJS components are synchronous (a promise cannot be waited for there).
+ */
+export function makeHandler(exported, backend = "quickjs") {
   const partner = resolvePartner(exported);
   return {
     handle(invocation) {
-      return handle(partner, invocation, host);
+      const result = handle(partner, invocation, host);
+      if (backend === "quickjs" && result !== null && typeof result?.then === "function") {
+        result.then(undefined, () => {});
+        throw (
+          "the partner returned a promise (an async function?), and QuickJS partners are synchronous: " +
+          "drop the async, or build with --backend starlingmonkey"
+        );
+      }
+      return result;
     },
   };
 }

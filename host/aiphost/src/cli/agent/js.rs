@@ -194,5 +194,12 @@ pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("the JavaScript build failed ({status}); its errors are above");
     }
+    if !out.is_file() {
+        bail!(
+            "{} ran but wrote no {}",
+            sdk.join(BUILD_TOOL).display(),
+            out.display()
+        );
+    }
     Ok(out)
 }
