@@ -5,6 +5,9 @@ component (the bindings exist nowhere else). Not public API."""
 from __future__ import annotations
 
 import importlib
+import linecache
+import os
+import sys
 from collections.abc import Sequence
 
 import wit_world.exports
@@ -203,6 +206,32 @@ def load(module: str) -> None:
             f"module {module!r} exported no partner: decorate its Partner subclass with "
             "@aiphost_sdk.export"
         )
+    # The partner's directory: where its top module (or package) sits.
+    top = os.path.abspath(getattr(sys.modules[module.split(".")[0]], "__file__", None) or ".")
+    project = os.path.dirname(top)
+    if os.path.basename(top) == "__init__.py":
+        project = os.path.dirname(project)
+    _keep_sources([project, os.path.dirname(os.path.abspath(__file__))])
+
+
+def _keep_sources(dirs: list[str]) -> None:
+    """Reads the source of every module imported so far from ``dirs`` (the partner's and this
+    SDK's) into ``linecache``, so the tracebacks logged at run time show their lines: the
+    component has no file system then. An entry without an mtime is one ``linecache.checkcache``
+    leaves alone."""
+    prefixes = tuple(d.rstrip(os.sep) + os.sep for d in dirs)
+    for mod in list(sys.modules.values()):
+        filename = getattr(mod, "__file__", None)
+        if not isinstance(filename, str) or not filename.endswith(".py"):
+            continue
+        if not filename.startswith(prefixes) or filename in linecache.cache:
+            continue
+        try:
+            with open(filename, encoding="utf-8") as f:
+                lines = f.readlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
 
 
 class Handler(wit_world.exports.Handler):
