@@ -1,8 +1,9 @@
 """Echo returns what it is given, as the product `echo`, on every turn."""
 
+from app import Echo
+
 from aiphost_sdk import DataItem, State
 from aiphost_sdk.testing import MockHost
-from app import Echo
 
 
 def test_echoes_each_turn_and_replaces_the_product() -> None:

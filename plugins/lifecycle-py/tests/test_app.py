@@ -1,8 +1,9 @@
 """The lifecycle fixture against the SDK's mock host: the same walk the end-to-end tests make."""
 
+from app import Lifecycle
+
 from aiphost_sdk import DataItem, LogLevel, State
 from aiphost_sdk.testing import MockHost
-from app import Lifecycle
 
 
 def test_ask_continue_complete_and_the_hook() -> None:

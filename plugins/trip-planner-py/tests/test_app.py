@@ -1,8 +1,6 @@
 """The trip planner's parsing and planning (the Rust partner's tests, ported), and a whole
 conversation against the SDK's mock host."""
 
-from aiphost_sdk import DataItem, State
-from aiphost_sdk.testing import MockHost
 from app import (
     MAX_DAYS,
     Trip,
@@ -15,6 +13,9 @@ from app import (
     question,
     span,
 )
+
+from aiphost_sdk import DataItem, State
+from aiphost_sdk.testing import MockHost
 
 
 def test_labelled_fields_in_any_case() -> None:

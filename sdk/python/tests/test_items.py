@@ -1,6 +1,7 @@
 """DataItems and products."""
 
 import pytest
+
 from aiphost_sdk import DataItem, File, Product
 
 

@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
-from aiphost_sdk.build import partner_module, wit_dir
+import pytest
+
+from aiphost_sdk.__main__ import main
+from aiphost_sdk.build import BuildError, build, partner_module, wit_dir
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -19,3 +22,21 @@ def test_partner_module(tmp_path: Path) -> None:
     assert partner_module(tmp_path) == "app"
     (tmp_path / "pyproject.toml").write_text('[tool.aiphost]\nmodule = "shout"\n')
     assert partner_module(tmp_path) == "shout"
+
+
+def test_build_refuses_a_project_without_its_module(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.aiphost]\nmodule = "shout"\n')
+    with pytest.raises(BuildError, match="no module 'shout'"):
+        build(tmp_path, tmp_path / "out.wasm")
+    (tmp_path / "pyproject.toml").write_text("[tool.aiphost\n")
+    with pytest.raises(BuildError, match="cannot read"):
+        build(tmp_path, tmp_path / "out.wasm")
+
+
+def test_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["wit"]) == 0
+    assert capsys.readouterr().out.strip() == str(wit_dir())
+    assert main(["check"]) == 0  # componentize-py is installed where the tests run
+    assert capsys.readouterr().out.startswith("componentize-py 0.25.")
+    assert main(["build", "/nonexistent/partner"]) == 1
+    assert "is not a directory" in capsys.readouterr().err

@@ -100,9 +100,6 @@ def build(
 
     ``module`` is the partner's module (default: :func:`partner_module`); ``python_path`` adds
     directories holding its dependencies. Raises :class:`BuildError`."""
-    version = componentize_py_version()
-    if version is None:
-        raise BuildError(missing_componentize_py())
     project = project.resolve()
     if not project.is_dir():
         raise BuildError(f"{project} is not a directory")
@@ -112,6 +109,9 @@ def build(
         raise BuildError(
             f"no module {module!r} in {project} (expected {top}.py or {top}/__init__.py)"
         )
+    version = componentize_py_version()
+    if version is None:
+        raise BuildError(missing_componentize_py())
     output = output.resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
 
