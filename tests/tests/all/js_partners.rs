@@ -331,3 +331,93 @@ async fn scaffold_js_and_ts_build_serve_call() {
         assert_eq!(status_text(&answer), "Send me some text to work on.");
     }
 }
+
+/// The StarlingMonkey backend: sdk/js/examples/fetcher-js (`fetch` in an async `work`, built with
+/// ComponentizeJS because its manifest asks for `[capabilities] http`) reaches a local upstream
+/// through the host's wasi:http when granted, and gets an error for a host it was not granted.
+/// Not in plugins/: its 12 MB component takes minutes to compile in a debug host, which every host
+/// serving plugins/dist would pay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starlingmonkey_fetcher_fetches_through_the_host() {
+    plugins_dist(); // installs the SDK's tools
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let wasm = target.join("js-examples/fetcher-js.wasm");
+    let built = Command::new("node")
+        .arg(root.join("sdk/js/bin/aiphost-build.mjs"))
+        .arg(root.join("sdk/js/examples/fetcher-js"))
+        .arg("-o")
+        .arg(&wasm)
+        .arg("--if-changed")
+        .output()
+        .expect("running node");
+    assert!(built.status.success(), "{}", stderr(&built));
+
+    let app = axum::Router::new().route(
+        "/hello",
+        axum::routing::get(|| async { "hello from upstream" }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let bundle = dir.path().join("agents/fetcher-js");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::copy(&wasm, bundle.join("partner.wasm")).unwrap();
+    let manifest =
+        std::fs::read_to_string(root.join("sdk/js/examples/fetcher-js/partner.toml")).unwrap();
+    let granted = manifest.replace(
+        r#"http = ["api.example.com"]"#,
+        &format!(r#"http = ["{upstream}"]"#),
+    );
+    assert_ne!(
+        granted, manifest,
+        "the example's manifest grants api.example.com"
+    );
+    std::fs::write(bundle.join("partner.toml"), granted).unwrap();
+
+    let mut config = ServerConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        dir.path().join("data"),
+        vec![dir.path().join("agents")],
+    );
+    config.runtime.cache_dir = shared_cache();
+    config.operator_token = Some(OPERATOR_TOKEN.to_string());
+    let mut policy = (*config.runtime.outbound).clone();
+    policy.allowed_hosts = vec![upstream.to_string()];
+    policy.allow_private = true;
+    config.runtime.outbound = std::sync::Arc::new(policy);
+    let server = Server::start(config).await.expect("starting the host");
+    let rpc = rpc(&server, "fetcher-js");
+
+    let get = format!("get http://{upstream}/hello");
+    let answer = post(&rpc, &v2("start", &id("fetch"), text(&get), json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    assert_eq!(
+        first_item(&answer)["data"],
+        json!({"status": 200, "body": "hello from upstream"})
+    );
+    // A host the manifest does not name: the host refuses, fetch rejects, the partner says so.
+    let answer = post(
+        &rpc,
+        &v2(
+            "start",
+            &id("fetch"),
+            text("get http://api.example.com/x"),
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    assert!(first_item(&answer)["data"]["error"].is_string(), "{answer}");
+    let answer = post(
+        &rpc,
+        &v2("start", &id("fetch"), text("config GREETING"), json!({})),
+    )
+    .await;
+    assert_eq!(first_item(&answer)["data"], json!({"error": "not-set"}));
+    server.shutdown().await;
+}
