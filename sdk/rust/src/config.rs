@@ -5,6 +5,7 @@
 //! let model = aiphost_sdk::config::get("MODEL").unwrap_or_else(|_| "default".into());
 //! ```
 
+#[cfg(target_arch = "wasm32")]
 use crate::bindings::aiphost::partner::config as wit_config;
 
 /// Why a config value is not there.
@@ -28,9 +29,20 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// The value of config `name`.
+///
+/// Outside a component (in native unit tests) the value comes from the running
+/// [`MockHost`](crate::testing::MockHost) ([`MockHost::with_config`](crate::testing::MockHost::with_config));
+/// without one, nothing is granted.
 pub fn get(name: &str) -> Result<String, ConfigError> {
-    wit_config::get(name).map_err(|e| match e {
-        wit_config::ConfigError::NotGranted => ConfigError::NotGranted,
-        wit_config::ConfigError::NotSet => ConfigError::NotSet,
-    })
+    #[cfg(target_arch = "wasm32")]
+    {
+        wit_config::get(name).map_err(|e| match e {
+            wit_config::ConfigError::NotGranted => ConfigError::NotGranted,
+            wit_config::ConfigError::NotSet => ConfigError::NotSet,
+        })
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        crate::testing::config(name)
+    }
 }

@@ -54,24 +54,24 @@
 //! the products exceeded `maxProductsBytes` and the host failed it), the SDK stops quietly. Any
 //! other refusal ends the invocation with an error, and the host fails the task with it.
 //!
+//! Testing: [`testing::MockHost`] runs a partner natively (`cargo test`) against a host in
+//! memory, and shows what it reported, logged and stored.
+//!
 //! Streaming: [`Task::emit_chunk`] sends (parts of) products while `work` runs. Memory: nothing
 //! survives between invocations except the task and the key-value entries ([`Task::kv`],
 //! [`Task::agent_kv`]).
 #![warn(missing_docs)]
 
-/// The bindings generated from the `aiphost:partner` WIT package. Not public API: use the types
-/// of this crate instead.
+/// The bindings generated from the `aiphost:partner` WIT package (`wit/partner.wit`). Not public
+/// API: use the types of this crate instead.
+///
+/// They are generated ahead of time and committed, so that a partner's build does not compile
+/// `wit_bindgen::generate!` and its WIT tooling; `tests/bindings.rs` checks that they are what
+/// wit-bindgen generates, and regenerates them.
 #[doc(hidden)]
-#[allow(missing_docs)]
-pub mod bindings {
-    wit_bindgen::generate!({
-        path: "../../wit",
-        world: "partner",
-        pub_export_macro: true,
-        export_macro_name: "__export_partner",
-        default_bindings_module: "aiphost_sdk::bindings",
-    });
-}
+#[allow(missing_docs, clippy::all)]
+#[rustfmt::skip]
+pub mod bindings;
 
 pub mod config;
 #[cfg(feature = "http")]
@@ -82,6 +82,7 @@ pub mod log;
 mod partner;
 mod runtime;
 mod task;
+pub mod testing;
 
 pub use item::{DataItem, DataKind, File, FileContent, Product};
 pub use kv::{Kv, KvError};
@@ -133,4 +134,29 @@ macro_rules! export {
     $crate::bindings::__export_partner!(__AiphostSdkGuest with_types_in $crate::bindings);
         };
     };
+}
+
+#[cfg(test)]
+mod tests {
+    /// The crate ships its own copy of the WIT (the package has no `../../wit`); it must be the
+    /// repository's. Built from the package, there is no repository copy to compare with.
+    #[test]
+    fn the_shipped_wit_is_the_repositorys() {
+        let shipped = include_str!("../wit/partner.wit");
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../wit/partner.wit");
+        match std::fs::read_to_string(&repo) {
+            Ok(repo) => assert!(
+                repo == shipped,
+                "sdk/rust/wit/partner.wit differs from wit/partner.wit: copy it over, then \
+                 regenerate the bindings (AIPHOST_BLESS_BINDINGS=1 cargo test -p aiphost-sdk --test bindings)"
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!(
+                    "no {} (built from the package): nothing to compare",
+                    repo.display()
+                );
+            }
+            Err(e) => panic!("reading {}: {e}", repo.display()),
+        }
+    }
 }

@@ -7,7 +7,9 @@
 //! log::with_fields(log::Level::Debug, "parsed input", &[("destination", "Beijing")]);
 //! ```
 //!
-//! Outside a component (in native unit tests of a partner) the messages go to standard error.
+//! Outside a component (in native unit tests of a partner) the messages go to the running
+//! [`MockHost`](crate::testing::MockHost), which records them, and to standard error (which the
+//! test harness shows for a failing test).
 
 use std::fmt;
 
@@ -83,6 +85,7 @@ pub fn with_fields(level: Level, message: &str, fields: &[(&str, &str)]) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
+        crate::testing::log(level, message, fields);
         let mut line = format!("{level} {message}");
         for (k, v) in fields {
             line.push_str(&format!(" {k}={v:?}"));

@@ -119,165 +119,22 @@ fn apply(task: &mut Task, outcome: Outcome) -> Result<(), Stop> {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::{Cell, RefCell};
-    use std::collections::HashMap;
+    //! The run loop on the public mock host ([`crate::testing`]).
 
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     use super::*;
-    use crate::bindings::aiphost::partner::kv as wit_kv;
+    use crate::testing::{MockHost, Start};
     use crate::{EndReason, KvError, Product};
 
-    /// A host that records every report and applies a tiny state machine.
-    struct MockHost {
-        state: Cell<Option<wit::TaskState>>,
-        calls: RefCell<Vec<String>>,
-        /// Refuse a status change to this state with this error.
-        refuse: RefCell<Option<(wit::TaskState, wit::ReportError)>>,
-        /// Refuse every chunk with this error.
-        refuse_chunks: RefCell<Option<wit::ReportError>>,
-        kv: RefCell<HashMap<(bool, String), Vec<u8>>>,
+    fn transcript(turn: &crate::testing::Turn) -> Vec<String> {
+        turn.reports.iter().map(ToString::to_string).collect()
     }
 
-    impl MockHost {
-        fn new(state: Option<wit::TaskState>) -> Rc<Self> {
-            Rc::new(MockHost {
-                state: Cell::new(state),
-                calls: RefCell::new(Vec::new()),
-                refuse: RefCell::new(None),
-                refuse_chunks: RefCell::new(None),
-                kv: RefCell::new(HashMap::new()),
-            })
-        }
-
-        fn calls(&self) -> Vec<String> {
-            self.calls.borrow().clone()
-        }
-    }
-
-    fn describe(items: &[wit::DataItem]) -> String {
-        let parts: Vec<String> = items
-            .iter()
-            .map(|item| match &item.kind {
-                wit::DataKind::Text(t) => format!("text:{t}"),
-                wit::DataKind::Data(d) => format!("data:{d}"),
-                wit::DataKind::File(_) => "file".to_owned(),
-            })
-            .collect();
-        format!("[{}]", parts.join(", "))
-    }
-
-    fn name(state: wit::TaskState) -> &'static str {
-        State::from_wit(state).as_str()
-    }
-
-    impl Host for MockHost {
-        fn set_status(
-            &self,
-            state: wit::TaskState,
-            items: &[wit::DataItem],
-        ) -> Result<(), wit::ReportError> {
-            self.calls
-                .borrow_mut()
-                .push(format!("status {} {}", name(state), describe(items)));
-            if let Some((refused, err)) = self.refuse.borrow().clone()
-                && refused == state
-            {
-                return Err(err);
-            }
-            if self
-                .state
-                .get()
-                .is_some_and(|s| State::from_wit(s).is_final())
-            {
-                return Err(wit::ReportError::TaskEnded);
-            }
-            self.state.set(Some(state));
-            Ok(())
-        }
-
-        fn emit_product_chunk(&self, chunk: &wit::ProductChunk) -> Result<(), wit::ReportError> {
-            self.calls.borrow_mut().push(format!(
-                "chunk {} append={} last={} {}",
-                chunk.product.id,
-                chunk.append,
-                chunk.last_chunk,
-                describe(&chunk.product.data_items)
-            ));
-            match self.refuse_chunks.borrow().clone() {
-                Some(err) => {
-                    if matches!(err, wit::ReportError::ProductsTooLarge(_)) {
-                        self.state.set(Some(wit::TaskState::Failed));
-                    }
-                    Err(err)
-                }
-                None => Ok(()),
-            }
-        }
-
-        fn current_state(&self) -> Option<wit::TaskState> {
-            self.state.get()
-        }
-
-        fn kv_get(
-            &self,
-            scope: wit_kv::Scope,
-            key: &str,
-        ) -> Result<Option<Vec<u8>>, wit_kv::KvError> {
-            let task = matches!(scope, wit_kv::Scope::Task);
-            Ok(self.kv.borrow().get(&(task, key.to_owned())).cloned())
-        }
-
-        fn kv_set(
-            &self,
-            scope: wit_kv::Scope,
-            key: &str,
-            value: &[u8],
-        ) -> Result<(), wit_kv::KvError> {
-            if value.len() > 1024 {
-                return Err(wit_kv::KvError::TooLarge("1024 bytes".into()));
-            }
-            let task = matches!(scope, wit_kv::Scope::Task);
-            self.kv
-                .borrow_mut()
-                .insert((task, key.to_owned()), value.to_vec());
-            Ok(())
-        }
-
-        fn kv_delete(&self, scope: wit_kv::Scope, key: &str) -> Result<(), wit_kv::KvError> {
-            let task = matches!(scope, wit_kv::Scope::Task);
-            self.kv.borrow_mut().remove(&(task, key.to_owned()));
-            Ok(())
-        }
-    }
-
-    fn invocation(event: wit::Event, items: Vec<DataItem>) -> wit::Invocation {
-        let state = match event {
-            wit::Event::Start => None,
-            wit::Event::Continue => Some(wit::TaskState::Working),
-            _ => Some(wit::TaskState::Completed),
-        };
-        wit::Invocation {
-            event,
-            task_id: "t-1".into(),
-            session_id: Some("s-1".into()),
-            leader_id: None,
-            state,
-            data_items: items.into_iter().map(DataItem::into_wit).collect(),
-            max_products_bytes: Some(100),
-            products_bytes: 30,
-            command_params: r#"{"size": 5}"#.into(),
-        }
-    }
-
-    fn run_on(
-        host: &Rc<MockHost>,
-        event: wit::Event,
-        items: Vec<DataItem>,
-        partner: fn(wit::Invocation, Rc<dyn Host>) -> Result<(), String>,
-    ) -> Result<(), String> {
-        let dyn_host: Rc<dyn Host> = host.clone();
-        partner(invocation(event, items), dyn_host)
+    fn params() -> Map<String, serde_json::Value> {
+        let mut params = Map::new();
+        params.insert("size".into(), json!(5));
+        params
     }
 
     struct Echo;
@@ -285,24 +142,34 @@ mod tests {
         fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
             assert_eq!(task.id(), "t-1");
             assert_eq!(task.session_id(), Some("s-1"));
+            assert_eq!(task.leader_id(), Some("leader"));
             assert_eq!(task.params()["size"], 5);
-            assert_eq!(task.products_bytes_left(), Some(70));
             Outcome::Done(vec![Product::new("echo").with_items(input)])
         }
     }
 
+    fn echo_start(host: &mut MockHost<Echo>, input: Vec<DataItem>, max: Option<u64>) -> Turn {
+        host.start_with(
+            input,
+            Start {
+                task_id: Some("t-1".into()),
+                params: params(),
+                session_id: Some("s-1".into()),
+                leader_id: Some("leader".into()),
+                max_products_bytes: max,
+            },
+        )
+    }
+
+    use crate::testing::Turn;
+
     #[test]
     fn start_accepts_works_and_awaits_completion() {
-        let host = MockHost::new(None);
-        let r = run_on(
-            &host,
-            wit::Event::Start,
-            vec![DataItem::text("hi")],
-            run_with::<Echo>,
-        );
-        assert_eq!(r, Ok(()));
+        let mut host = MockHost::<Echo>::new();
+        let turn = echo_start(&mut host, vec![DataItem::text("hi")], Some(100));
+        assert_eq!(turn.error, None);
         assert_eq!(
-            host.calls(),
+            transcript(&turn),
             [
                 "status accepted []",
                 "status working []",
@@ -310,6 +177,7 @@ mod tests {
                 "status awaiting-completion []",
             ]
         );
+        assert_eq!(turn.state, Some(State::AwaitingCompletion));
     }
 
     #[test]
@@ -323,40 +191,50 @@ mod tests {
                 }
             }
         }
-        let host = MockHost::new(Some(wit::TaskState::Working));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("hi")],
-            run_with::<Replier>,
-        );
-        assert_eq!(r, Ok(()));
+        let mut host = MockHost::<Replier>::new();
+        let turn = host.start(vec![DataItem::text("hi")]);
         assert_eq!(
-            host.calls(),
+            transcript(&turn)[2..],
             [
                 "chunk p append=false last=true [text:hi]",
                 "status awaiting-completion [text:done]",
             ]
         );
+        assert_eq!(turn.text(), "done");
     }
 
     #[test]
-    fn continue_goes_straight_to_work() {
-        let host = MockHost::new(Some(wit::TaskState::Working));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::data(json!({"a": 1}))],
-            run_with::<Echo>,
+    fn continue_goes_straight_to_work_and_sees_the_products_so_far() {
+        struct Counter;
+        impl Partner for Counter {
+            fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
+                let left = task.products_bytes_left();
+                Outcome::Done(vec![
+                    Product::new("echo").with_items(input),
+                    Product::new("left").with_item(DataItem::data(json!({"left": left}))),
+                ])
+            }
+        }
+        let mut host = MockHost::<Counter>::new();
+        let first = host.start_with(
+            vec![DataItem::text("abc")],
+            Start {
+                max_products_bytes: Some(100),
+                ..Start::default()
+            },
         );
-        assert_eq!(r, Ok(()));
+        // 100 minus "abc" (3) and {"left":100} (12) from the first turn.
+        let turn = host.continue_(&first.task_id, vec![DataItem::data(json!({"a": 1}))]);
+        assert_eq!(turn.error, None);
         assert_eq!(
-            host.calls(),
+            transcript(&turn),
             [
                 r#"chunk echo append=false last=true [data:{"a":1}]"#,
+                r#"chunk left append=false last=true [data:{"left":85}]"#,
                 "status awaiting-completion []",
             ]
         );
+        assert_eq!(turn.products.len(), 2);
     }
 
     struct Picky;
@@ -386,6 +264,10 @@ mod tests {
                 ]),
             }
         }
+        fn completed(task: &Task, reason: EndReason) {
+            assert_eq!(reason, EndReason::Leader);
+            task.agent_kv().set_json("completed", &task.id()).unwrap();
+        }
         fn canceled(task: &Task, reason: EndReason) {
             assert_eq!(reason, EndReason::Timeout);
             task.kv().delete("turns").unwrap();
@@ -394,153 +276,127 @@ mod tests {
 
     #[test]
     fn reject_reports_the_reason() {
-        let host = MockHost::new(None);
-        let r = run_on(&host, wit::Event::Start, vec![], run_with::<Picky>);
-        assert_eq!(r, Ok(()));
-        assert_eq!(host.calls(), ["status rejected [text:nothing to do]"]);
+        let mut host = MockHost::<Picky>::new();
+        let turn = host.start(vec![]);
+        assert_eq!(transcript(&turn), ["status rejected [text:nothing to do]"]);
+        assert_eq!(turn.state, Some(State::Rejected));
     }
 
     #[test]
     fn need_input_fail_and_abort() {
-        let host = MockHost::new(None);
-        run_on(
-            &host,
-            wit::Event::Start,
-            vec![DataItem::text("hello")],
-            run_with::<Picky>,
-        )
-        .unwrap();
+        let mut host = MockHost::<Picky>::new();
+        let turn = host.start(vec![DataItem::text("hello")]);
         assert_eq!(
-            host.calls().last().unwrap(),
+            transcript(&turn).last().unwrap(),
             r#"status awaiting-input [text:turn 1, data:{"missing":["x"]}]"#
         );
         // The task KV carries over to the next invocation.
-        host.state.set(Some(wit::TaskState::Working));
-        run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("more")],
-            run_with::<Picky>,
-        )
-        .unwrap();
-        assert!(host.calls().last().unwrap().contains("turn 2"));
+        let id = turn.task_id;
+        let turn = host.continue_(&id, vec![DataItem::text("more")]);
+        assert_eq!(turn.text(), "turn 2");
+        let turn = host.continue_(&id, vec![DataItem::text("fail")]);
+        assert_eq!(transcript(&turn), ["status failed [text:cannot]"]);
+        assert_eq!(host.task_kv(&id).get_json::<u32>("turns"), Ok(Some(3)));
 
-        host.state.set(Some(wit::TaskState::Working));
-        run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("fail")],
-            run_with::<Picky>,
-        )
-        .unwrap();
-        assert_eq!(host.calls().last().unwrap(), "status failed [text:cannot]");
-
-        host.state.set(Some(wit::TaskState::Working));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("abort")],
-            run_with::<Picky>,
-        );
-        assert_eq!(r, Err("gave up".to_owned()));
+        let turn = host.start(vec![DataItem::text("abort")]);
+        assert_eq!(turn.error.as_deref(), Some("gave up"));
+        // The host fails the task with the error.
+        assert_eq!(turn.state, Some(State::Failed));
+        assert_eq!(turn.text(), "gave up");
     }
 
     #[test]
     fn a_refused_report_of_the_partner_can_be_propagated() {
-        let host = MockHost::new(Some(wit::TaskState::Working));
-        *host.refuse.borrow_mut() = Some((
-            wit::TaskState::Completed,
-            wit::ReportError::InvalidTransition("working -> completed".into()),
-        ));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("nonsense")],
-            run_with::<Picky>,
-        );
+        let mut host = MockHost::<Picky>::new();
+        let turn = host.start(vec![DataItem::text("nonsense")]);
         assert_eq!(
-            r,
-            Err("invalid state transition: working -> completed".to_owned())
+            turn.error.as_deref(),
+            Some(
+                "invalid state transition: a partner cannot move a task from working to completed"
+            )
         );
+        assert_eq!(turn.state, Some(State::Failed));
     }
 
     #[test]
     fn refused_sdk_reports_become_errors_unless_the_task_ended() {
-        let host = MockHost::new(None);
-        *host.refuse.borrow_mut() = Some((
-            wit::TaskState::Working,
-            wit::ReportError::InvalidTransition("accepted -> working".into()),
-        ));
-        let r = run_on(
-            &host,
-            wit::Event::Start,
-            vec![DataItem::text("x")],
-            run_with::<Echo>,
+        let mut host = MockHost::<Picky>::new();
+        host.refuse_next(
+            State::Working,
+            ReportError::InvalidTransition("accepted -> working".into()),
+        );
+        let turn = host.start(vec![DataItem::text("x")]);
+        assert_eq!(
+            turn.error.as_deref(),
+            Some("the host refused a report: invalid state transition: accepted -> working")
         );
         assert_eq!(
-            r,
-            Err("the host refused a report: invalid state transition: accepted -> working".into())
+            host.history(&turn.task_id),
+            [State::Accepted, State::Working, State::Failed]
         );
 
-        // The Leader canceled meanwhile: every report gets task-ended, and the SDK stops quietly.
-        let host = MockHost::new(Some(wit::TaskState::Canceled));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("x")],
-            run_with::<Echo>,
-        );
-        assert_eq!(r, Ok(()));
-        assert_eq!(host.calls().len(), 2);
+        // The Leader canceled meanwhile: the report gets task-ended, and the SDK stops quietly.
+        host.refuse_next(State::AwaitingInput, ReportError::TaskEnded);
+        let turn = host.start(vec![DataItem::text("x")]);
+        assert_eq!(turn.error, None);
 
         // Products too large: the host failed the task; stop after the first refused chunk.
-        let host = MockHost::new(Some(wit::TaskState::Working));
-        *host.refuse_chunks.borrow_mut() = Some(wit::ReportError::ProductsTooLarge(100));
-        let r = run_on(
-            &host,
-            wit::Event::Continue,
-            vec![DataItem::text("x")],
-            run_with::<Echo>,
+        let mut host = MockHost::<Echo>::new();
+        let turn = echo_start(
+            &mut host,
+            vec![DataItem::text("hello"), DataItem::text("world")],
+            Some(3),
         );
-        assert_eq!(r, Ok(()));
-        assert_eq!(host.calls().len(), 1);
+        assert_eq!(turn.error, None);
+        assert_eq!(
+            transcript(&turn),
+            ["status accepted []", "status working []"]
+        );
+        assert_eq!(turn.state, Some(State::Failed));
+        assert_eq!(
+            turn.text(),
+            "the products would reach 10 bytes, over maxProductsBytes of 3"
+        );
+        assert!(turn.products.is_empty());
     }
 
     #[test]
     fn complete_and_cancel_call_the_hooks() {
-        let host = MockHost::new(Some(wit::TaskState::Canceled));
-        host.kv
-            .borrow_mut()
-            .insert((true, "turns".into()), b"3".to_vec());
-        let r = run_on(
-            &host,
-            wit::Event::Cancel(wit::EndReason::Timeout),
-            vec![],
-            run_with::<Picky>,
+        let mut host = MockHost::<Picky>::new();
+        let turn = host.start(vec![DataItem::text("x")]);
+        assert_eq!(
+            host.task_kv(&turn.task_id).get("turns"),
+            Ok(Some(b"1".to_vec()))
         );
-        assert_eq!(r, Ok(()));
-        assert!(host.kv.borrow().is_empty());
-        assert!(host.calls().is_empty());
-        let r = run_on(
-            &host,
-            wit::Event::Complete(wit::EndReason::Leader),
-            vec![],
-            run_with::<Picky>,
-        );
-        assert_eq!(r, Ok(()));
+        let turn = host.timeout(&turn.task_id);
+        assert_eq!(turn.state, Some(State::Canceled));
+        assert!(turn.reports.is_empty());
+        assert!(host.task_kv_entries(&turn.task_id).is_empty());
+
+        let mut host = MockHost::<Echo>::new();
+        let turn = echo_start(&mut host, vec![DataItem::text("x")], None);
+        let turn = host.complete(&turn.task_id);
+        assert_eq!(turn.state, Some(State::Completed));
+        assert_eq!(turn.error, None);
     }
 
     #[test]
     fn malformed_invocations_are_errors() {
-        let host: Rc<dyn Host> = MockHost::new(None);
-        let mut inv = invocation(wit::Event::Start, vec![]);
-        inv.command_params = "[]".into();
-        let err = run_with::<Echo>(inv, host.clone()).unwrap_err();
+        let host = MockHost::<Echo>::new();
+        let invocation = |params: &str| wit::Invocation {
+            event: wit::Event::Start,
+            task_id: "t".into(),
+            session_id: None,
+            leader_id: None,
+            state: None,
+            data_items: Vec::new(),
+            max_products_bytes: None,
+            products_bytes: 0,
+            command_params: params.into(),
+        };
+        let err = run_with::<Echo>(invocation("[]"), host.bound("t")).unwrap_err();
         assert!(err.contains("commandParams"), "{err}");
-        let mut inv = invocation(wit::Event::Start, vec![]);
-        inv.command_params = String::new();
-        inv.max_products_bytes = None;
-        let (_, _, task) = Task::from_invocation(inv, host).unwrap();
+        let (_, _, task) = Task::from_invocation(invocation(""), host.bound("t")).unwrap();
         assert!(task.params().is_empty());
         assert_eq!(task.products_bytes_left(), None);
         assert_eq!(task.state(), None);
@@ -549,24 +405,25 @@ mod tests {
 
     #[test]
     fn kv_errors_and_json() {
-        let host: Rc<dyn Host> = MockHost::new(Some(wit::TaskState::Working));
-        let (_, _, task) =
-            Task::from_invocation(invocation(wit::Event::Continue, vec![]), host).unwrap();
-        let kv = task.kv();
-        assert_eq!(kv.get("missing"), Ok(None));
-        kv.set("raw", b"not json").unwrap();
-        assert!(matches!(kv.get_json::<u32>("raw"), Err(KvError::Json(_))));
-        assert!(matches!(
-            kv.set("big", &[0; 2048]),
-            Err(KvError::TooLarge(_))
-        ));
-        task.agent_kv()
-            .set_json("shared", &json!({"a": 1}))
-            .unwrap();
-        assert_eq!(kv.get("shared"), Ok(None));
-        assert_eq!(
-            task.agent_kv().get_json::<serde_json::Value>("shared"),
-            Ok(Some(json!({"a": 1})))
-        );
+        let host = MockHost::<Echo>::new().with_kv_value_limit(1024);
+        host.with_task("t", |task| {
+            let kv = task.kv();
+            assert_eq!(kv.get("missing"), Ok(None));
+            kv.set("raw", b"not json").unwrap();
+            assert!(matches!(kv.get_json::<u32>("raw"), Err(KvError::Json(_))));
+            assert!(matches!(
+                kv.set("big", &[0; 2048]),
+                Err(KvError::TooLarge(_))
+            ));
+            task.agent_kv()
+                .set_json("shared", &json!({"a": 1}))
+                .unwrap();
+            assert_eq!(kv.get("shared"), Ok(None));
+            assert_eq!(
+                task.agent_kv().get_json::<serde_json::Value>("shared"),
+                Ok(Some(json!({"a": 1})))
+            );
+        });
+        assert_eq!(host.agent_kv_entries()["shared"], br#"{"a":1}"#);
     }
 }

@@ -98,6 +98,13 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    pub(crate) fn to_wit(self) -> wit::EndReason {
+        match self {
+            EndReason::Leader => wit::EndReason::Leader,
+            EndReason::Timeout => wit::EndReason::Timeout,
+        }
+    }
+
     fn from_wit(reason: wit::EndReason) -> Self {
         match reason {
             wit::EndReason::Leader => EndReason::Leader,
@@ -130,6 +137,15 @@ impl ReportError {
         )
     }
 
+    pub(crate) fn into_wit(self) -> wit::ReportError {
+        match self {
+            ReportError::InvalidTransition(m) => wit::ReportError::InvalidTransition(m),
+            ReportError::TaskEnded => wit::ReportError::TaskEnded,
+            ReportError::ProductsTooLarge(n) => wit::ReportError::ProductsTooLarge(n),
+            ReportError::InvalidData(m) => wit::ReportError::InvalidData(m),
+        }
+    }
+
     fn from_wit(err: wit::ReportError) -> Self {
         match err {
             wit::ReportError::InvalidTransition(m) => ReportError::InvalidTransition(m),
@@ -155,7 +171,8 @@ impl fmt::Display for ReportError {
 
 impl std::error::Error for ReportError {}
 
-/// The host imports, behind a trait so the run loop can be tested natively.
+/// The host imports, behind a trait so that partners run natively on the mock host
+/// ([`crate::testing`]).
 pub(crate) trait Host {
     fn set_status(
         &self,
