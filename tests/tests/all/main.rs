@@ -16,6 +16,7 @@ mod js_partners;
 mod mtls;
 mod notification;
 mod outbound;
+mod python_partners;
 mod quotas;
 mod retention;
 mod rpc_errors;
