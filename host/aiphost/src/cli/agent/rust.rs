@@ -12,6 +12,9 @@ fn default_sdk_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/rust")
 }
 
+/// The version requirement a new partner puts on the SDK.
+const SDK_REQUIREMENT: &str = "0.1";
+
 pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
     let Names {
         id,
@@ -19,14 +22,30 @@ pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         type_name,
         sdk_path,
     } = names;
+    // The partner depends on the SDK by version, as it would on any crate. Until aiphost-sdk is on
+    // crates.io, that version is only found through a `[patch.crates-io]` to a checkout: the one
+    // given with --sdk-path, else the one this aiphost was built from, if it is still there.
+    // Without either the partner asks crates.io (and the patch is all a local build needs: with
+    // the published crate, nothing has to be deleted, the patch merely takes precedence).
     let sdk = match sdk_path {
-        Some(sdk) => sdk.to_path_buf(),
-        None => default_sdk_path().canonicalize().with_context(|| {
-            format!(
-                "the SDK is not at {} (pass --sdk-path)",
-                default_sdk_path().display()
-            )
-        })?,
+        Some(sdk) => Some(sdk.to_path_buf()),
+        None => default_sdk_path()
+            .canonicalize()
+            .ok()
+            .filter(|dir| dir.join("Cargo.toml").is_file()),
+    };
+    let patch = match &sdk {
+        Some(sdk) => format!(
+            r#"
+# aiphost-sdk from a local checkout instead of crates.io (`aiphost agent new` writes this when
+# it knows one: --sdk-path, or the SDK beside the aiphost that scaffolded this partner). Delete it
+# to use the published crate.
+[patch.crates-io]
+aiphost-sdk = {{ path = {sdk:?} }}
+"#,
+            sdk = sdk.display().to_string()
+        ),
+        None => String::new(),
     };
     let cargo_toml = format!(
         r#"[package]
@@ -38,16 +57,16 @@ edition = "2024"
 crate-type = ["cdylib"]
 
 [dependencies]
-aiphost-sdk = {{ path = {sdk:?} }}
+aiphost-sdk = "{SDK_REQUIREMENT}"
 
 [profile.release]
 opt-level = "s"
 strip = "debuginfo"
 
-# A partner is its own workspace; remove this if you add it to one.
+# A partner is its own workspace; remove this if you add it to one (and move any
+# [patch.crates-io] below to that workspace's Cargo.toml).
 [workspace]
-"#,
-        sdk = sdk.display().to_string()
+{patch}"#
     );
     let lib_rs = format!(
         r#"//! {title}: an aiphost partner.
@@ -63,7 +82,11 @@ impl Partner for {type_name} {{
         if text.is_empty() {{
             return Outcome::ask("Send me some text to work on.");
         }}
-        aiphost_sdk::log::info(&format!("task {{}}: working on {{}} items", task.id(), input.len()));
+        aiphost_sdk::log::info(&format!(
+            "task {{}}: working on {{}} items",
+            task.id(),
+            input.len()
+        ));
         Outcome::Done(vec![
             Product::new("answer")
                 .named("answer")
@@ -73,6 +96,37 @@ impl Partner for {type_name} {{
 }}
 
 aiphost_sdk::export!({type_name});
+
+/// Native unit tests on the SDK's mock host: `cargo test` (no wasm, no aiphost).
+#[cfg(test)]
+mod tests {{
+    use super::*;
+    use aiphost_sdk::State;
+    use aiphost_sdk::testing::MockHost;
+
+    #[test]
+    fn asks_for_text_then_shouts_it() {{
+        let mut host = MockHost::<{type_name}>::new();
+        let turn = host.start(vec![]);
+        assert_eq!(turn.state, Some(State::AwaitingInput));
+        assert_eq!(turn.text(), "Send me some text to work on.");
+
+        let turn = host.continue_(
+            &turn.task_id,
+            vec![DataItem::text("hello"), DataItem::text("world")],
+        );
+        assert_eq!(turn.state, Some(State::AwaitingCompletion));
+        let answer = turn.product("answer").expect("an answer");
+        assert_eq!(answer.data_items[0].as_text(), Some("HELLO WORLD"));
+        assert_eq!(
+            turn.logs[0].message,
+            format!("task {{}}: working on 2 items", turn.task_id)
+        );
+
+        let turn = host.complete(&turn.task_id);
+        assert_eq!(turn.state, Some(State::Completed));
+    }}
+}}
 "#
     );
     Ok(vec![
