@@ -129,7 +129,7 @@ const TSCONFIG: &str = r#"{
     "allowImportingTsExtensions": true,
     "skipLibCheck": true
   },
-  "include": ["src", "test"]
+  "include": ["src"]
 }
 "#;
 
