@@ -3,7 +3,7 @@
 //! Everything else about a partner (its manifest, the check against the partner world, the
 //! bundle) is the same for every language and lives in `new.rs` and `build.rs`.
 
-use super::{python, rust};
+use super::{js, python, rust};
 use anyhow::bail;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,10 @@ pub enum Lang {
     Rust,
     /// A Python module using the `aiphost-sdk` package, built with componentize-py.
     Python,
+    /// An ES module on `@aiphost/sdk` (sdk/js), componentized with QuickJS or StarlingMonkey.
+    Js,
+    /// Like `js`, in TypeScript (types stripped by esbuild at build time).
+    Ts,
 }
 
 /// What a template needs to know about the partner it writes.
@@ -35,11 +39,14 @@ impl Lang {
         if dir.join("Cargo.toml").is_file() {
             return Ok(Lang::Rust);
         }
+        if dir.join("package.json").is_file() {
+            return Ok(Lang::Js);
+        }
         if dir.join("pyproject.toml").is_file() {
             return Ok(Lang::Python);
         }
         bail!(
-            "{} has no Cargo.toml or pyproject.toml: not a partner project (scaffold one with `aiphost agent new`)",
+            "{} has no Cargo.toml, pyproject.toml or package.json: not a partner project (scaffold one with `aiphost agent new`)",
             dir.display()
         )
     }
@@ -48,6 +55,8 @@ impl Lang {
     pub fn template(self, names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         match self {
             Lang::Rust => rust::template(names),
+            Lang::Js => js::template(names, false),
+            Lang::Ts => js::template(names, true),
             Lang::Python => python::template(names),
         }
     }
@@ -56,6 +65,9 @@ impl Lang {
     pub fn compiling(self) -> &'static str {
         match self {
             Lang::Rust => "compiling for wasm32-wasip2 (cargo build --release)",
+            Lang::Js | Lang::Ts => {
+                "bundling and componentizing (node sdk/js/bin/aiphost-build.mjs)"
+            }
             Lang::Python => {
                 "building a component with componentize-py (python -m aiphost_sdk build)"
             }
@@ -67,6 +79,7 @@ impl Lang {
     pub fn compile(self, dir: &Path) -> anyhow::Result<PathBuf> {
         match self {
             Lang::Rust => rust::compile(dir),
+            Lang::Js | Lang::Ts => js::compile(dir),
             Lang::Python => python::compile(dir),
         }
     }

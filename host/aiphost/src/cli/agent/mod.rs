@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod build;
+mod js;
 mod lang;
 mod new;
 mod python;
