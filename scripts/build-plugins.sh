@@ -74,6 +74,7 @@ for manifest in "$plugins"/*/partner.toml; do
     step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
     count=$((count + 1))
 done
+
 # Python partners (a pyproject.toml): built by the Python SDK's own build command into
 # $py_out/<agent>.wasm, with a stamp of what went in, so an unchanged partner is not rebuilt (a
 # componentize-py build takes a while).
@@ -112,6 +113,33 @@ for manifest in "$plugins"/*/partner.toml; do
         mv -f "$wasm.tmp.$$" "$wasm"
         echo "$stamp" >"$wasm.stamp"
     fi
+    bundle="$dist/$agent"
+    mkdir -p "$bundle"
+    install_file "$manifest" "$bundle/partner.toml"
+    install_file "$wasm" "$bundle/partner.wasm"
+    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
+    count=$((count + 1))
+done
+
+# JavaScript and TypeScript partners (a package.json): built by the JavaScript SDK's build tool
+# (sdk/js/bin/aiphost-build.mjs, the tools from scripts/js-env.sh) into $js_out/<agent>.wasm; it
+# does nothing when the component is newer than the partner's sources and the SDK (--if-changed).
+js_out="${CARGO_TARGET_DIR:-$plugins/target}/js"
+js_ready=""
+for manifest in "$plugins"/*/partner.toml; do
+    dir="$(dirname "$manifest")"
+    [[ -f "$dir/package.json" && ! -f "$dir/Cargo.toml" ]] || continue
+    agent="$(toml_string "$manifest" agent id)"
+    if [[ -z "$agent" ]]; then
+        echo "error: cannot read the agent id of $manifest" >&2
+        exit 1
+    fi
+    if [[ -z "$js_ready" ]]; then
+        bash "$root/scripts/js-env.sh" >/dev/null
+        js_ready=1
+    fi
+    wasm="$js_out/$agent.wasm"
+    node "$root/sdk/js/bin/aiphost-build.mjs" "$dir" -o "$wasm" --if-changed
     bundle="$dist/$agent"
     mkdir -p "$bundle"
     install_file "$manifest" "$bundle/partner.toml"
