@@ -10,7 +10,6 @@
 //! # Ok(()) }
 //! ```
 
-use crate::agent::imports::ImportPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
 use crate::group::{GroupConfig, GroupLinks, Groups};
@@ -58,8 +57,6 @@ pub struct ServerConfig {
     pub operator_token: Option<String>,
     /// Quotas of tenants created without their own.
     pub tenant_quotas: Quotas,
-    /// What published components may import.
-    pub imports: ImportPolicy,
     /// How often tenants' stored bytes are measured.
     pub storage_meter: std::time::Duration,
     /// Serve HTTPS (and accept client certificates) instead of plain HTTP.
@@ -85,7 +82,6 @@ impl ServerConfig {
             groups: GroupConfig::default(),
             operator_token: None,
             tenant_quotas: Quotas::default(),
-            imports: ImportPolicy::default(),
             storage_meter: std::time::Duration::from_secs(10),
             tls: None,
             http: HttpLimits::default(),
@@ -188,7 +184,6 @@ impl Server {
             TenancyConfig {
                 operator_token: operator_token(&config)?,
                 default_quotas: config.tenant_quotas.clone(),
-                imports: config.imports,
             },
         )?;
         let mut group_config = config.groups.clone();

@@ -496,8 +496,6 @@ async fn one_aic_names_one_hosted_partner() {
 async fn a_looping_partner_holds_at_most_its_share() {
     let host = TestHost::start(HostOptions {
         max_invocations_per_partner: 2,
-        // The fixture's probe mode imports wasi:sockets (the sandbox still grants none).
-        allow_socket_imports: true,
         ..HostOptions::default()
     })
     .await;

@@ -158,11 +158,7 @@ async fn quota_breaches_are_refused_precisely_and_stay_with_their_tenant() {
 /// bound far below what queueing behind the flood would cost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_hostile_tenant_does_not_starve_another() {
-    let host = TestHost::start(HostOptions {
-        allow_socket_imports: true,
-        ..HostOptions::default()
-    })
-    .await;
+    let host = TestHost::start(HostOptions::default()).await;
     let flood = create_tenant(
         &host.url,
         "flood",

@@ -1,21 +1,14 @@
 //! Which imports a published component may have: the partner world, the sandboxed WASI that
-//! Rust's standard library links against, and nothing that reaches outside unless granted.
+//! the languages' standard libraries link against, and nothing that reaches outside unless
+//! granted.
 //!
 //! ```
-//! use aiphost_engine::agent::imports::{check, ImportPolicy};
-//! let policy = ImportPolicy::default();
-//! assert!(check(&["aiphost:partner/task@0.1.0".into()], &policy, false).is_ok());
-//! let refused = check(&["wasi:sockets/tcp@0.2.6".into()], &policy, false).unwrap_err();
-//! assert_eq!(refused.import, "wasi:sockets/tcp@0.2.6");
+//! use aiphost_engine::agent::imports::check;
+//! assert!(check(&["aiphost:partner/task@0.1.0".into()], false).is_ok());
+//! assert!(check(&["wasi:sockets/tcp@0.2.6".into()], false).is_ok());
+//! let refused = check(&["wasi:http/outgoing-handler@0.2.6".into()], false).unwrap_err();
+//! assert_eq!(refused.import, "wasi:http/outgoing-handler@0.2.6");
 //! ```
-
-/// What the operator lets published components import beyond the baseline.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ImportPolicy {
-    /// Allow `wasi:sockets/*` imports. The sandbox still grants no network: this only lets
-    /// components whose standard library links the socket API load at all.
-    pub allow_socket_imports: bool,
-}
 
 /// An import the policy refuses, and why.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -36,21 +29,21 @@ const BASELINE: &[&str] = &[
     "wasi:random/",
     "wasi:cli/",
     "wasi:filesystem/",
+    // Python's and JavaScript's runtimes link the socket API whether or not a partner uses it
+    // (componentize-py always imports seven `wasi:sockets` interfaces). Importing it can do
+    // nothing: the sandbox grants no socket (every address check says no and name lookup is
+    // off), so a connect or a bind fails inside the guest (sandbox::partners_have_no_ambient_authority).
+    "wasi:sockets/",
 ];
 
-/// Check every import name of a component against `policy`; `http_granted`: the partner was
-/// granted outbound HTTP to some host.
-pub fn check(imports: &[String], policy: &ImportPolicy, http_granted: bool) -> Result<(), Refused> {
+/// Check every import name of a component; `http_granted`: the partner was granted outbound
+/// HTTP to some host.
+pub fn check(imports: &[String], http_granted: bool) -> Result<(), Refused> {
     for import in imports {
         if BASELINE.iter().any(|p| import.starts_with(p)) {
             continue;
         }
-        let reason = if import.starts_with("wasi:sockets/") {
-            if policy.allow_socket_imports {
-                continue;
-            }
-            "network sockets are not granted to partners on this host"
-        } else if import.starts_with("wasi:http/") {
+        let reason = if import.starts_with("wasi:http/") {
             if http_granted {
                 continue;
             }
@@ -83,23 +76,17 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        assert_eq!(check(&std_imports, &ImportPolicy::default(), false), Ok(()));
-        for outside in [
-            "wasi:sockets/tcp@0.2.6",
-            "wasi:http/outgoing-handler@0.2.6",
-            "acme:secret/door",
-        ] {
+        assert_eq!(check(&std_imports, false), Ok(()));
+        let mut with_sockets = std_imports.clone();
+        with_sockets.push("wasi:sockets/tcp@0.2.6".into());
+        assert_eq!(check(&with_sockets, false), Ok(()));
+        for outside in ["wasi:http/outgoing-handler@0.2.6", "acme:secret/door"] {
             let mut imports = std_imports.clone();
             imports.push(outside.into());
-            let refused = check(&imports, &ImportPolicy::default(), false).unwrap_err();
+            let refused = check(&imports, false).unwrap_err();
             assert_eq!(refused.import, outside);
         }
-        let sockets = vec!["wasi:sockets/tcp@0.2.6".to_string()];
-        let lenient = ImportPolicy {
-            allow_socket_imports: true,
-        };
-        assert_eq!(check(&sockets, &lenient, false), Ok(()));
         let http = vec!["wasi:http/outgoing-handler@0.2.6".to_string()];
-        assert_eq!(check(&http, &ImportPolicy::default(), true), Ok(()));
+        assert_eq!(check(&http, true), Ok(()));
     }
 }
