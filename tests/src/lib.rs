@@ -169,8 +169,6 @@ pub struct HostOptions {
     pub awaiting_completion_timeout_ms: u64,
     pub max_body_bytes: usize,
     pub max_concurrent: u32,
-    /// Published components may import wasi:sockets (the hostile fixture does).
-    pub allow_socket_imports: bool,
     /// How often tenants' stored bytes are measured.
     pub storage_meter: Duration,
     /// Serve HTTPS with these files.
@@ -214,7 +212,6 @@ impl Default for HostOptions {
             awaiting_completion_timeout_ms: 3_600_000,
             max_body_bytes: 4 * 1024 * 1024,
             max_concurrent: 64,
-            allow_socket_imports: false,
             storage_meter: Duration::from_secs(10),
             tls: None,
             history: aiphost::task::HistoryLimits::default(),
@@ -277,7 +274,6 @@ impl TestHost {
         config.tasks.awaiting_input_timeout_ms = options.awaiting_input_timeout_ms;
         config.tasks.awaiting_completion_timeout_ms = options.awaiting_completion_timeout_ms;
         config.operator_token = Some(OPERATOR_TOKEN.to_string());
-        config.imports.allow_socket_imports = options.allow_socket_imports;
         config.storage_meter = options.storage_meter;
         config.tls = options.tls.clone();
         config.tasks.history = options.history.clone();
@@ -333,6 +329,9 @@ impl ProcessHost {
             .arg(data)
             .arg("--agents")
             .arg(plugins_dist())
+            // Compiled once for every test host, as in-process ones are.
+            .arg("--compiled-cache")
+            .arg(shared_cache())
             .args(extra)
             .env("AIPHOST_OPERATOR_TOKEN", OPERATOR_TOKEN)
             .env("RUST_LOG", "info")

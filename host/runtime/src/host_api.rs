@@ -8,7 +8,6 @@ use aiphost_protocol::{DataItem, ProductChunk, TaskState};
 use aiphost_store::{KvScope, Store};
 use futures::future::BoxFuture;
 use std::sync::Arc;
-use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -75,7 +74,7 @@ pub struct KvAccess {
 pub struct InvocationState {
     pub(super) wasi: WasiCtx,
     pub(super) table: ResourceTable,
-    pub(super) limits: StoreLimits,
+    pub(super) limits: crate::limits::InstanceLimits,
     pub(super) reporter: Arc<dyn Reporter>,
     pub(super) kv: KvAccess,
     pub(super) http: WasiHttpCtx,

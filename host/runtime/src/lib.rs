@@ -15,16 +15,22 @@
 
 mod bindings;
 mod cache;
+mod footprint;
 mod host_api;
+mod limits;
 pub mod outbound;
+mod pool;
 
+pub use footprint::Footprint;
 pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
+pub use pool::CAP as FOOTPRINT_CAP;
 
 use aiphost_protocol::{DataItem, JsonObject, TaskState};
 use aiphost_store::Store;
 use bindings::{Partner, PartnerPre, item_to_guest, wit};
 use host_api::{InvocationState, KvAccess};
 use outbound::{Capabilities, OutboundHooks, OutboundPolicy};
+use pool::Pool;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -32,11 +38,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, StoreLimitsBuilder,
-};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi_http::WasiHttpCtx;
 
@@ -109,6 +112,18 @@ pub enum RuntimeError {
     /// The component's imports or exports do not match the partner world.
     #[error("the component does not fit the aiphost:partner@0.1.0 world: {0:#}")]
     World(wasmtime::Error),
+    /// One instance of the component would take more of the pool than any may.
+    #[error(
+        "one instance of the component needs {needed} {what}, more than the {cap} any partner may have"
+    )]
+    TooBig {
+        /// `core instances`, `linear memories` or `tables`.
+        what: &'static str,
+        /// How many one instance needs.
+        needed: u32,
+        /// The most any may have.
+        cap: u32,
+    },
     /// The manifest asks for more than the operator allows.
     #[error("{field} of {asked} exceeds the operator's limit of {limit}")]
     OverLimit {
@@ -208,6 +223,7 @@ pub struct Checked {
 #[derive(Clone)]
 pub struct PartnerCode {
     pre: PartnerPre<InvocationState>,
+    footprint: Footprint,
     memory_bytes: usize,
     deadline: Duration,
     /// What it was granted beyond its sandbox (nothing until [`PartnerCode::granted`]).
@@ -217,6 +233,7 @@ pub struct PartnerCode {
 impl std::fmt::Debug for PartnerCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartnerCode")
+            .field("footprint", &self.footprint)
             .field("memory_bytes", &self.memory_bytes)
             .field("deadline", &self.deadline)
             .finish_non_exhaustive()
@@ -242,7 +259,7 @@ pub struct Runtime {
     linker: Linker<InvocationState>,
     config: RuntimeConfig,
     cache_dir: PathBuf,
-    slots: Arc<Semaphore>,
+    pool: Pool,
     ticker_stop: Arc<AtomicBool>,
     /// Where guests run: threads of their own (see the module doc).
     guests: Option<tokio::runtime::Runtime>,
@@ -347,20 +364,16 @@ impl Runtime {
         // does the queue raise the memory bound: a queued slot's pages stay resident, but the
         // slot cannot be used meanwhile, so at most every slot of the pool holds its cap, as
         // when all are busy.
-        let mut pool = PoolingAllocationConfig::default();
-        pool.decommit_batch_size(DECOMMIT_BATCH)
-            .total_component_instances(slots)
-            .total_core_instances(slots.saturating_mul(8))
-            .total_memories(slots.saturating_mul(2))
-            .total_tables(slots.saturating_mul(8))
-            .total_stacks(slots)
+        let (pool, mut pooling) = Pool::new(slots);
+        pooling
+            .decommit_batch_size(DECOMMIT_BATCH)
             .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX));
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .epoch_interruption(true)
             .max_wasm_stack(config.max_stack_bytes)
             .async_stack_size(config.max_stack_bytes + 1024 * 1024)
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
         let engine = Engine::new(&wasm).map_err(RuntimeError::Engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
@@ -394,7 +407,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             linker,
-            slots: Arc::new(Semaphore::new(slots as usize)),
+            pool,
             config,
             cache_dir,
             ticker_stop,
@@ -454,14 +467,26 @@ impl Runtime {
         invocation_ms: Option<u64>,
     ) -> Result<PartnerCode, RuntimeError> {
         let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
+        let footprint = Self::footprint_of(wasm)?;
+        let component = cache::load_or_compile(&self.engine, &self.cache_dir, wasm)
+            .map_err(RuntimeError::Invalid)?;
+        self.link(&component, footprint, memory_mib, invocation_ms)
+    }
+
+    /// What one instance of the component takes from the pool, counted from its binary without
+    /// compiling it; a component over [`FOOTPRINT_CAP`] is refused.
+    pub fn footprint_of(wasm: &[u8]) -> Result<Footprint, RuntimeError> {
         if !is_component(wasm) {
             return Err(RuntimeError::Invalid(wasmtime::Error::msg(
                 "the file is not a WebAssembly component (a core module or something else)",
             )));
         }
-        let component = cache::load_or_compile(&self.engine, &self.cache_dir, wasm)
-            .map_err(RuntimeError::Invalid)?;
-        self.link(&component, memory_mib, invocation_ms)
+        let footprint = footprint::footprint_of(wasm)
+            .map_err(|e| RuntimeError::Invalid(wasmtime::Error::msg(e.to_string())))?;
+        match footprint.over(FOOTPRINT_CAP) {
+            Some((what, needed, cap)) => Err(RuntimeError::TooBig { what, needed, cap }),
+            None => Ok(footprint),
+        }
     }
 
     /// Compile and link a component without caching anything (publishing validates first and
@@ -473,13 +498,9 @@ impl Runtime {
         invocation_ms: Option<u64>,
     ) -> Result<Checked, RuntimeError> {
         let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
-        if !is_component(wasm) {
-            return Err(RuntimeError::Invalid(wasmtime::Error::msg(
-                "the file is not a WebAssembly component (a core module or something else)",
-            )));
-        }
+        let footprint = Self::footprint_of(wasm)?;
         let component = Component::new(&self.engine, wasm).map_err(RuntimeError::Invalid)?;
-        let code = self.link(&component, memory_mib, invocation_ms)?;
+        let code = self.link(&component, footprint, memory_mib, invocation_ms)?;
         Ok(Checked { component, code })
     }
 
@@ -525,9 +546,20 @@ impl Runtime {
     fn link(
         &self,
         component: &Component,
+        counted: Footprint,
         memory_mib: u64,
         invocation_ms: u64,
     ) -> Result<PartnerCode, RuntimeError> {
+        // wasmtime's own count of memories and tables, where it can tell, in case the binary
+        // hides some from ours.
+        let footprint = match component.resources_required() {
+            Some(required) => counted.max(Footprint {
+                core_instances: 0,
+                memories: required.num_memories,
+                tables: required.num_tables,
+            }),
+            None => counted,
+        };
         let instance_pre = self
             .linker
             .instantiate_pre(component)
@@ -535,6 +567,7 @@ impl Runtime {
         let pre = PartnerPre::new(instance_pre).map_err(RuntimeError::World)?;
         Ok(PartnerCode {
             pre,
+            footprint,
             memory_bytes: usize::try_from(memory_mib << 20).unwrap_or(usize::MAX),
             deadline: Duration::from_millis(invocation_ms),
             capabilities: Arc::new(Capabilities::none(self.config.outbound.clone())),
@@ -555,7 +588,7 @@ impl Runtime {
         invocation: Invocation,
         holds: Vec<Hold>,
     ) -> InvocationEnd {
-        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+        let Some(taken) = self.pool.take(code.footprint).await else {
             return InvocationEnd::Trapped("the runtime is shutting down".into());
         };
         let Some(guests) = &self.guests else {
@@ -573,8 +606,8 @@ impl Runtime {
         );
         let run = async move {
             let end = run.await;
-            // The instance is gone: now the slot and the caller's permits may go.
-            drop((slot, holds));
+            // The instance is gone: now its share of the pool and the caller's permits may go.
+            drop((taken, holds));
             end
         };
         Migrating {
@@ -601,10 +634,7 @@ async fn run_guest(
         .stdout(output.clone())
         .stderr(output.clone())
         .build();
-    let limits = StoreLimitsBuilder::new()
-        .memory_size(code.memory_bytes)
-        .trap_on_grow_failure(true)
-        .build();
+    let limits = limits::InstanceLimits::new(code.memory_bytes);
     let state = InvocationState {
         wasi,
         table: ResourceTable::new(),

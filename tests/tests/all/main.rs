@@ -28,3 +28,4 @@ mod spec_examples;
 mod streaming;
 mod streaming_process;
 mod tenancy;
+mod wide_partners;

@@ -221,11 +221,11 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
             "aiphost:partner",
         ),
         (
-            "an over-privileged component",
-            manifest("hostile", "flow", ""),
-            component("hostile"),
+            "an over-privileged component (outbound HTTP without the capability)",
+            manifest("echo", "flow", ""),
+            component("fetcher"),
             422,
-            "wasi:sockets",
+            "wasi:http",
         ),
         (
             "an incomplete manifest",
@@ -251,6 +251,17 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
             },
             403,
             "maxComponentBytes",
+        ),
+        (
+            "a component wider than any partner may be (counted before compiling)",
+            manifest("echo", "flow", ""),
+            wat::parse_str(format!(
+                "(component (core module $m) {})",
+                "(core instance (instantiate $m))".repeat(65)
+            ))
+            .unwrap(),
+            422,
+            "needs 65 core instances, more than the 64 any partner may have",
         ),
     ];
     for (what, manifest_text, wasm, want_status, want_text) in refusals {

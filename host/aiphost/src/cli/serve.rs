@@ -158,6 +158,10 @@ struct RuntimeFlags {
     /// Threads that run partner code, apart from those serving Leaders [default: one per CPU].
     #[arg(long)]
     guest_threads: Option<usize>,
+    /// Where compiled components are kept, to load in a millisecond at the next start; hosts
+    /// of one aiphost build may share it [default: DATA/compiled].
+    #[arg(long)]
+    compiled_cache: Option<PathBuf>,
     #[arg(long, value_parser = units::mebibytes, help = help("Memory per partner instance when its manifest does not say, in MiB.", defaults().runtime.default_memory_mib))]
     default_memory_mib: Option<u64>,
     #[arg(long, value_parser = units::mebibytes, help = help("The most memory a manifest may ask for, in MiB.", defaults().runtime.max_memory_mib))]
@@ -166,9 +170,6 @@ struct RuntimeFlags {
     default_invocation_ms: Option<u64>,
     #[arg(long, value_parser = units::millis, help = help("The most time per invocation a manifest may ask for, in ms.", defaults().runtime.max_invocation_ms))]
     max_invocation_ms: Option<u64>,
-    /// Let published components import wasi:sockets (the sandbox still grants no network).
-    #[arg(long)]
-    allow_socket_imports: bool,
 }
 
 #[derive(Args, Debug)]
@@ -303,7 +304,6 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
             .map_err(|(field, reason)| anyhow::anyhow!("--tenant-quotas: {field} {reason}"))?;
         config.tenant_quotas = quotas;
     }
-    config.imports.allow_socket_imports = args.runtime.allow_socket_imports;
     Ok(config)
 }
 
@@ -385,6 +385,9 @@ fn apply_runtime(config: &mut ServerConfig, flags: &RuntimeFlags, outbound: &Out
         flags.max_concurrent_invocations,
     );
     set(&mut runtime.guest_threads, flags.guest_threads);
+    if let Some(dir) = &flags.compiled_cache {
+        runtime.cache_dir = dir.clone();
+    }
     set(&mut runtime.default_memory_mib, flags.default_memory_mib);
     set(&mut runtime.max_memory_mib, flags.max_memory_mib);
     set(

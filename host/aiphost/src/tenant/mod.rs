@@ -24,7 +24,6 @@ mod values;
 pub use authentication::{ClientCertificate, LeaderAuthError, Scheme};
 pub use publishing::MAX_MANIFEST_BYTES;
 
-use crate::agent::imports::ImportPolicy;
 use crate::agent::manifest::is_valid_id;
 use crate::agent::{Registry, VersionLoader};
 use crate::runtime::Runtime;
@@ -107,8 +106,6 @@ pub struct TenancyConfig {
     pub operator_token: String,
     /// Quotas of a tenant created without its own.
     pub default_quotas: Quotas,
-    /// Which imports a published component may have.
-    pub imports: ImportPolicy,
 }
 
 /// Tenants, published partners and Leader keys of one host.
@@ -124,6 +121,10 @@ pub struct Tenancy {
     values: Mutex<HashMap<String, Arc<RwLock<AgentValues>>>>,
     /// One publish, rollback or unpublish at a time: versions are numbered and switched in order.
     changes: tokio::sync::Mutex<()>,
+    /// Publishes compiling at once (outside `changes`: a 12 MB component compiles for seconds,
+    /// and a small publish must not wait behind it). One per CPU: a compile takes a core and,
+    /// for a large component, hundreds of MB.
+    compiling: tokio::sync::Semaphore,
 }
 
 impl Tenancy {
@@ -145,17 +146,26 @@ impl Tenancy {
             tenants: RwLock::new(HashMap::new()),
             values: Mutex::new(HashMap::new()),
             changes: tokio::sync::Mutex::new(()),
+            compiling: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, usize::from),
+            ),
         });
         for (_, bytes) in tenancy.store.tenancy_scan("tenant/")? {
             let record: TenantRecord = bytes.decode()?;
             tenancy.tenant_map_insert(Arc::new(TenantState::new(&record.id, record.quotas)));
         }
+        let mut serving = Vec::new();
         for (_, bytes) in tenancy.store.tenancy_scan("agent/")? {
             let record: AgentRecord = bytes.decode()?;
-            let Some(version) = record.current.filter(|_| !record.orphaned) else {
-                continue;
-            };
-            match tenancy.load_version(&record, version) {
+            if let Some(version) = record.current.filter(|_| !record.orphaned) {
+                serving.push((record, version));
+            }
+        }
+        let loaded = crate::agent::parallel::map(&serving, |(record, version)| {
+            tenancy.load_version(record, *version)
+        });
+        for ((record, version), loaded) in serving.iter().zip(loaded) {
+            match loaded {
                 Ok(agent) => {
                     if let Err(e) = agents.switch(agent) {
                         tracing::error!(agent = %record.id, error = %e, "published partner not served");

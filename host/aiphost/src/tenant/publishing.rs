@@ -7,7 +7,7 @@ use crate::agent::imports::{self};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, VersionLoader, grant};
 use crate::protocol::Timestamp;
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::Runtime;
 use aiphost_engine::quota::Quotas;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -186,52 +186,42 @@ impl Tenancy {
         }
         let http_granted = !manifest.capabilities.http.is_empty();
         let id = manifest.agent.id.clone();
-        let _guard = self.changes.lock().await;
-        let existing = self.agent_record(&id)?;
-        match &existing {
-            Some(record) if record.tenant != tenant || record.orphaned => {
-                return Err(TenancyError::Forbidden(format!(
-                    "partner id {id:?} belongs to another tenant"
-                )));
-            }
-            None if self.agents.get(&id).is_some() => {
-                return Err(TenancyError::Forbidden(format!(
-                    "partner id {id:?} is hosted by the operator"
-                )));
-            }
-            _ => {}
-        }
-        self.check_aic_free(&manifest.agent.aic, &id)?;
-        if existing.as_ref().is_none_or(|r| r.current.is_none()) {
-            self.check_room_for_one_more(tenant, quotas)?;
-        }
-        let stored = state.stored_bytes() + wasm.len() as u64;
-        if stored > quotas.max_stored_bytes {
-            return Err(TenancyError::Quota {
-                quota: "maxStoredBytes",
-                limit: quotas.max_stored_bytes,
-                needed: stored,
-            });
-        }
+        // Everything that can refuse the publish without compiling, before compiling; checked
+        // again under the lock below, where nothing can change in between.
+        self.admissible(tenant, &state, &id, &manifest, wasm.len())?;
 
-        // The imports first, read from the binary: a component the policy refuses is refused
-        // without compiling it.
+        // The imports and the pool footprint first, read from the binary: a component the
+        // policy refuses is refused without compiling it.
         let imported =
             Runtime::imports_of(&wasm).map_err(|e| invalid("component", e.to_string()))?;
-        imports::check(&imported, &self.config.imports, http_granted)
-            .map_err(|e| invalid("component", e.to_string()))?;
+        imports::check(&imported, http_granted).map_err(|e| invalid("component", e.to_string()))?;
+        Runtime::footprint_of(&wasm).map_err(|e| invalid("component", e.to_string()))?;
 
-        // Compile and link without caching anything: a refused component leaves no trace.
-        let runtime = self.runtime.clone();
-        let wasm = Arc::new(wasm);
-        let checking = wasm.clone();
-        let checked = tokio::task::spawn_blocking(move || {
-            let checked = runtime.check(&checking, Some(memory_mib), Some(invocation_ms))?;
-            Ok::<_, RuntimeError>(checked)
-        })
-        .await
-        .map_err(|e| TenancyError::Io(format!("the compiler task failed: {e}")))?
-        .map_err(|e| invalid("component", e.to_string()))?;
+        // Compile and link without caching anything (a refused component leaves no trace), and
+        // outside the lock: other publishes, rollbacks and tenant changes go on meanwhile.
+        let (wasm, checked) = {
+            let _compiler = self
+                .compiling
+                .acquire()
+                .await
+                .map_err(|e| TenancyError::Io(format!("the compilers are closed: {e}")))?;
+            let runtime = self.runtime.clone();
+            let checking = Arc::new(wasm);
+            let wasm = checking.clone();
+            let started = std::time::Instant::now();
+            tracing::info!(tenant, agent = %id, bytes = wasm.len(), "compiling a published component");
+            let checked = tokio::task::spawn_blocking(move || {
+                runtime.check(&checking, Some(memory_mib), Some(invocation_ms))
+            })
+            .await
+            .map_err(|e| TenancyError::Io(format!("the compiler task failed: {e}")))?
+            .map_err(|e| invalid("component", e.to_string()))?;
+            tracing::info!(tenant, agent = %id, ms = started.elapsed().as_millis() as u64, "compiled");
+            (wasm, checked)
+        };
+
+        let _guard = self.changes.lock().await;
+        let existing = self.admissible(tenant, &state, &id, &manifest, wasm.len())?;
 
         let mut record = existing.unwrap_or_else(|| AgentRecord {
             id: id.clone(),
@@ -276,6 +266,47 @@ impl Tenancy {
             .map_err(|e| TenancyError::Forbidden(e.to_string()))?;
         tracing::info!(tenant, agent = %id, version, "published");
         Ok(info)
+    }
+
+    /// Whether `tenant` may publish `manifest` (a component of `bytes`) now: the partner id is
+    /// its own or free, the AIC is free, and its quotas have room. Returns the partner's record,
+    /// if it has one.
+    fn admissible(
+        &self,
+        tenant: &str,
+        state: &TenantState,
+        id: &str,
+        manifest: &Manifest,
+        bytes: usize,
+    ) -> Result<Option<AgentRecord>, TenancyError> {
+        let quotas = &state.quotas;
+        let existing = self.agent_record(id)?;
+        match &existing {
+            Some(record) if record.tenant != tenant || record.orphaned => {
+                return Err(TenancyError::Forbidden(format!(
+                    "partner id {id:?} belongs to another tenant"
+                )));
+            }
+            None if self.agents.get(id).is_some() => {
+                return Err(TenancyError::Forbidden(format!(
+                    "partner id {id:?} is hosted by the operator"
+                )));
+            }
+            _ => {}
+        }
+        self.check_aic_free(&manifest.agent.aic, id)?;
+        if existing.as_ref().is_none_or(|r| r.current.is_none()) {
+            self.check_room_for_one_more(tenant, quotas)?;
+        }
+        let stored = state.stored_bytes() + bytes as u64;
+        if stored > quotas.max_stored_bytes {
+            return Err(TenancyError::Quota {
+                quota: "maxStoredBytes",
+                limit: quotas.max_stored_bytes,
+                needed: stored,
+            });
+        }
+        Ok(existing)
     }
 
     /// Refuse to serve partner `id` under `aic` when another hosted partner has that AIC (group

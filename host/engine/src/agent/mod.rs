@@ -6,6 +6,7 @@
 
 pub mod imports;
 pub mod manifest;
+pub mod parallel;
 
 use crate::quota::TenantState;
 use aiphost_protocol::Timestamp;
@@ -191,6 +192,7 @@ impl Registry {
     /// Load every bundle directly below each of `dirs` (a directory that is itself a bundle counts).
     pub fn load_dirs(runtime: &Runtime, dirs: &[PathBuf]) -> Result<Self, AgentError> {
         let registry = Registry::default();
+        let mut all = Vec::new();
         for dir in dirs {
             let mut bundles = Vec::new();
             if dir.join(MANIFEST_FILE).is_file() {
@@ -207,11 +209,22 @@ impl Registry {
                 }
             }
             bundles.sort();
-            for bundle in bundles {
-                let agent = Agent::load(runtime, &bundle)?;
-                tracing::info!(agent = agent.id(), bundle = %bundle.display(), "loaded partner");
-                registry.insert(agent)?;
-            }
+            all.extend(bundles);
+        }
+        if !all.is_empty() {
+            tracing::info!(
+                partners = all.len(),
+                "loading partners (compiling, on every core, those not in the compiled cache)"
+            );
+        }
+        let loaded = parallel::map(&all, |bundle| {
+            let started = std::time::Instant::now();
+            let agent = Agent::load(runtime, bundle)?;
+            tracing::info!(agent = agent.id(), bundle = %bundle.display(), ms = started.elapsed().as_millis() as u64, "loaded partner");
+            Ok::<_, AgentError>(agent)
+        });
+        for agent in loaded {
+            registry.insert(agent?)?;
         }
         Ok(registry)
     }

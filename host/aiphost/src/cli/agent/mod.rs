@@ -307,6 +307,9 @@ fn value_rows(values: &serde_json::Value) -> Vec<serde_json::Value> {
     rows
 }
 
+/// How often `publish` says it is still waiting for the host.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Upload a bundle, showing what happens (the host compiles it, which can take a second).
 async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
     use base64::Engine as _;
@@ -327,9 +330,20 @@ async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
         "manifest": manifest,
         "component": base64::engine::general_purpose::STANDARD.encode(&wasm),
     });
-    let answer = admin
-        .request(Method::POST, "/admin/agents", Some(&body))
-        .await?;
+    let request = admin.request(Method::POST, "/admin/agents", Some(&body));
+    tokio::pin!(request);
+    // A large component compiles for seconds on the host: say so while it does.
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    let answer = loop {
+        tokio::select! {
+            answer = &mut request => break answer?,
+            _ = ticks.tick() => eprintln!(
+                "      the host is validating and compiling it ({} s)",
+                started.elapsed().as_secs()
+            ),
+        }
+    };
     let published = &answer["published"];
     step(
         2,
