@@ -52,6 +52,15 @@ install_file() {
 
 mkdir -p "$dist"
 count=0
+# Bundles agent $1: its manifest $2 and component $3 in plugins/dist/$1/.
+bundle() {
+    local agent="$1" manifest="$2" wasm="$3"
+    mkdir -p "$dist/$agent"
+    install_file "$manifest" "$dist/$agent/partner.toml"
+    install_file "$wasm" "$dist/$agent/partner.wasm"
+    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$dist/$agent/partner.wasm") bytes)"
+    count=$((count + 1))
+}
 for manifest in "$plugins"/*/partner.toml; do
     dir="$(dirname "$manifest")"
     # Rust partners here; the Python and JavaScript ones are built by their SDKs below.
@@ -67,12 +76,7 @@ for manifest in "$plugins"/*/partner.toml; do
         echo "error: $wasm was not built (is $dir a member of plugins/Cargo.toml?)" >&2
         exit 1
     fi
-    bundle="$dist/$agent"
-    mkdir -p "$bundle"
-    install_file "$manifest" "$bundle/partner.toml"
-    install_file "$wasm" "$bundle/partner.wasm"
-    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
-    count=$((count + 1))
+    bundle "$agent" "$manifest" "$wasm"
 done
 
 # Python partners (a pyproject.toml): built by the Python SDK's own build command into
@@ -113,12 +117,7 @@ for manifest in "$plugins"/*/partner.toml; do
         mv -f "$wasm.tmp.$$" "$wasm"
         echo "$stamp" >"$wasm.stamp"
     fi
-    bundle="$dist/$agent"
-    mkdir -p "$bundle"
-    install_file "$manifest" "$bundle/partner.toml"
-    install_file "$wasm" "$bundle/partner.wasm"
-    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
-    count=$((count + 1))
+    bundle "$agent" "$manifest" "$wasm"
 done
 
 # JavaScript and TypeScript partners (a package.json): built by the JavaScript SDK's build tool
@@ -140,12 +139,7 @@ for manifest in "$plugins"/*/partner.toml; do
     fi
     wasm="$js_out/$agent.wasm"
     node "$root/sdk/js/bin/aiphost-build.mjs" "$dir" -o "$wasm" --if-changed
-    bundle="$dist/$agent"
-    mkdir -p "$bundle"
-    install_file "$manifest" "$bundle/partner.toml"
-    install_file "$wasm" "$bundle/partner.wasm"
-    step "bundled $agent: plugins/dist/$agent ($(wc -c <"$bundle/partner.wasm") bytes)"
-    count=$((count + 1))
+    bundle "$agent" "$manifest" "$wasm"
 done
 
 step "$count partner bundles in plugins/dist"

@@ -314,11 +314,19 @@ impl TestHost {
 pub struct ProcessHost {
     pub child: Child,
     pub url: String,
+    log: PathBuf,
 }
 
 impl ProcessHost {
-    /// Start `aiphost serve` on a free port with `data` as its data dir, plus `extra` arguments.
+    /// Start `aiphost serve` of the example partners on a free port with `data` as its data
+    /// dir, plus `extra` arguments.
     pub fn start(data: &Path, extra: &[&str]) -> ProcessHost {
+        ProcessHost::serve(data, &plugins_dist(), extra)
+    }
+
+    /// Start `aiphost serve` of the bundles in `agents` alone; its log (info level, where
+    /// partners' log lines land) goes to `data` with the extension `log` ([`ProcessHost::log`]).
+    pub fn serve(data: &Path, agents: &Path, extra: &[&str]) -> ProcessHost {
         let port = free_port();
         let log = std::fs::File::create(data.with_extension("log")).expect("log file");
         let mut cmd = Command::new(aiphost_bin());
@@ -328,7 +336,7 @@ impl ProcessHost {
             .arg("--data")
             .arg(data)
             .arg("--agents")
-            .arg(plugins_dist())
+            .arg(agents)
             // Compiled once for every test host, as in-process ones are.
             .arg("--compiled-cache")
             .arg(shared_cache())
@@ -339,9 +347,20 @@ impl ProcessHost {
             .stderr(log);
         let child = cmd.spawn().expect("spawning aiphost");
         let url = format!("http://127.0.0.1:{port}");
-        let host = ProcessHost { child, url };
-        host.wait_ready(Duration::from_secs(120));
+        let host = ProcessHost {
+            child,
+            url,
+            log: data.with_extension("log"),
+        };
+        // A first start compiles what the shared cache does not hold yet (~20 s of CPU for a
+        // Python partner).
+        host.wait_ready(Duration::from_secs(600));
         host
+    }
+
+    /// What the host has logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     fn wait_ready(&self, limit: Duration) {
@@ -352,7 +371,8 @@ impl ProcessHost {
             }
             assert!(
                 started.elapsed() < limit,
-                "aiphost did not become ready within {limit:?}"
+                "aiphost did not become ready within {limit:?}; its log:\n{}",
+                self.log()
             );
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -8,9 +8,7 @@
 use aiphost::server::{Server, ServerConfig};
 use aiphost_tests::*;
 use serde_json::{Value, json};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 const JS_AGENTS: [&str; 2] = ["echo-js", "lab-ts"];
 
@@ -219,45 +217,6 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// `aiphost serve` of `agents` alone, as a child process sharing the test compile cache.
-struct Serve(std::process::Child, String);
-
-impl Serve {
-    fn start(data: &Path, agents: &Path) -> Serve {
-        let port = free_port();
-        let child = Command::new(aiphost_bin())
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data"])
-            .arg(data)
-            .arg("--agents")
-            .arg(agents)
-            .arg("--compiled-cache")
-            .arg(shared_cache())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawning aiphost serve");
-        Serve(child, format!("http://127.0.0.1:{port}"))
-    }
-
-    async fn ready(&self) {
-        let started = Instant::now();
-        while reqwest::get(format!("{}/healthz", self.1)).await.is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(300),
-                "aiphost serve did not become ready"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `aiphost agent new x --lang js` and `--lang ts`, the template's own test (npm test against the
 /// mock host), `agent build`, and the bundles served and answering like the Rust template.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -318,10 +277,9 @@ async fn scaffold_js_and_ts_build_serve_call() {
         assert!(dist.join(name).join("partner.wasm").is_file());
     }
 
-    let serve = Serve::start(&dir.path().join("data"), &dist);
-    serve.ready().await;
+    let serve = ProcessHost::serve(&dir.path().join("data"), &dist, &[]);
     for name in ["shout-js", "shout-ts"] {
-        let rpc = format!("{}/agents/{name}/rpc", serve.1);
+        let rpc = serve.rpc(name);
         let task = id(name);
         let answer = post(&rpc, &v2("start", &task, text("hello"), json!({}))).await;
         assert_eq!(state(&answer), "awaiting-completion", "{answer}");

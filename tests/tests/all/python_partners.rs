@@ -10,83 +10,22 @@
 use aiphost_tests::*;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// `aiphost serve` in a child process serving the bundles `agents` of plugins/dist only; its log
-/// (info level, where partner log lines land) goes to `<dir>/host.log`.
-struct PyHost {
-    child: Child,
-    url: String,
-    log: std::path::PathBuf,
-}
-
-impl PyHost {
-    async fn start(dir: &Path, agents: &[&str]) -> PyHost {
-        let dist = plugins_dist();
-        let bundles = dir.join("agents");
-        for agent in agents {
-            let bundle = bundles.join(agent);
-            std::fs::create_dir_all(&bundle).unwrap();
-            for file in ["partner.toml", "partner.wasm"] {
-                std::fs::copy(dist.join(agent).join(file), bundle.join(file)).unwrap();
-            }
+/// `aiphost serve` of the bundles `agents` of plugins/dist alone (copied out, so the host does
+/// not load every example partner).
+fn serve_bundles(dir: &Path, agents: &[&str]) -> ProcessHost {
+    let dist = plugins_dist();
+    let bundles = dir.join("agents");
+    for agent in agents {
+        let bundle = bundles.join(agent);
+        std::fs::create_dir_all(&bundle).unwrap();
+        for file in ["partner.toml", "partner.wasm"] {
+            std::fs::copy(dist.join(agent).join(file), bundle.join(file)).unwrap();
         }
-        let port = free_port();
-        let log = dir.join("host.log");
-        let child = Command::new(aiphost_bin())
-            .arg("serve")
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .arg("--data")
-            .arg(dir.join("data"))
-            .arg("--agents")
-            .arg(&bundles)
-            .arg("--compiled-cache")
-            .arg(shared_cache())
-            .env("AIPHOST_OPERATOR_TOKEN", OPERATOR_TOKEN)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("spawning aiphost");
-        let host = PyHost {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        // The first run compiles each Python component (minutes in a debug build); later runs
-        // load it from the shared cache.
-        let started = Instant::now();
-        let client = reqwest::Client::new();
-        loop {
-            let health = client.get(format!("{}/healthz", host.url)).send().await;
-            if health.is_ok_and(|r| r.status().is_success()) {
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(1200),
-                "aiphost did not become ready; its log:\n{}",
-                std::fs::read_to_string(&host.log).unwrap_or_default()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        host
     }
-
-    fn rpc(&self, agent: &str) -> String {
-        format!("{}/agents/{agent}/rpc", self.url)
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for PyHost {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    ProcessHost::serve(&dir.join("data"), &bundles, &[])
 }
 
 fn id(prefix: &str) -> String {
@@ -114,7 +53,7 @@ fn product<'a>(answer: &'a Value, id: &str) -> &'a Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_partner_walks_the_lifecycle() {
     let dir = tempfile::tempdir().unwrap();
-    let host = PyHost::start(dir.path(), &["lifecycle-py"]).await;
+    let host = serve_bundles(dir.path(), &["lifecycle-py"]);
     let rpc = host.rpc("lifecycle-py");
 
     let t1 = id("py-life");
@@ -192,7 +131,7 @@ async fn a_python_partner_walks_the_lifecycle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exception_fails_the_task_with_its_reason_and_logs_the_traceback() {
     let dir = tempfile::tempdir().unwrap();
-    let host = PyHost::start(dir.path(), &["lifecycle-py"]).await;
+    let host = serve_bundles(dir.path(), &["lifecycle-py"]);
     let rpc = host.rpc("lifecycle-py");
 
     let t = id("py-raise");
@@ -238,11 +177,10 @@ async fn an_exception_fails_the_task_with_its_reason_and_logs_the_traceback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_examples_answer_like_their_rust_originals() {
     let dir = tempfile::tempdir().unwrap();
-    let host = PyHost::start(
+    let host = serve_bundles(
         dir.path(),
         &["echo", "echo-py", "trip-planner", "trip-planner-py"],
-    )
-    .await;
+    );
 
     let items = json!([{"type": "text", "text": "hello"}, {"type": "data", "data": {"n": [1, 2]}}]);
     let mut echoed = Vec::new();
@@ -363,35 +301,8 @@ async fn scaffold_build_serve_call_in_python() {
     assert!(bundle.join("partner.wasm").is_file());
 
     // Serve the bundle (alone) and call it.
-    let served = dir.path().join("served");
-    std::fs::create_dir_all(&served).unwrap();
-    let port = free_port();
-    let mut child = Command::new(aiphost_bin())
-        .arg("serve")
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data")
-        .arg(dir.path().join("data"))
-        .arg("--agents")
-        .arg(src.join("dist"))
-        .arg("--compiled-cache")
-        .arg(shared_cache())
-        .env("AIPHOST_OPERATOR_TOKEN", OPERATOR_TOKEN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawning aiphost");
-    let rpc = format!("http://127.0.0.1:{port}/agents/shouty/rpc");
-    let started = Instant::now();
-    let client = reqwest::Client::new();
-    while !client
-        .get(format!("http://127.0.0.1:{port}/healthz"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
-    {
-        assert!(started.elapsed() < Duration::from_secs(1200), "not ready");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let host = ProcessHost::serve(&dir.path().join("data"), &src.join("dist"), &[]);
+    let rpc = host.rpc("shouty");
     let t = id("shouty");
     let answer = post(&rpc, &v2("start", &t, json!([]), json!({}))).await;
     assert_eq!(state(&answer), "awaiting-input", "{answer}");
@@ -402,8 +313,6 @@ async fn scaffold_build_serve_call_in_python() {
         product(&answer, "answer")["dataItems"][0]["text"],
         "HELLO PYTHON"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// `agent build` of a Python partner with a Python that lacks the SDK, then one that has the SDK
