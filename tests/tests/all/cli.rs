@@ -28,6 +28,7 @@ fn help_everywhere() {
     for args in [
         vec!["--help"],
         vec!["serve", "--help"],
+        vec!["dev", "--help"],
         vec!["agent", "--help"],
         vec!["agent", "new", "--help"],
         vec!["agent", "build", "--help"],

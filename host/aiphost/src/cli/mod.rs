@@ -1,9 +1,10 @@
-//! Command-line interface: `serve`, `agent new|build|list|publish|versions|rollback|unpublish`,
-//! `call`, `notifications`, `groups`, `tenant`, `key`.
+//! Command-line interface: `serve`, `dev`, `agent new|build|list|publish|versions|rollback|
+//! unpublish`, `call`, `notifications`, `groups`, `tenant`, `key`.
 
 mod admin;
 mod agent;
 mod call;
+mod dev;
 mod groups;
 mod keys;
 mod notifications;
@@ -39,6 +40,9 @@ pub struct LogArgs {
 pub enum Command {
     /// Serve hosted partners over AIP.
     Serve(Box<serve::ServeArgs>),
+    /// Develop a partner: build it, serve it with the bundled partners, and on every change of
+    /// its sources build and publish it again (running tasks finish on their version).
+    Dev(dev::DevArgs),
     /// Create, build and list partners.
     #[command(subcommand)]
     Agent(agent::AgentCommand),
@@ -57,15 +61,21 @@ pub enum Command {
     Key(keys::KeyCommand),
 }
 
-/// Set up `tracing`: human-readable by default, JSON with `--log-json`.
-pub fn init_logging(args: &LogArgs) {
+/// Set up `tracing`: human-readable by default, JSON with `--log-json`. Without `--log` or
+/// `RUST_LOG`, `aiphost dev` shows the partner's log lines and the host's warnings; every other
+/// command the host's info lines.
+pub fn init_logging(args: &LogArgs, command: &Command) {
+    let default = match command {
+        Command::Dev(_) => "warn,partner=trace",
+        _ => "info,wasmtime=warn,cranelift=warn",
+    };
     use tracing_subscriber::EnvFilter;
     let filter = args
         .log
         .as_deref()
         .map(EnvFilter::new)
         .or_else(|| EnvFilter::try_from_default_env().ok())
-        .unwrap_or_else(|| EnvFilter::new("info,wasmtime=warn,cranelift=warn"));
+        .unwrap_or_else(|| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -79,6 +89,7 @@ pub fn init_logging(args: &LogArgs) {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(*args).await,
+        Command::Dev(args) => dev::run(args).await,
         Command::Agent(cmd) => agent::run(cmd).await,
         Command::Call(args) => call::run(args).await,
         Command::Notifications(cmd) => notifications::run(cmd).await,

@@ -18,6 +18,7 @@ mod new;
 mod python;
 mod rust;
 
+pub use build::build;
 pub use lang::Lang;
 
 #[derive(Subcommand, Debug)]
@@ -141,7 +142,7 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
         } => new::new(&name, lang, path, sdk_path),
         AgentCommand::Build { path, out } => {
             let out = out.unwrap_or_else(|| path.join("dist"));
-            build::build(&path, &out).map(drop)
+            build::build(&path, &out, true).map(drop)
         }
         AgentCommand::List { agents, output } => list(&agents, &output),
         AgentCommand::Publish { bundle, admin } => publish(&bundle, &admin).await,
@@ -311,7 +312,7 @@ fn value_rows(values: &serde_json::Value) -> Vec<serde_json::Value> {
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Upload a bundle, showing what happens (the host compiles it, which can take a second).
-async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
+pub async fn publish(bundle: &Path, admin: &AdminArgs) -> anyhow::Result<()> {
     use base64::Engine as _;
     let manifest_path = bundle.join(MANIFEST_FILE);
     let manifest = std::fs::read_to_string(&manifest_path)
