@@ -64,11 +64,16 @@ async fn list_health_and_metrics() {
         [
             "chunked",
             "echo",
+            "echo-js",
+            "echo-py",
             "fetcher",
             "hostile",
+            "lab-ts",
+            "lifecycle-py",
             "stats",
             "tck",
-            "trip-planner"
+            "trip-planner",
+            "trip-planner-py"
         ]
     );
 
