@@ -241,7 +241,13 @@ async fn one_completed_task(bin: &Path, agents: &Path) -> anyhow::Result<TaskWri
     let data = tempfile::tempdir()?;
     let agents_arg = agents.to_string_lossy();
     {
-        let host = Host::start_in(bin, data.path(), free_port()?, &["--agents", &agents_arg])?;
+        let cache = crate::compiled_cache(bin);
+        let host = Host::start_in(
+            bin,
+            data.path(),
+            free_port()?,
+            &["--agents", &agents_arg, "--compiled-cache", &cache],
+        )?;
         let (client, url) = (
             reqwest::Client::new(),
             format!("{}/agents/echo/rpc", host.url),
@@ -502,7 +508,15 @@ async fn startup(bin: &Path, agents: &Path, partners: u64) -> anyhow::Result<()>
     let token = "bench-operator-token-0123456789abcdef";
     let port = free_port()?;
     let base = format!("http://127.0.0.1:{port}");
-    let spawn = || Host::start_in(bin, data.path(), port, &["--operator-token", token]);
+    let cache = crate::compiled_cache(bin);
+    let spawn = || {
+        Host::start_in(
+            bin,
+            data.path(),
+            port,
+            &["--operator-token", token, "--compiled-cache", &cache],
+        )
+    };
     let serving = |want: u64| {
         let base = base.clone();
         async move {
