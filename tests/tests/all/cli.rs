@@ -84,6 +84,12 @@ async fn scaffold_build_serve_call() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(src.join("partner.toml").is_file() && src.join("src/lib.rs").is_file());
+    // The SDK by version; this checkout's SDK only as a patch over it.
+    let cargo_toml = std::fs::read_to_string(src.join("Cargo.toml")).unwrap();
+    let (deps, patch) = cargo_toml.split_once("[patch.crates-io]").unwrap();
+    assert!(deps.contains("aiphost-sdk = \"0.1\""), "{cargo_toml}");
+    assert!(!deps.contains("path ="), "{cargo_toml}");
+    assert!(patch.contains("sdk/rust"), "{cargo_toml}");
     let again = aiphost(&["agent", "new", "shout", "--path", src.to_str().unwrap()]);
     assert!(!again.status.success() && stderr(&again).contains("already exists"));
 

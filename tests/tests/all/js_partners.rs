@@ -236,7 +236,16 @@ async fn scaffold_js_and_ts_build_serve_call() {
             src.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
-        assert!(src.join("package.json").is_file());
+        // The SDK by version; this checkout's SDK linked in node_modules, not named by path.
+        let package: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(src.join("package.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            package["devDependencies"]["@aiphost/sdk"], "^0.1.0",
+            "{package}"
+        );
+        let link = std::fs::read_link(src.join("node_modules/@aiphost/sdk")).unwrap();
+        assert_eq!(link, repo_root().join("sdk/js").canonicalize().unwrap());
         assert!(src.join(format!("src/partner.{lang}")).is_file());
 
         // The template's test runs natively against the SDK's mock host.
@@ -276,6 +285,27 @@ async fn scaffold_js_and_ts_build_serve_call() {
         assert!(progress.contains("quickjs"), "{progress}");
         assert!(dist.join(name).join("partner.wasm").is_file());
     }
+
+    // A --sdk-path that is not the SDK is refused before anything is written.
+    let elsewhere = dir.path().join("elsewhere");
+    let out = aiphost(&[
+        "agent",
+        "new",
+        "elsewhere",
+        "--lang",
+        "js",
+        "--path",
+        elsewhere.to_str().unwrap(),
+        "--sdk-path",
+        dist.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("is not the JavaScript SDK"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!elsewhere.exists());
 
     let serve = ProcessHost::serve(&dir.path().join("data"), &dist, &[]);
     for name in ["shout-js", "shout-ts"] {

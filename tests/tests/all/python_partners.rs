@@ -46,6 +46,24 @@ fn product<'a>(answer: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no product {id} in {answer}"))
 }
 
+/// Ask lifecycle-py (a new task each time) what the last end hook recorded, until it is
+/// `expected`, for at most 10 s.
+async fn wait_until_ended_says(rpc: &str, expected: &str) {
+    let started = Instant::now();
+    loop {
+        let answer = post(rpc, &v2("start", &id("py-life"), text("ended?"), json!({}))).await;
+        let said = product(&answer, "ended")["dataItems"][0]["text"].clone();
+        if said == json!(expected) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the end hook did not record {expected:?}: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The lifecycle of the Rust echo's tests, on a Python partner: start to awaiting-input, continue
 /// (with commandParams) to awaiting-completion with the task's and the partner's KV counts carried
 /// across turns, complete; a cancel of a waiting task; and both end hooks ran (they record in the
@@ -77,31 +95,18 @@ async fn a_python_partner_walks_the_lifecycle() {
     let answer = post(&rpc, &v2("complete", &t1, json!([]), json!({}))).await;
     assert_eq!(state(&answer), "completed");
 
+    // The end hooks run after the answer (in their own invocation): wait for what they record.
+    wait_until_ended_says(&rpc, &format!("{t1} completed by leader")).await;
+
     // A second task: its own turn count, the partner's total goes on.
     let t2 = id("py-life");
-    let answer = post(&rpc, &v2("start", &t2, text("ended?"), json!({}))).await;
-    let said = &product(&answer, "ended")["dataItems"][0]["text"];
-    assert_eq!(said, &json!(format!("{t1} completed by leader")));
+    let answer = post(&rpc, &v2("start", &t2, text("ask"), json!({}))).await;
+    assert_eq!(status_text(&answer), "what next? (turn 1)");
     let answer = post(&rpc, &v2("continue", &t2, text("ask"), json!({}))).await;
     assert_eq!(status_text(&answer), "what next? (turn 2)");
     let answer = post(&rpc, &v2("cancel", &t2, json!([]), json!({}))).await;
     assert_eq!(state(&answer), "canceled");
-
-    // The cancel hook runs after the answer: wait for what it records.
-    let started = Instant::now();
-    loop {
-        let t = id("py-life");
-        let answer = post(&rpc, &v2("start", &t, text("ended?"), json!({}))).await;
-        let said = product(&answer, "ended")["dataItems"][0]["text"].clone();
-        if said == json!(format!("{t2} canceled by leader")) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the cancel hook did not record: {said}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until_ended_says(&rpc, &format!("{t2} canceled by leader")).await;
 
     let answer = post(&rpc, &v2("get", &t1, json!([]), json!({}))).await;
     let states: Vec<&str> = result(&answer)["statusHistory"]
@@ -271,6 +276,15 @@ async fn scaffold_build_serve_call_in_python() {
     ] {
         assert!(src.join(file).is_file(), "{file} missing");
     }
+    // The SDK by version; this checkout's SDK only as uv's source for it.
+    let pyproject = std::fs::read_to_string(src.join("pyproject.toml")).unwrap();
+    let (project, sources) = pyproject.split_once("[tool.uv.sources]").unwrap();
+    assert!(
+        project.contains(r#"dependencies = ["aiphost-sdk~=0.1.0"]"#),
+        "{pyproject}"
+    );
+    assert!(!project.contains("file:"), "{pyproject}");
+    assert!(sources.contains("sdk/python"), "{pyproject}");
 
     let pytest = Command::new(repo_root().join(".venv/bin/python"))
         .args(["-m", "pytest", "-q"])

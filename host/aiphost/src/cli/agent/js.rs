@@ -9,28 +9,56 @@ use std::process::Command;
 /// The SDK's build tool, relative to the SDK.
 const BUILD_TOOL: &str = "bin/aiphost-build.mjs";
 
+/// The version requirement a new partner puts on the SDK.
+const SDK_REQUIREMENT: &str = "^0.1.0";
+
 /// The SDK this aiphost was built with, when it still sits beside it.
 fn default_sdk_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/js")
 }
 
-/// The files of a new partner; `ts` writes TypeScript.
-pub fn template(names: &Names, ts: bool) -> anyhow::Result<Vec<(String, String)>> {
-    let Names {
-        id,
-        title,
-        sdk_path,
-        ..
-    } = names;
+/// Install a local SDK into the new partner in `dir`, as `npm install --no-save SDK` would: a
+/// link `node_modules/@aiphost/sdk` to it (the SDK's own tools stay installed beside it).
+///
+/// The partner's package.json depends on the SDK by version, as on any package; until
+/// @aiphost/sdk is on npm, that version is only found in a checkout: the one given with
+/// --sdk-path, else the one this aiphost was built from, if it is still there. (npm has no
+/// equivalent of cargo's [patch] for a direct dependency: its `overrides` refuse one.) The link
+/// is machine-local and ignored by git; a later `npm install` keeps it, since the linked SDK's
+/// version satisfies the requirement (npm records it in package-lock.json as a link).
+/// Returns the SDK linked, or `None` when none is known (the partner then installs it from npm).
+pub fn link_local_sdk(dir: &Path, sdk_path: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     let sdk = match sdk_path {
         Some(sdk) => sdk.to_path_buf(),
-        None => default_sdk_path().canonicalize().with_context(|| {
-            format!(
-                "the JavaScript SDK is not at {} (pass --sdk-path)",
-                default_sdk_path().display()
-            )
-        })?,
+        None => match default_sdk_path().canonicalize() {
+            Ok(sdk) => sdk,
+            Err(_) => return Ok(None),
+        },
     };
+    if !sdk.join(BUILD_TOOL).is_file() {
+        bail!(
+            "{} is not the JavaScript SDK (it has no {BUILD_TOOL})",
+            sdk.display()
+        );
+    }
+    let scope = dir.join("node_modules/@aiphost");
+    std::fs::create_dir_all(&scope).with_context(|| format!("creating {}", scope.display()))?;
+    let link = scope.join("sdk");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&sdk, &link)
+        .with_context(|| format!("linking {} to {}", link.display(), sdk.display()))?;
+    #[cfg(not(unix))]
+    bail!(
+        "linking a local SDK needs a Unix host; run `npm install --no-save {}` in {}",
+        sdk.display(),
+        dir.display()
+    );
+    Ok(Some(sdk))
+}
+
+/// The files of a new partner; `ts` writes TypeScript.
+pub fn template(names: &Names, ts: bool) -> anyhow::Result<Vec<(String, String)>> {
+    let Names { id, title, .. } = names;
     let ext = if ts { "ts" } else { "js" };
     let test_cmd = if ts {
         "node --import @aiphost/sdk/register-ts --test test/partner.test.ts"
@@ -48,7 +76,7 @@ pub fn template(names: &Names, ts: bool) -> anyhow::Result<Vec<(String, String)>
             "test": test_cmd,
         },
         "devDependencies": {
-            "@aiphost/sdk": format!("file:{}", sdk.display()),
+            "@aiphost/sdk": SDK_REQUIREMENT,
         },
     });
     let package = serde_json::to_string_pretty(&package)? + "\n";
@@ -134,31 +162,17 @@ const TSCONFIG: &str = r#"{
 "#;
 
 /// The SDK the partner in `dir` builds with: the one it installed (`node_modules/@aiphost/sdk`),
-/// the `file:` one its package.json names, or the one beside this aiphost.
+/// else the one beside this aiphost.
 fn find_sdk(dir: &Path) -> anyhow::Result<PathBuf> {
     let installed = dir.join("node_modules/@aiphost/sdk");
-    if installed.join(BUILD_TOOL).is_file() {
-        return Ok(installed);
-    }
-    let named = std::fs::read_to_string(dir.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|pkg| {
-            ["dependencies", "devDependencies"].iter().find_map(|key| {
-                pkg[key]["@aiphost/sdk"]
-                    .as_str()
-                    .and_then(|spec| spec.strip_prefix("file:"))
-                    .map(|path| dir.join(path))
-            })
-        });
-    for sdk in named.into_iter().chain([default_sdk_path()]) {
+    for sdk in [installed.clone(), default_sdk_path()] {
         if sdk.join(BUILD_TOOL).is_file() {
             return Ok(sdk);
         }
     }
     bail!(
-        "the JavaScript SDK (@aiphost/sdk) was not found: not in {}, nor named by a file: dependency \
-         in package.json, nor at {}; install it (npm install @aiphost/sdk) or scaffold with --sdk-path",
+        "the JavaScript SDK (@aiphost/sdk) was not found: not in {}, nor at {}; install it \
+         (npm install @aiphost/sdk, or npm install --no-save PATH-TO-SDK from a checkout)",
         installed.display(),
         default_sdk_path().display()
     )

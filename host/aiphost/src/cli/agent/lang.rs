@@ -29,7 +29,8 @@ pub struct Names<'a> {
     pub title: &'a str,
     /// A type name, e.g. `TripPlanner`.
     pub type_name: &'a str,
-    /// The SDK to depend on, if the author named one (`--sdk-path`).
+    /// A local SDK checkout to use instead of the published SDK, if the author named one
+    /// (`--sdk-path`).
     pub sdk_path: Option<&'a Path>,
 }
 

@@ -33,7 +33,9 @@ pub enum AgentCommand {
         /// Where to create it (default: ./NAME).
         #[arg(long)]
         path: Option<PathBuf>,
-        /// The aiphost SDK to depend on (default: the SDK this aiphost was built with).
+        /// A local checkout of the language's SDK (sdk/rust, sdk/python or sdk/js) to use instead
+        /// of the published one; the partner still depends on the SDK by version (default: the
+        /// SDK beside the aiphost that runs this, when it is there).
         #[arg(long)]
         sdk_path: Option<PathBuf>,
     },

@@ -1,5 +1,6 @@
 //! `aiphost agent new`: a partner that builds as-is, in any of the languages.
 
+use super::js;
 use super::lang::{Lang, Names};
 use aiphost::agent::MANIFEST_FILE;
 use anyhow::{Context, bail};
@@ -53,6 +54,15 @@ pub fn new(
         sdk_path: sdk_path.as_deref(),
     };
     let mut files = lang.template(&names)?;
+    // First, since it refuses a --sdk-path that is not the SDK before anything is written.
+    if matches!(lang, Lang::Js | Lang::Ts)
+        && let Some(sdk) = js::link_local_sdk(&dir, sdk_path.as_deref())?
+    {
+        eprintln!(
+            "linked node_modules/@aiphost/sdk to {} (package.json asks for it by version)",
+            sdk.display()
+        );
+    }
     files.push((MANIFEST_FILE.to_string(), manifest(&names)));
     for (file, content) in files {
         let at = dir.join(&file);

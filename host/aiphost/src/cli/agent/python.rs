@@ -16,6 +16,9 @@ fn checkout() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The version requirement a new partner puts on the SDK (`~=0.1.0`: any 0.1.x).
+const SDK_REQUIREMENT: &str = "0.1.0";
+
 /// The Python SDK this aiphost was built with, when it still sits beside it.
 fn default_sdk_path() -> PathBuf {
     checkout().join("sdk/python")
@@ -28,14 +31,31 @@ pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         type_name,
         sdk_path,
     } = names;
-    // The SDK is not on PyPI yet: point at a local copy when there is one.
+    // The partner depends on the SDK by version, as on any package. Until aiphost-sdk is on PyPI,
+    // that version is found in a local checkout: the one given with --sdk-path, else the one this
+    // aiphost was built from, if it is still there. uv takes it from `[tool.uv.sources]` (the
+    // equivalent of cargo's [patch]); pip users install it first (`pip install -e SDK`), which
+    // satisfies the requirement. `aiphost agent build` does not read the dependency at all: it
+    // builds with the Python that has the SDK installed.
     let sdk = match sdk_path {
         Some(sdk) => Some(sdk.to_path_buf()),
-        None => default_sdk_path().canonicalize().ok(),
+        None => default_sdk_path()
+            .canonicalize()
+            .ok()
+            .filter(|dir| dir.join("pyproject.toml").is_file()),
     };
-    let dependency = match sdk {
-        Some(sdk) => format!("aiphost-sdk @ file://{}", sdk.display()),
-        None => "aiphost-sdk".to_string(),
+    let sources = match &sdk {
+        Some(sdk) => format!(
+            r#"
+# aiphost-sdk from a local checkout instead of PyPI (`aiphost agent new` writes this when it
+# knows one: --sdk-path, or the SDK beside the aiphost that scaffolded this partner). uv reads
+# it; with pip, run `pip install -e {sdk}` first. Delete it to use the published package.
+[tool.uv.sources]
+aiphost-sdk = {{ path = {sdk:?}, editable = true }}
+"#,
+            sdk = sdk.display().to_string()
+        ),
+        None => String::new(),
     };
     let pyproject = format!(
         r#"[project]
@@ -43,7 +63,7 @@ name = "{id}"
 version = "0.1.0"
 description = "{title}: an aiphost partner."
 requires-python = ">=3.11"
-dependencies = ["{dependency}"]
+dependencies = ["aiphost-sdk~={SDK_REQUIREMENT}"]
 
 # The module `aiphost agent build` makes the component from.
 [tool.aiphost]
@@ -52,7 +72,7 @@ module = "app"
 [tool.pytest.ini_options]
 pythonpath = ["."]
 testpaths = ["tests"]
-"#
+{sources}"#
     );
     let app = format!(
         r#""""{title}: an aiphost partner."""
