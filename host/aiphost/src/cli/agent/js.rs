@@ -21,19 +21,14 @@ fn default_sdk_path() -> PathBuf {
 /// link `node_modules/@aiphost/sdk` to it (the SDK's own tools stay installed beside it).
 ///
 /// The partner's package.json depends on the SDK by version, as on any package; until
-/// @aiphost/sdk is on npm, that version is only found in a checkout: the one given with
-/// --sdk-path, else the one this aiphost was built from, if it is still there. (npm has no
+/// @aiphost/sdk is on npm, that version is only found in a checkout (`Names::local_sdk`). (npm has no
 /// equivalent of cargo's [patch] for a direct dependency: its `overrides` refuse one.) The link
 /// is machine-local and ignored by git; a later `npm install` keeps it, since the linked SDK's
 /// version satisfies the requirement (npm records it in package-lock.json as a link).
 /// Returns the SDK linked, or `None` when none is known (the partner then installs it from npm).
-pub fn link_local_sdk(dir: &Path, sdk_path: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
-    let sdk = match sdk_path {
-        Some(sdk) => sdk.to_path_buf(),
-        None => match default_sdk_path().canonicalize() {
-            Ok(sdk) => sdk,
-            Err(_) => return Ok(None),
-        },
+pub fn link_local_sdk(dir: &Path, names: &Names) -> anyhow::Result<Option<PathBuf>> {
+    let Some(sdk) = names.local_sdk(&default_sdk_path(), BUILD_TOOL) else {
+        return Ok(None);
     };
     if !sdk.join(BUILD_TOOL).is_file() {
         bail!(

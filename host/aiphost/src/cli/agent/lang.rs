@@ -34,6 +34,22 @@ pub struct Names<'a> {
     pub sdk_path: Option<&'a Path>,
 }
 
+impl Names<'_> {
+    /// The local SDK checkout a new partner takes its SDK from until the SDK is published:
+    /// `--sdk-path`, else `beside` (the SDK this aiphost was built from) if it is still there,
+    /// recognised by its file `marker`. The partner still depends on the SDK by version; each
+    /// language points its package manager at the checkout in its own way.
+    pub fn local_sdk(&self, beside: &Path, marker: &str) -> Option<PathBuf> {
+        match self.sdk_path {
+            Some(sdk) => Some(sdk.to_path_buf()),
+            None => beside
+                .canonicalize()
+                .ok()
+                .filter(|dir| dir.join(marker).is_file()),
+        }
+    }
+}
+
 impl Lang {
     /// The language of the partner in `dir`, told by its project file.
     pub fn of(dir: &Path) -> anyhow::Result<Lang> {

@@ -56,7 +56,7 @@ pub fn new(
     let mut files = lang.template(&names)?;
     // First, since it refuses a --sdk-path that is not the SDK before anything is written.
     if matches!(lang, Lang::Js | Lang::Ts)
-        && let Some(sdk) = js::link_local_sdk(&dir, sdk_path.as_deref())?
+        && let Some(sdk) = js::link_local_sdk(&dir, &names)?
     {
         eprintln!(
             "linked node_modules/@aiphost/sdk to {} (package.json asks for it by version)",

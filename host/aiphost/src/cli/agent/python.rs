@@ -29,21 +29,14 @@ pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         id,
         title,
         type_name,
-        sdk_path,
+        ..
     } = names;
     // The partner depends on the SDK by version, as on any package. Until aiphost-sdk is on PyPI,
-    // that version is found in a local checkout: the one given with --sdk-path, else the one this
-    // aiphost was built from, if it is still there. uv takes it from `[tool.uv.sources]` (the
+    // that version is found in a local checkout: uv takes it from `[tool.uv.sources]` (the
     // equivalent of cargo's [patch]); pip users install it first (`pip install -e SDK`), which
     // satisfies the requirement. `aiphost agent build` does not read the dependency at all: it
     // builds with the Python that has the SDK installed.
-    let sdk = match sdk_path {
-        Some(sdk) => Some(sdk.to_path_buf()),
-        None => default_sdk_path()
-            .canonicalize()
-            .ok()
-            .filter(|dir| dir.join("pyproject.toml").is_file()),
-    };
+    let sdk = names.local_sdk(&default_sdk_path(), "pyproject.toml");
     let sources = match &sdk {
         Some(sdk) => format!(
             r#"

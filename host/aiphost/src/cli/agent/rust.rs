@@ -20,20 +20,13 @@ pub fn template(names: &Names) -> anyhow::Result<Vec<(String, String)>> {
         id,
         title,
         type_name,
-        sdk_path,
+        ..
     } = names;
     // The partner depends on the SDK by version, as it would on any crate. Until aiphost-sdk is on
-    // crates.io, that version is only found through a `[patch.crates-io]` to a checkout: the one
-    // given with --sdk-path, else the one this aiphost was built from, if it is still there.
-    // Without either the partner asks crates.io (and the patch is all a local build needs: with
-    // the published crate, nothing has to be deleted, the patch merely takes precedence).
-    let sdk = match sdk_path {
-        Some(sdk) => Some(sdk.to_path_buf()),
-        None => default_sdk_path()
-            .canonicalize()
-            .ok()
-            .filter(|dir| dir.join("Cargo.toml").is_file()),
-    };
+    // crates.io, that version is only found through a `[patch.crates-io]` to a checkout.
+    // Without one the partner asks crates.io (and the patch is all a local build needs: with the
+    // published crate, nothing has to be deleted, the patch merely takes precedence).
+    let sdk = names.local_sdk(&default_sdk_path(), "Cargo.toml");
     let patch = match &sdk {
         Some(sdk) => format!(
             r#"
