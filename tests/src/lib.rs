@@ -728,6 +728,24 @@ pub async fn metric(host_url: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("{name} missing from {host_url}/metrics"))
 }
 
+/// Wait until the host's `/metrics` shows `name` at `at_least` or more, and return it (panics
+/// after `limit`). A counter moves after the exchange it counts ends, so a test that has only
+/// seen the request arrive (at a receiver, say) polls for it.
+pub async fn metric_reaches(host_url: &str, name: &str, at_least: u64, limit: Duration) -> u64 {
+    let deadline = Instant::now() + limit;
+    loop {
+        let value = metric_if_any(host_url, name).await.unwrap_or(0);
+        if value >= at_least {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} is {value} after {limit:?}, expected at least {at_least}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// One notification a [`Receiver`] got.
 #[derive(Clone, Debug)]
 pub struct Hit {
