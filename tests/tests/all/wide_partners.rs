@@ -2,14 +2,10 @@
 //! links 14 core instances, and a large component compiles for seconds. The host takes them as
 //! they are (issue 16 item 3).
 
-use aiphost_tests::tenants::{create_tenant, example_manifest, publish};
+use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
 use aiphost_tests::*;
 use serde_json::json;
 use std::time::Duration;
-
-fn bundle_component(agent: &str) -> Vec<u8> {
-    std::fs::read(plugins_dist().join(agent).join("partner.wasm")).expect("a bundled component")
-}
 
 /// Sixteen Python invocations at once through a pool of two slots: each waits for its share of
 /// the pool, none fails. (At 8 core instances per slot, two 14-instance Python instances did not
@@ -68,7 +64,7 @@ async fn a_small_publish_does_not_wait_for_a_large_one_to_compile() {
                 &url,
                 &tenant,
                 &example_manifest("echo-py", "large-py", ""),
-                &bundle_component("echo-py"),
+                &example_component("echo-py"),
             )
             .await
         })
@@ -84,7 +80,7 @@ async fn a_small_publish_does_not_wait_for_a_large_one_to_compile() {
         &host.url,
         &tenant,
         &example_manifest("echo", "small", ""),
-        &bundle_component("echo"),
+        &example_component("echo"),
     )
     .await;
     assert_eq!(status, 201, "{body}");
