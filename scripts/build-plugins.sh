@@ -29,7 +29,7 @@ else
 fi
 
 step "building partners (cargo build --release --target $target)"
-cargo build --release --target "$target" --manifest-path "$plugins/Cargo.toml"
+cargo build --locked --release --target "$target" --manifest-path "$plugins/Cargo.toml"
 
 # The value of `key = "..."` in the [section] table of a TOML file (plain string values only).
 toml_string() {

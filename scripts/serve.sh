@@ -8,4 +8,4 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 bash scripts/build-plugins.sh >&2
-exec cargo run --release -p aiphost -- serve --agents plugins/dist "$@"
+exec cargo run --locked --release -p aiphost -- serve --agents plugins/dist "$@"

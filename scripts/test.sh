@@ -31,22 +31,22 @@ cargo fmt --all -- --check
 (cd plugins && cargo fmt -- --check)
 
 step "lints"
-cargo clippy --workspace --all-targets -- -D warnings
-(cd plugins && cargo clippy --target wasm32-wasip2 -- -D warnings)
+cargo clippy --locked --workspace --all-targets -- -D warnings
+(cd plugins && cargo clippy --locked --target wasm32-wasip2 -- -D warnings)
 
 step "partner unit tests (native)"
-(cd plugins && cargo test)
+(cd plugins && cargo test --locked)
 (cd sdk/js && node --test test/)
 for dir in sdk/python plugins/*/pyproject.toml; do (cd "${dir%/pyproject.toml}" && "$root/.venv/bin/python" -m pytest -q); done
 
 # One build of everything (tests, binaries, benchmarks) with one feature set: the end-to-end tests
 # run this build's binary and the benchmark smoke run its binaries, so nothing is built twice.
 step "build (every crate, test and binary, once)"
-cargo build --workspace --all-targets
+cargo build --locked --workspace --all-targets
 target="${CARGO_TARGET_DIR:-$root/target}"
 
 step "host, SDK and end-to-end tests"
-AIPHOST_BIN="$target/debug/aiphost" cargo test --workspace
+AIPHOST_BIN="$target/debug/aiphost" cargo test --locked --workspace
 
 step "A2A conformance kit at level MUST against the tck partner (../shared/a2a-tck)"
 AIPHOST_BIN="$target/debug/aiphost" bash scripts/a2a-tck.sh

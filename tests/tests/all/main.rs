@@ -12,6 +12,7 @@ mod durability;
 mod endpoints;
 mod group;
 mod hostile;
+mod install;
 mod interop_acps_sdk;
 mod js_partners;
 mod mtls;
