@@ -81,14 +81,14 @@ fn a_lock_the_registry_has_outgrown_still_installs() {
         std::fs::read(sdk.path().join("package-lock.json")).unwrap(),
         before
     );
-    let installed: Value = serde_json::from_slice(
-        &std::fs::read(
-            sdk.path()
-                .join("node_modules/@andreiltd/componentize-qjs-binding-linux-x64-gnu/package.json"),
+    let installed: Value =
+        serde_json::from_slice(
+            &std::fs::read(sdk.path().join(
+                "node_modules/@andreiltd/componentize-qjs-binding-linux-x64-gnu/package.json",
+            ))
+            .unwrap(),
         )
-        .unwrap(),
-    )
-    .unwrap();
+        .unwrap();
     assert_eq!(installed["version"], "0.4.5");
 
     // Installed once, the second run is a no-op.
