@@ -127,7 +127,7 @@ start_host() {
     pid=$!
     base="http://127.0.0.1:$port"
     for _ in $(seq 1 1200); do
-        curl -s -o /dev/null "$base/healthz" && return 0
+        curl -sf -o /dev/null "$base/readyz" && return 0
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done

@@ -75,7 +75,7 @@ host_pid=$!
 cleanup() { kill "$host_pid" 2>/dev/null || true; wait "$host_pid" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT
 for _ in $(seq 1 600); do
-    if "$python" -c "import httpx,sys; sys.exit(0 if httpx.get('http://127.0.0.1:$port/healthz').status_code == 200 else 1)" 2>/dev/null; then
+    if "$python" -c "import httpx,sys; sys.exit(0 if httpx.get('http://127.0.0.1:$port/readyz').status_code == 200 else 1)" 2>/dev/null; then
         break
     fi
     kill -0 "$host_pid" 2>/dev/null || { cat "$log" >&2; echo "error: the host exited" >&2; exit 1; }

@@ -49,7 +49,7 @@ for run in $(seq 1 "$runs"); do
             "${extra[@]}" >/dev/null 2>&1 &
         pid=$!
         url="http://127.0.0.1:$port"
-        for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+        for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
         rpc="$url/agents/echo/rpc"
         wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
         before_inv=$(metric "$url" aiphost_invocations_total)

@@ -10,7 +10,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error --max-live-tasks 1000000000 >/dev/null 2>&1 &
 pid=$!
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
 m() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 wrk -t2 -c"$conns" -d2s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion warm >/dev/null
 f0=$(m aiphost_store_flushes_total); c0=$(m aiphost_store_changes_total); i0=$(m aiphost_invocations_total)

@@ -46,7 +46,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pid=$!
 url="http://127.0.0.1:$port$path"
 for _ in $(seq 1 600); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break
+    curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break
     kill -0 "$pid" 2>/dev/null || { echo "aiphost exited" >&2; exit 1; }
     sleep 0.1
 done

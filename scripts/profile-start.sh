@@ -17,7 +17,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
     --max-live-tasks 1000000000 >/dev/null 2>&1 &
 pid=$!
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
 wrk -t2 -c"$conns" -d2s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion warm >/dev/null
 wrk -t2 -c"$conns" -d8s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion run >"$out.wrk" &
 load=$!

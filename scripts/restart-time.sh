@@ -50,7 +50,7 @@ if [[ -e "$data/filled" ]]; then
     taken=$(cat "$data/filled")
 else
     serve
-    for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+    for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
     # The task checked after each restart: the first one stored.
     curl -s -H 'Content-Type: application/json' -d "$(probe start)" "$url/agents/echo/rpc" >/dev/null
     wrk -t2 -c16 -d60m -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion fill >/dev/null &
@@ -74,7 +74,7 @@ times=()
 for r in $(seq 1 "$restarts"); do
     t0=$(now_ms)
     serve
-    until curl -s -o /dev/null "$url/healthz"; do
+    until curl -sf -o /dev/null "$url/readyz"; do
         kill -0 "$pid" 2>/dev/null || { echo "the host died while starting" >&2; exit 1; }
         sleep 0.01
     done

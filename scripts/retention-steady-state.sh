@@ -31,7 +31,7 @@ pid=$!
 trap 'kill $pid $load 2>/dev/null || true; rm -rf "$data"' EXIT
 load=""
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 wrk -t2 -c16 -d"${minutes}m" -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion steady >/dev/null &
 load=$!

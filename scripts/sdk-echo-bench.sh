@@ -63,7 +63,7 @@ serve() {
         --max-live-tasks 1000000000 --log error >/dev/null 2>&1 &
     pid=$!
     url="http://127.0.0.1:$port"
-    for _ in $(seq 1 6000); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.05; done
+    for _ in $(seq 1 6000); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.05; done
     ready=$(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
 }
 

@@ -29,7 +29,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$data" "$trace"' EXIT
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -s -o /dev/null "$url/healthz" && break; sleep 0.1; done
+for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 rpc="$url/agents/echo/rpc"
 wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion warm >/dev/null

@@ -291,7 +291,9 @@ impl TestHost {
             .as_ref()
             .map(|url| url.parse().expect("an inbox broker as an AMQP URL"));
         config.http = options.http.clone();
-        Server::start(config).await.expect("starting the host")
+        let server = Server::start(config).await.expect("starting the host");
+        server.ready().await;
+        server
     }
 
     /// The rpc URL of `agent`.
@@ -366,7 +368,8 @@ impl ProcessHost {
     fn wait_ready(&self, limit: Duration) {
         let started = Instant::now();
         loop {
-            if answers_ok(&format!("{}/healthz", self.url)) {
+            // Ready, not only alive: partners compile after the port is bound.
+            if answers_ok(&format!("{}/readyz", self.url)) {
                 return;
             }
             assert!(

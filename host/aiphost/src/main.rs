@@ -11,6 +11,23 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// An error and its causes, each said once: a cause whose text its error already includes
+/// (thiserror's `#[error("...: {0}")]` with `#[from]`) is not said again.
+fn words(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 fn main() -> std::process::ExitCode {
     let args = cli::Cli::parse();
     cli::init_logging(&args.log, &args.command);
@@ -27,11 +44,9 @@ fn main() -> std::process::ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            // `{:#}` names each cause of the chain once (the error types keep their sources out
-            // of their own texts). Written, not `eprintln!`ed: a closed stderr is no reason to
-            // panic on the way out.
+            // Written, not `eprintln!`ed: a closed stderr is no reason to panic on the way out.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", words(&e));
             std::process::ExitCode::FAILURE
         }
     }

@@ -126,19 +126,26 @@ pub enum ServerError {
         /// Why.
         source: std::io::Error,
     },
+    /// The thread that compiles partners could not be started.
+    #[error("cannot start the thread that compiles partners: {source}")]
+    Compile {
+        /// Why.
+        source: std::io::Error,
+    },
     /// The listening address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {}", listen_words(cause))]
     Listen {
         /// The address asked for.
         addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
+        /// Why (not a `source`: its words are said here, with the hint that fixes it).
+        cause: std::io::Error,
     },
 }
 
 /// A host serving HTTP until [`Server::shutdown`].
 pub struct Server {
     scheme: &'static str,
+    agents: Arc<Registry>,
     addr: SocketAddr,
     engine: TaskEngine,
     groups: Groups,
@@ -147,8 +154,25 @@ pub struct Server {
 }
 
 impl Server {
-    /// Open the store, load the partners, re-arm timers and start serving.
+    /// Bind the port, open the store, read the partners, re-arm timers and start serving; the
+    /// partners' components compile in the background, each serving once it is ready.
     pub async fn start(config: ServerConfig) -> Result<Self, ServerError> {
+        // First, so a busy port is said at once rather than after everything else.
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|cause| ServerError::Listen {
+                addr: config.listen,
+                cause,
+            })?;
+        let addr = listener.local_addr().map_err(|cause| ServerError::Listen {
+            addr: config.listen,
+            cause,
+        })?;
+        // Then the TLS files: a wrong path or key is said before anything is opened.
+        let tls = match &config.tls {
+            Some(files) => Some(transport::tls::server_config(files)?),
+            None => None,
+        };
         std::fs::create_dir_all(&config.data_dir).map_err(|source| ServerError::DataDir {
             path: config.data_dir.display().to_string(),
             source,
@@ -156,7 +180,8 @@ impl Server {
         let store =
             Store::open_with_cache(&config.data_dir.join("store"), config.store_cache_bytes)?;
         let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
-        let agents = Arc::new(Registry::load_dirs(&runtime, &config.agent_dirs)?);
+        let (agents, mut compiles) = Registry::load_dirs(&runtime, &config.agent_dirs)?;
+        let agents = Arc::new(agents);
         if agents.is_empty() {
             tracing::warn!(dirs = ?config.agent_dirs, "no partner bundles found; serving no agents");
         }
@@ -176,7 +201,7 @@ impl Server {
         if pending > 0 {
             tracing::info!(tasks = pending, "resuming undelivered notifications");
         }
-        let tenancy = Tenancy::open(
+        let (tenancy, published) = Tenancy::open(
             store.clone(),
             runtime.clone(),
             agents.clone(),
@@ -186,6 +211,17 @@ impl Server {
                 default_quotas: config.tenant_quotas.clone(),
             },
         )?;
+        compiles.extend(published);
+        let stop = CancellationToken::new();
+        // Compiles take cores, not the runtime's threads: the host serves meanwhile.
+        {
+            let runtime = runtime.clone();
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("aiphost-compile".into())
+                .spawn(move || Registry::compile_all(&runtime, compiles, &|| stop.is_cancelled()))
+                .map_err(|source| ServerError::Compile { source })?;
+        }
         let mut group_config = config.groups.clone();
         if let Some(broker) = &group_config.inbox_broker {
             // Groups invited through the inbox live on the operator's own broker.
@@ -196,7 +232,6 @@ impl Server {
         if resumed > 0 {
             tracing::info!(memberships = resumed, "resuming group memberships");
         }
-        let stop = CancellationToken::new();
         if let Some(broker) = &config.groups.inbox_broker {
             crate::group::inbox::spawn(
                 groups.clone(),
@@ -213,24 +248,12 @@ impl Server {
                 "failed the tasks whose invocation was running when the host stopped"
             );
         }
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| ServerError::Listen {
-                addr: config.listen,
-                source,
-            })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| ServerError::Listen {
-                addr: config.listen,
-                source,
-            })?;
         let connections = Arc::new(ConnectionStats::default());
         let app = transport::router(AppState {
             engine: engine.clone(),
             notifier,
             groups: groups.clone(),
-            agents,
+            agents: agents.clone(),
             tenancy: tenancy.clone(),
             config: Arc::new(HttpConfig {
                 max_body_bytes: config.max_body_bytes,
@@ -240,11 +263,6 @@ impl Server {
             }),
             connections: connections.clone(),
         });
-        let tls = match &config.tls {
-            Some(files) => Some(transport::tls::server_config(files)?),
-            None => None,
-        };
-
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let serving = tokio::spawn(transport::connections::serve(
             listener,
@@ -262,12 +280,19 @@ impl Server {
         tracing::info!(%addr, scheme, "aiphost is serving");
         Ok(Server {
             scheme,
+            agents: agents.clone(),
             addr,
             engine,
             groups,
             stop,
             serving,
         })
+    }
+
+    /// Wait until every hosted partner's compile has ended (ready, or failed): what `/readyz`
+    /// says with 200.
+    pub async fn ready(&self) {
+        self.agents.compiled().await;
     }
 
     /// The address it listens on.
@@ -293,6 +318,23 @@ impl Server {
         if let Err(e) = self.engine.flush().await {
             tracing::error!(error = %e, "final flush failed");
         }
+    }
+}
+
+/// Why an address cannot be listened on, with what to do about it.
+fn listen_words(cause: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match cause.kind() {
+        ErrorKind::AddrInUse => {
+            "the address is already in use (another aiphost, or another server); stop it or choose another --listen".into()
+        }
+        ErrorKind::PermissionDenied => {
+            "permission denied (ports below 1024 need privileges); choose another --listen".into()
+        }
+        ErrorKind::AddrNotAvailable => {
+            "no network interface of this machine has that address; choose another --listen".into()
+        }
+        _ => cause.to_string(),
     }
 }
 

@@ -459,6 +459,19 @@ impl Runtime {
         Ok((memory_mib, invocation_ms))
     }
 
+    /// What can be checked of a component without compiling it (quick): its limits within the
+    /// operator's and its footprint within the pool's cap.
+    pub fn precheck(
+        &self,
+        wasm: &[u8],
+        memory_mib: Option<u64>,
+        invocation_ms: Option<u64>,
+    ) -> Result<(), RuntimeError> {
+        self.limits(memory_mib, invocation_ms)?;
+        Self::footprint_of(wasm)?;
+        Ok(())
+    }
+
     /// Load a component from its bytes.
     pub fn load_bytes(
         &self,

@@ -69,6 +69,14 @@ pub enum StoreError {
     /// sled failed.
     #[error("store I/O failed: {0}")]
     Io(#[from] sled::Error),
+    /// Another process holds the store (another aiphost serving the same data directory).
+    #[error(
+        "the store {path} is in use by another process (another aiphost serving the same data directory?); stop that one, or give this one another --data"
+    )]
+    Locked {
+        /// The store's directory.
+        path: String,
+    },
     /// A stored record or key could not be read.
     #[error("a stored record is unreadable: {0}")]
     Corrupt(String),
@@ -752,8 +760,10 @@ impl Store {
         if tasks.get(LIVE_INDEX_MARK)?.is_none() {
             let mut batch = sled::Batch::default();
             let mut built = 0usize;
+            let mut scanned = 0usize;
             for entry in tasks.scan_prefix(b"t\0") {
                 let (k, head) = entry?;
+                scanned += 1;
                 let key = k
                     .get(2..)
                     .and_then(TaskKey::from_tail)
@@ -779,10 +789,14 @@ impl Store {
             batch.insert(LIVE_INDEX_MARK, &[][..]);
             tasks.apply_batch(batch)?;
             tasks.flush()?;
-            tracing::info!(
-                tasks = built,
-                "built the running-task index of an older store"
-            );
+            // A new store gets its (empty) index here too: nothing to say about it.
+            if scanned > 0 {
+                tracing::info!(
+                    tasks = scanned,
+                    running = built,
+                    "built the running-task index of an older store"
+                );
+            }
         }
         tasks
             .scan_prefix(b"l\0")
@@ -968,6 +982,11 @@ fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
         {
             Err(sled::Error::Io(e)) if is_lock_error(&e) && started.elapsed() < LOCK_WAIT => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(sled::Error::Io(e)) if is_lock_error(&e) => {
+                return Err(StoreError::Locked {
+                    path: dir.display().to_string(),
+                });
             }
             other => return Ok(other?),
         }

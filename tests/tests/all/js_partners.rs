@@ -32,6 +32,7 @@ async fn js_host() -> (Server, tempfile::TempDir) {
     config.runtime.cache_dir = shared_cache();
     config.operator_token = Some(OPERATOR_TOKEN.to_string());
     let server = Server::start(config).await.expect("starting the host");
+    server.ready().await;
     (server, dir)
 }
 
@@ -379,6 +380,7 @@ async fn starlingmonkey_fetcher_fetches_through_the_host() {
     policy.allow_private = true;
     config.runtime.outbound = std::sync::Arc::new(policy);
     let server = Server::start(config).await.expect("starting the host");
+    server.ready().await;
     let rpc = rpc(&server, "fetcher-js");
 
     let get = format!("get http://{upstream}/hello");

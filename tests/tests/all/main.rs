@@ -10,6 +10,7 @@ mod cli;
 mod dev;
 mod durability;
 mod endpoints;
+mod first_hour;
 mod group;
 mod hostile;
 mod install;

@@ -172,18 +172,23 @@ async fn unknown_tasks_and_unsupported_operations() {
     )
     .await;
     assert_eq!(state(&answer), "awaiting-completion");
-    // An agent that is not hosted.
-    let answer = expect_error(
-        &format!("{}/agents/nobody/rpc", host.url),
-        &v2("get", "t", json!([]), json!({})),
-        -32600,
-    )
-    .await;
+    // An agent that is not hosted: HTTP 404, a JSON-RPC error that names it and the list.
+    let response = reqwest::Client::new()
+        .post(format!("{}/agents/nobody/rpc", host.url))
+        .json(&v2("get", "t", json!([]), json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_json(&response);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["error"]["data"]["agent"], "nobody", "{answer}");
+    assert_eq!(answer["error"]["data"]["agents"], "/agents", "{answer}");
+    let reason = answer["error"]["data"]["reason"].as_str().unwrap();
     assert!(
-        answer["error"]["data"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("nobody")
+        reason.contains("\"nobody\"") && reason.contains("GET /agents"),
+        "{answer}"
     );
 }
 

@@ -76,8 +76,13 @@ pub fn init_logging(args: &LogArgs, command: &Command) {
         .map(EnvFilter::new)
         .or_else(|| EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| EnvFilter::new(default));
+    // Colour only for a person at a terminal: a log written to a file or a pipe stays plain text
+    // (and NO_COLOR is honoured).
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     if args.log_json {
         builder.json().init();

@@ -25,7 +25,7 @@ pub use authentication::{ClientCertificate, LeaderAuthError, Scheme};
 pub use publishing::MAX_MANIFEST_BYTES;
 
 use crate::agent::manifest::is_valid_id;
-use crate::agent::{Registry, VersionLoader};
+use crate::agent::{Compile, Registry, VersionLoader};
 use crate::runtime::Runtime;
 use crate::runtime::outbound::AgentValues;
 use crate::store::{Encoded, Store, StoreError};
@@ -128,14 +128,15 @@ pub struct Tenancy {
 }
 
 impl Tenancy {
-    /// Load tenants and serve every published partner's current version.
+    /// Load tenants and serve every published partner's current version, as compiling: the
+    /// compiles are returned, to be run with [`crate::agent::Registry::compile_all`].
     pub fn open(
         store: Store,
         runtime: Arc<Runtime>,
         agents: Arc<Registry>,
         data_dir: &Path,
         config: TenancyConfig,
-    ) -> Result<Arc<Self>, TenancyError> {
+    ) -> Result<(Arc<Self>, Vec<Compile>), TenancyError> {
         let tenancy = Arc::new(Tenancy {
             store,
             runtime,
@@ -161,16 +162,16 @@ impl Tenancy {
                 serving.push((record, version));
             }
         }
-        let loaded = crate::agent::parallel::map(&serving, |(record, version)| {
-            tenancy.load_version(record, *version)
-        });
-        for ((record, version), loaded) in serving.iter().zip(loaded) {
-            match loaded {
-                Ok(agent) => {
-                    if let Err(e) = agents.switch(agent) {
-                        tracing::error!(agent = %record.id, error = %e, "published partner not served");
+        // Read and checked now, compiled with the operator's bundles in the background.
+        let mut compiles = Vec::new();
+        for (record, version) in &serving {
+            match tenancy.prepare_version(record, *version) {
+                Ok((agent, compile)) => match agents.switch(agent) {
+                    Ok(()) => compiles.push(compile),
+                    Err(e) => {
+                        tracing::error!(agent = %record.id, error = %e, "published partner not served")
                     }
-                }
+                },
                 Err(e) => {
                     tracing::error!(agent = %record.id, version, error = %e, "cannot load a published partner")
                 }
@@ -178,7 +179,7 @@ impl Tenancy {
         }
         let loader: Arc<dyn VersionLoader> = tenancy.clone();
         agents.set_loader(Arc::downgrade(&loader));
-        Ok(tenancy)
+        Ok((tenancy, compiles))
     }
 
     fn tenant_map_insert(&self, state: Arc<TenantState>) {

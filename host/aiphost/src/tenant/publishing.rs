@@ -3,9 +3,10 @@
 
 use super::records::*;
 use super::*;
+use crate::agent::code::Code;
 use crate::agent::imports::{self};
 use crate::agent::manifest::Manifest;
-use crate::agent::{Agent, VersionLoader, grant};
+use crate::agent::{Agent, Compile, VersionLoader, grant};
 use crate::protocol::Timestamp;
 use crate::runtime::Runtime;
 use aiphost_engine::quota::Quotas;
@@ -255,7 +256,7 @@ impl Tenancy {
         let capabilities = grant(&manifest, outbound, self.values_of(&id)?);
         let agent = Agent {
             manifest,
-            code: Some(checked.code.granted(capabilities)),
+            code: Code::ready(checked.code.granted(capabilities)),
             loaded_at: Timestamp::now(),
             bundle: dir,
             version,
@@ -417,6 +418,19 @@ impl Tenancy {
         record: &AgentRecord,
         version: u64,
     ) -> Result<Arc<Agent>, TenancyError> {
+        let (agent, compile) = self.prepare_version(record, version)?;
+        compile.run(&self.runtime).map_err(|e| {
+            TenancyError::Io(format!("cannot load {}: {e}", agent.bundle.display()))
+        })?;
+        Ok(agent)
+    }
+
+    /// `version` of a published partner read and checked, its compile still to run.
+    pub(super) fn prepare_version(
+        &self,
+        record: &AgentRecord,
+        version: u64,
+    ) -> Result<(Arc<Agent>, Compile), TenancyError> {
         if record.version(version).is_none() {
             return Err(TenancyError::NotFound {
                 what: "version",
@@ -424,10 +438,10 @@ impl Tenancy {
             });
         }
         let dir = self.version_dir(&record.id, version);
-        let mut agent = Agent::load_with(&self.runtime, &dir, self.values_of(&record.id)?)
+        let (mut agent, compile) = Agent::prepare(&self.runtime, &dir, self.values_of(&record.id)?)
             .map_err(|e| TenancyError::Io(format!("cannot load {}: {e}", dir.display())))?;
         agent.version = version;
         agent.tenant = self.tenant(&record.tenant);
-        Ok(Arc::new(agent))
+        Ok((Arc::new(agent), compile))
     }
 }

@@ -6,12 +6,14 @@ mod admin;
 mod aip;
 mod body;
 pub mod connections;
+mod gate;
 mod notification;
 mod rpc;
 mod stream;
 pub mod tls;
 
 use crate::agent::Registry;
+use crate::agent::code::Readiness;
 use crate::agent::manifest::LeaderAuth;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
@@ -62,7 +64,10 @@ pub struct AppState {
 pub fn router(state: AppState) -> Router {
     let endpoint = post(aip::handle);
     Router::new()
+        .route("/", get(home))
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/agents/{agent}", get(agent_summary))
         .route("/metrics", get(metrics))
         .route("/agents", get(list_agents))
         .route("/admin/notifications/given-up", get(given_up))
@@ -80,6 +85,10 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{agent}/group/rpc", endpoint)
         .merge(admin_routes())
         .merge(a2a::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            gate::partner,
+        ))
         .with_state(state)
 }
 
@@ -130,24 +139,111 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     format!("{scheme}://{host}")
 }
 
+/// What a client needs to know of a hosted partner: who it is, whether it can run, where its doors are.
+fn describe(base: &str, agent: &crate::agent::Agent) -> serde_json::Value {
+    let url = format!("{base}/agents/{}", agent.id());
+    let (readiness, cause) = match agent.code.readiness() {
+        Readiness::Ready => ("ready", None),
+        Readiness::Compiling => ("compiling", None),
+        Readiness::Failed(reason) => ("failed", Some(reason.to_string())),
+    };
+    let mut described = json!({
+        "id": agent.id(),
+        "aic": agent.aic(),
+        "name": agent.manifest.agent.name,
+        "description": agent.manifest.agent.description,
+        "version": agent.manifest.agent.version,
+        "readiness": readiness,
+        "url": url,
+        "aip": {
+            "rpc": format!("{url}/rpc"),
+            "stream": format!("{url}/stream"),
+            "acs": format!("{url}/.well-known/acs.json"),
+        },
+        "a2a": {
+            "card": format!("{url}/.well-known/agent-card.json"),
+            "jsonRpc": format!("{url}/a2a"),
+            "rest": format!("{url}/a2a/rest"),
+        },
+        "a2aCard": format!("{url}/.well-known/agent-card.json"),
+    });
+    if let Some(cause) = cause {
+        described["cause"] = json!(cause);
+    }
+    described
+}
+
 async fn list_agents(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let base = base_url(&state, &headers);
     let agents: Vec<_> = state
         .agents
         .list()
         .iter()
-        .map(|a| {
-            json!({
-                "id": a.id(),
-                "aic": a.aic(),
-                "name": a.manifest.agent.name,
-                "version": a.manifest.agent.version,
-                "url": format!("{base}/agents/{}", a.id()),
-                "a2aCard": format!("{base}/agents/{}/.well-known/agent-card.json", a.id()),
-            })
-        })
+        .map(|a| describe(&base, a))
         .collect();
     axum::Json(json!({ "agents": agents })).into_response()
+}
+
+/// `GET /agents/{agent}`: the partner, its readiness and the URLs of its doors.
+async fn agent_summary(
+    State(state): State<AppState>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    // The gate answers for a partner that is not hosted; one unpublished since is a 404 too.
+    match state.agents.get(&agent) {
+        Some(agent) => axum::Json(describe(&base_url(&state, &headers), &agent)).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// `GET /`: what this host is and where to go from here.
+async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let base = base_url(&state, &headers);
+    axum::Json(json!({
+        "name": "aiphost",
+        "version": env!("CARGO_PKG_VERSION"),
+        "agents": format!("{base}/agents"),
+        "health": format!("{base}/healthz"),
+        "readiness": format!("{base}/readyz"),
+        "metrics": format!("{base}/metrics"),
+        "hosted": state.agents.list().iter().map(|a| format!("{base}/agents/{}", a.id())).collect::<Vec<_>>(),
+    }))
+    .into_response()
+}
+
+/// `GET /readyz`: 200 once every hosted partner is ready, 503 while any compiles; each partner's
+/// readiness either way. (`/healthz` says only that the process answers.)
+async fn readyz(State(state): State<AppState>) -> Response {
+    let mut partners = serde_json::Map::new();
+    let mut compiling = 0;
+    let mut failed = 0;
+    for agent in state.agents.list() {
+        let word = match agent.code.readiness() {
+            Readiness::Ready => "ready",
+            Readiness::Compiling => {
+                compiling += 1;
+                "compiling"
+            }
+            Readiness::Failed(_) => {
+                failed += 1;
+                "failed"
+            }
+        };
+        partners.insert(agent.id().to_string(), json!(word));
+    }
+    let status = if compiling > 0 {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let body = json!({
+        "ready": compiling == 0,
+        "compiling": compiling,
+        "failed": failed,
+        "partners": partners,
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 async fn acs_document(

@@ -4,6 +4,7 @@
 //! An agent bundle is a directory holding `partner.toml` and `partner.wasm` (what
 //! `aiphost agent build` writes); `serve --agents DIR` hosts every bundle below `DIR`.
 
+pub mod code;
 pub mod imports;
 pub mod manifest;
 pub mod parallel;
@@ -11,7 +12,8 @@ pub mod parallel;
 use crate::quota::TenantState;
 use aiphost_protocol::Timestamp;
 use aiphost_runtime::outbound::{AgentValues, Capabilities, OutboundPolicy};
-use aiphost_runtime::{PartnerCode, Runtime, RuntimeError};
+use aiphost_runtime::{Runtime, RuntimeError};
+use code::{Code, CodeSetter};
 use manifest::{Manifest, ManifestError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -36,8 +38,24 @@ pub enum AgentError {
         /// Why the runtime refused it.
         source: RuntimeError,
     },
+    /// A directory of bundles does not exist.
+    #[error(
+        "the agents directory {path} does not exist; give a directory of partner bundles (each with partner.toml and partner.wasm), such as plugins/dist or a partner's dist/"
+    )]
+    NoDir {
+        /// The directory.
+        path: String,
+    },
+    /// A directory given as bundles is a partner's project (its sources), not its bundle.
+    #[error(
+        "{path} is a partner's project, not a bundle; serve its bundle {path}/dist (`aiphost agent build {path}` writes it)"
+    )]
+    Project {
+        /// The directory.
+        path: String,
+    },
     /// A directory of bundles could not be listed.
-    #[error("cannot list agent bundles in {path}: {source}")]
+    #[error("cannot list the agent bundles in {path}: {source}")]
     List {
         /// The directory.
         path: String,
@@ -73,9 +91,9 @@ pub enum AgentError {
 pub struct Agent {
     /// Its checked manifest.
     pub manifest: Manifest,
-    /// Its compiled component, with the capabilities granted to it (`None`: no code, for engine
-    /// tests whose [`crate::task::PartnerRunner`] is a fake partner).
-    pub code: Option<PartnerCode>,
+    /// Its compiled component, with the capabilities granted to it: ready, or still compiling
+    /// (start-up compiles in the background; see [`code`]).
+    pub code: Code,
     /// When this version was loaded (the ACS `lastModifiedTime`).
     pub loaded_at: Timestamp,
     /// The bundle directory it was loaded from.
@@ -97,39 +115,138 @@ impl Agent {
         &self.manifest.agent.aic
     }
 
-    /// Load the bundle in `dir` (an operator's: no config values or secrets).
-    pub fn load(runtime: &Runtime, dir: &Path) -> Result<Self, AgentError> {
-        Self::load_with(runtime, dir, Arc::default())
-    }
-
-    /// Load the bundle in `dir`, reading config values and secrets from `values`.
+    /// Load the bundle in `dir`, reading config values and secrets from `values`: compiled
+    /// before this returns.
     pub fn load_with(
         runtime: &Runtime,
         dir: &Path,
         values: Arc<RwLock<AgentValues>>,
     ) -> Result<Self, AgentError> {
+        let (agent, compile) = Self::prepare(runtime, dir, values)?;
+        compile.run(runtime)?;
+        Ok(agent)
+    }
+
+    /// Read and check the bundle in `dir` (its manifest, its limits, its component's footprint:
+    /// all quick), leaving the compile to [`Compile::run`]; until that ends the partner's code is
+    /// [`code::Readiness::Compiling`].
+    pub fn prepare(
+        runtime: &Runtime,
+        dir: &Path,
+        values: Arc<RwLock<AgentValues>>,
+    ) -> Result<(Self, Compile), AgentError> {
         let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
-        let wasm = dir.join(COMPONENT_FILE);
-        let code = runtime
-            .load(
+        let path = dir.join(COMPONENT_FILE);
+        let refused = |source| AgentError::Runtime {
+            path: path.display().to_string(),
+            source,
+        };
+        let wasm = std::fs::read(&path)
+            .map_err(|source| RuntimeError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+            .map_err(refused)?;
+        runtime
+            .precheck(
                 &wasm,
                 manifest.limits.memory_mib,
                 manifest.limits.invocation_ms,
             )
-            .map_err(|source| AgentError::Runtime {
-                path: wasm.display().to_string(),
-                source,
-            })?;
-        let code = code.granted(grant(&manifest, runtime.outbound_policy(), values));
-        Ok(Agent {
+            .map_err(refused)?;
+        let (code, setter) = Code::compiling();
+        let compile = Compile {
+            agent: manifest.agent.id.clone(),
+            memory_mib: manifest.limits.memory_mib,
+            invocation_ms: manifest.limits.invocation_ms,
+            capabilities: grant(&manifest, runtime.outbound_policy(), values),
+            path: path.clone(),
+            wasm,
+            setter,
+        };
+        let agent = Agent {
             manifest,
-            code: Some(code),
+            code,
             loaded_at: Timestamp::now(),
             bundle: dir.to_path_buf(),
             version: 0,
             tenant: None,
-        })
+        };
+        Ok((agent, compile))
     }
+}
+
+/// The compile of a bundle [`Agent::prepare`] read: run it once, on any thread.
+pub struct Compile {
+    agent: String,
+    path: PathBuf,
+    wasm: Vec<u8>,
+    memory_mib: Option<u64>,
+    invocation_ms: Option<u64>,
+    capabilities: Capabilities,
+    setter: CodeSetter,
+}
+
+impl Compile {
+    /// The partner it compiles.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The component's size in bytes (small ones compile first: they are ready soonest).
+    pub fn size(&self) -> usize {
+        self.wasm.len()
+    }
+
+    /// Compile (or take from the compiled cache) and link the component; the partner's code is
+    /// ready, or failed with why, when this returns.
+    pub fn run(self, runtime: &Runtime) -> Result<(), AgentError> {
+        let loaded = runtime
+            .load_bytes(&self.wasm, self.memory_mib, self.invocation_ms)
+            .map(|code| code.granted(self.capabilities));
+        match loaded {
+            Ok(code) => {
+                self.setter.set(Ok(code));
+                Ok(())
+            }
+            Err(source) => {
+                self.setter.set(Err(source.to_string()));
+                Err(AgentError::Runtime {
+                    path: self.path.display().to_string(),
+                    source,
+                })
+            }
+        }
+    }
+}
+
+/// The bundles in `dir`: itself if it is one, else those directly below it, sorted.
+fn bundles_in(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
+    if dir.join(MANIFEST_FILE).is_file() && dir.join(COMPONENT_FILE).is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let shown = dir.display().to_string();
+    if !dir.exists() {
+        return Err(AgentError::NoDir { path: shown });
+    }
+    // A project: sources of a partner in one of the SDKs' languages, with its partner.toml.
+    let project = ["Cargo.toml", "pyproject.toml", "package.json"]
+        .iter()
+        .any(|file| dir.join(file).is_file());
+    if project && dir.join(MANIFEST_FILE).is_file() {
+        return Err(AgentError::Project { path: shown });
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| AgentError::List {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut bundles: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join(MANIFEST_FILE).is_file())
+        .collect();
+    bundles.sort();
+    Ok(bundles)
 }
 
 /// Refuse `agent` if another hosted partner (another id) has its AIC.
@@ -189,44 +306,70 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Load every bundle directly below each of `dirs` (a directory that is itself a bundle counts).
-    pub fn load_dirs(runtime: &Runtime, dirs: &[PathBuf]) -> Result<Self, AgentError> {
+    /// Read every bundle directly below each of `dirs` (a directory that is itself a bundle
+    /// counts) and host it as compiling; the compiles are returned, to be run by
+    /// [`Registry::compile_all`] while the host already serves.
+    ///
+    /// A directory that cannot be listed, holds no bundle, or whose bundle cannot be read
+    /// (manifest, component file, limits, footprint) is refused here, before anything is served.
+    pub fn load_dirs(
+        runtime: &Runtime,
+        dirs: &[PathBuf],
+    ) -> Result<(Self, Vec<Compile>), AgentError> {
         let registry = Registry::default();
         let mut all = Vec::new();
         for dir in dirs {
-            let mut bundles = Vec::new();
-            if dir.join(MANIFEST_FILE).is_file() {
-                bundles.push(dir.clone());
-            } else {
-                let entries = std::fs::read_dir(dir).map_err(|source| AgentError::List {
-                    path: dir.display().to_string(),
-                    source,
-                })?;
-                for entry in entries.flatten() {
-                    if entry.path().join(MANIFEST_FILE).is_file() {
-                        bundles.push(entry.path());
-                    }
+            all.extend(bundles_in(dir)?);
+        }
+        let mut compiles = Vec::new();
+        for bundle in &all {
+            let (agent, compile) = Agent::prepare(runtime, bundle, Arc::default())?;
+            registry.insert(agent)?;
+            compiles.push(compile);
+        }
+        Ok((registry, compiles))
+    }
+
+    /// Run `compiles` on every core, smallest component first, logging each partner as it becomes
+    /// ready (with how many are left) or fails. A partner whose compile fails stays hosted as
+    /// failed: its doors say why. Once `stopped` says so (the host is shutting down), the
+    /// compiles not begun are dropped.
+    pub fn compile_all(
+        runtime: &Runtime,
+        mut compiles: Vec<Compile>,
+        stopped: &(dyn Fn() -> bool + Sync),
+    ) {
+        if compiles.is_empty() {
+            return;
+        }
+        compiles.sort_by_key(Compile::size);
+        let total = compiles.len();
+        tracing::info!(
+            partners = total,
+            "compiling partners in the background (on every core; those in the compiled cache load at once)"
+        );
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let compiles: Vec<Mutex<Option<Compile>>> =
+            compiles.into_iter().map(|c| Mutex::new(Some(c))).collect();
+        parallel::map(&compiles, |compile| {
+            let Some(compile) = compile.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+                return;
+            };
+            if stopped() {
+                return;
+            }
+            let started = std::time::Instant::now();
+            let agent = compile.agent().to_string();
+            let outcome = compile.run(runtime);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            let ms = started.elapsed().as_millis() as u64;
+            match outcome {
+                Ok(()) => tracing::info!(agent, ms, "partner ready ({n} of {total})"),
+                Err(e) => {
+                    tracing::error!(agent, ms, error = %e, "partner not served: its component does not compile ({n} of {total})")
                 }
             }
-            bundles.sort();
-            all.extend(bundles);
-        }
-        if !all.is_empty() {
-            tracing::info!(
-                partners = all.len(),
-                "loading partners (compiling, on every core, those not in the compiled cache)"
-            );
-        }
-        let loaded = parallel::map(&all, |bundle| {
-            let started = std::time::Instant::now();
-            let agent = Agent::load(runtime, bundle)?;
-            tracing::info!(agent = agent.id(), bundle = %bundle.display(), ms = started.elapsed().as_millis() as u64, "loaded partner");
-            Ok::<_, AgentError>(agent)
         });
-        for agent in loaded {
-            registry.insert(agent?)?;
-        }
-        Ok(registry)
     }
 
     /// Host `agent`; an id and an AIC can be hosted once.
@@ -326,6 +469,13 @@ impl Registry {
     pub fn list(&self) -> Vec<Arc<Agent>> {
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
         current.values().cloned().collect()
+    }
+
+    /// Once no partner serving now is still compiling.
+    pub async fn compiled(&self) {
+        for agent in self.list() {
+            let _ = agent.code.get().await;
+        }
     }
 
     /// How many partners are serving now.

@@ -34,15 +34,16 @@ impl PartnerRunner for Runtime {
         holds: Vec<Hold>,
     ) -> BoxFuture<'a, InvocationEnd> {
         Box::pin(async move {
-            match &agent.code {
-                Some(code) => {
-                    self.invoke(code, reporter, store, owner, invocation, holds)
+            // A partner still compiling at start-up is waited for (the doors refuse new work
+            // for it until it is ready; this is the host's own work, such as a group command).
+            match agent.code.get().await {
+                Ok(code) => {
+                    self.invoke(&code, reporter, store, owner, invocation, holds)
                         .await
                 }
-                None => InvocationEnd::Trapped(format!(
-                    "partner {:?} has no compiled component",
-                    agent.id()
-                )),
+                Err(reason) => {
+                    InvocationEnd::Trapped(format!("partner {:?} cannot run: {reason}", agent.id()))
+                }
             }
         })
     }

@@ -262,7 +262,7 @@ impl Engine {
             agents
                 .insert(Agent {
                     manifest: manifest(id, modes),
-                    code: None,
+                    code: crate::agent::code::Code::missing(),
                     loaded_at: Timestamp::now(),
                     bundle: PathBuf::from("test"),
                     version: 0,

@@ -1,0 +1,127 @@
+//! The gate in front of every partner's URLs (`/agents/{id}/...`), whatever the door: a partner
+//! that is not hosted is a 404, one whose component is still compiling a retryable 503.
+//!
+//! Why one gate below the doors: whether a partner exists and can run is the registry's fact, not
+//! a door's; each door used to answer an unknown partner in its own words (AIP with HTTP 200 and
+//! -32600 "Invalid Request"). The body keeps the door's shape: a JSON-RPC error (id `null`, since
+//! the body is not read) on the JSON-RPC endpoints, an AIP-193 error elsewhere.
+//!
+//! Documents about a partner (its ACS document, its A2A card) are served while it compiles: they
+//! need only its manifest.
+
+use super::AppState;
+use crate::agent::code::Readiness;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// How long a client is asked to wait before trying a compiling partner again, in seconds.
+const RETRY_AFTER_S: u32 = 2;
+
+/// The JSON-RPC code of "the partner cannot run now" (the implementation-defined server-error
+/// range of JSON-RPC 2.0; AIP and A2A define none for it).
+pub const UNAVAILABLE: i64 = -32000;
+/// JSON-RPC's "Invalid Request": what AIP has always answered for a partner not hosted.
+const INVALID_REQUEST: i64 = -32600;
+
+/// Refuse a request to a partner that is not hosted, or that cannot run yet.
+pub async fn partner(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let Some(rest) = path.strip_prefix("/agents/") else {
+        return next.run(request).await;
+    };
+    let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    if id.is_empty() {
+        return next.run(request).await;
+    }
+    let Some(agent) = app.agents.get(id) else {
+        let message = format!("no agent {id:?} is hosted here; GET /agents lists them");
+        return refuse(
+            StatusCode::NOT_FOUND,
+            tail,
+            INVALID_REQUEST,
+            "unknown-agent",
+            message,
+            json!({"agent": id, "agents": "/agents"}),
+        );
+    };
+    if tail.is_empty() || tail.starts_with(".well-known/") {
+        return next.run(request).await;
+    }
+    match agent.code.readiness() {
+        Readiness::Ready => next.run(request).await,
+        Readiness::Compiling => {
+            let message = format!(
+                "partner {id:?} is still compiling (the host compiles partners in the background \
+                 at start-up); try again in a few seconds"
+            );
+            let mut response = refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                tail,
+                UNAVAILABLE,
+                "compiling",
+                message,
+                json!({"agent": id, "retryable": true, "retryAfterMs": RETRY_AFTER_S * 1000}),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
+            response
+        }
+        Readiness::Failed(reason) => {
+            let message = format!("partner {id:?} is not served: its component does not compile");
+            refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                tail,
+                UNAVAILABLE,
+                "not-compiled",
+                message,
+                json!({"agent": id, "retryable": false, "cause": &*reason}),
+            )
+        }
+    }
+}
+
+/// Whether `tail` (the path after `/agents/{id}/`) is a JSON-RPC endpoint.
+fn is_json_rpc(tail: &str) -> bool {
+    let first = tail.split('/').next().unwrap_or("");
+    matches!(first, "rpc" | "stream" | "notification" | "group")
+        || tail.trim_end_matches('/') == "a2a"
+}
+
+fn refuse(
+    status: StatusCode,
+    tail: &str,
+    rpc_code: i64,
+    reason: &str,
+    message: String,
+    data: Value,
+) -> Response {
+    let body = if is_json_rpc(tail) {
+        let mut data = data;
+        data["reason"] = json!(message);
+        data["error"] = json!(reason);
+        json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": rpc_code, "message": message, "data": data},
+        })
+    } else {
+        json!({
+            "error": {
+                "code": status.as_u16(),
+                "status": if status == StatusCode::NOT_FOUND { "NOT_FOUND" } else { "UNAVAILABLE" },
+                "message": message,
+                "details": [{"reason": reason, "metadata": data}],
+            }
+        })
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
