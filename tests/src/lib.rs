@@ -431,6 +431,19 @@ pub async fn post(url: &str, body: &Value) -> Value {
     post_raw(url, body.to_string().into_bytes()).await
 }
 
+/// POST a JSON body; the HTTP status and the JSON answer, whatever the status.
+pub async fn post_status(url: &str, body: &Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .expect("HTTP request");
+    let status = response.status().as_u16();
+    assert_json(&response);
+    (status, response.json().await.expect("a JSON answer"))
+}
+
 /// POST raw bytes; assert HTTP 200 with JSON.
 pub async fn post_raw(url: &str, body: Vec<u8>) -> Value {
     let response = reqwest::Client::new()

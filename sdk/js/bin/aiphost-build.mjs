@@ -6,6 +6,8 @@
 //   aiphost-build DIR [-o OUT.wasm] [--backend quickjs|starlingmonkey] [--entry FILE] [--if-changed]
 
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,6 +150,45 @@ async function bundle(entry, outfile, backend) {
   });
 }
 
+// A TypeScript partner is type-checked before it is bundled (esbuild only strips the types): a
+// type error should stop the build, not fail the partner at run time. The check uses the
+// TypeScript this SDK installed, the partner's own tsconfig.json when it has one, and this SDK for
+// `@aiphost/sdk` whether or not the partner installed it.
+function typecheck(dir, entry, scratch) {
+  let tsc;
+  try {
+    tsc = join(dirname(createRequire(join(SDK, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
+  } catch (e) {
+    throw new Error(`TypeScript is not installed in ${SDK} (${e.message}): run npm install there (in the aiphost repository: scripts/js-env.sh)`);
+  }
+  const own = join(dir, "tsconfig.json");
+  const config = {
+    ...(existsSync(own) ? { extends: own } : {}),
+    compilerOptions: {
+      target: "es2022",
+      module: "esnext",
+      moduleResolution: "bundler",
+      strict: true,
+      allowImportingTsExtensions: true,
+      skipLibCheck: true,
+      noEmit: true,
+      paths: {
+        "@aiphost/sdk": [join(SDK, "src", "index.d.ts")],
+        "@aiphost/sdk/testing": [join(SDK, "src", "testing.d.ts")],
+      },
+    },
+    files: [entry],
+  };
+  const path = join(scratch, "tsconfig.json");
+  writeFileSync(path, JSON.stringify(config));
+  const run = spawnSync(process.execPath, [tsc, "-p", path, "--pretty", "false"], { encoding: "utf8" });
+  if (run.error) throw new Error(`could not run TypeScript (${tsc}): ${run.error.message}`);
+  if (run.status !== 0) {
+    const said = `${run.stdout}${run.stderr}`.trim();
+    throw new Error(`type errors in ${relative(process.cwd(), dir) || dir} (tsc --noEmit):\n${said}`);
+  }
+}
+
 async function componentize(backend, bundlePath, wantsHttp) {
   if (backend === "quickjs") {
     let qjs;
@@ -211,6 +252,7 @@ export async function main(argv) {
   const scratch = mkdtempSync(join(tmpdir(), "aiphost-build-"));
   try {
     const bundled = join(scratch, "partner.bundle.js");
+    if (entry.endsWith(".ts")) typecheck(dir, entry, scratch);
     await bundle(entry, bundled, backend);
     const component = await componentize(backend, bundled, wantsHttp);
     mkdirSync(dirname(out), { recursive: true });

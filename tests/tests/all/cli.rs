@@ -78,11 +78,15 @@ async fn scaffold_build_serve_call() {
     let dist = src.join("dist");
     let out = aiphost(&["agent", "new", "shout", "--path", src.to_str().unwrap()]);
     let said = stderr(&out);
-    assert!(
-        said.contains(&format!("aiphost serve --agents {}", dist.display())),
-        "{said}"
-    );
+    for next in ["aiphost agent test", "aiphost dev", "aiphost agent build"] {
+        assert!(
+            said.contains(&format!("{next} {}", src.display())),
+            "{said}"
+        );
+    }
     assert!(out.status.success(), "{}", stderr(&out));
+    let readme = std::fs::read_to_string(src.join("README.md")).unwrap();
+    assert!(readme.contains("aiphost serve --agents dist"), "{readme}");
     assert!(src.join("partner.toml").is_file() && src.join("src/lib.rs").is_file());
     // The SDK by version; this checkout's SDK only as a patch over it.
     let cargo_toml = std::fs::read_to_string(src.join("Cargo.toml")).unwrap();
@@ -1362,4 +1366,251 @@ async fn call_presents_a_leaders_client_certificate() {
     let out = call(&["--cert", &cert, &echo, "start", "--text", "hi"]).await;
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--key"), "{}", stderr(&out));
+}
+
+/// Keys mean something: `key issue` for a partner that admits any Leader is refused with how to
+/// require keys; `--api-key` alone names the Leader; an AIP error's reason is printed; a missing
+/// admin token is explained in the CLI's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_mean_something_and_errors_say_why() {
+    use aiphost_tests::tenants::{create_tenant, example_component, example_manifest, publish};
+    const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+    let host = TestHost::start(HostOptions::default()).await;
+    let acme = create_tenant(&host.url, "acme", serde_json::json!({})).await;
+    let (status, body) = publish(
+        &host.url,
+        &acme,
+        &example_manifest("echo", "open-echo", ""),
+        &example_component("echo"),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let key_issue = |token: Option<&str>| {
+        let mut cmd = Command::new(aiphost_bin());
+        cmd.args([
+            "key",
+            "issue",
+            "open-echo",
+            "--leader",
+            LEADER,
+            "--url",
+            &host.url,
+        ])
+        .env_remove("AIPHOST_TOKEN");
+        if let Some(token) = token {
+            cmd.env("AIPHOST_TOKEN", token);
+        }
+        cmd.output().expect("aiphost key issue")
+    };
+    let out = key_issue(Some(&acme));
+    assert!(!out.status.success(), "{}", stdout(&out));
+    let said = stderr(&out);
+    assert!(said.contains("does not take API keys"), "{said}");
+    assert!(
+        said.contains(r#"leaders = \"api-key\""#) || said.contains(r#"leaders = "api-key""#),
+        "{said}"
+    );
+    assert!(!stdout(&out).contains("ahk."), "no key was printed");
+
+    let out = key_issue(None);
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains("--token") && said.contains("AIPHOST_TOKEN"),
+        "{said}"
+    );
+
+    // --api-key alone: the host takes the key's Leader.
+    let keys =
+        aiphost_tests::tenants::publish_keyed(&host.url, &acme, "echo", "vault", &[LEADER]).await;
+    let base = format!("{}/agents/vault", host.url);
+    let task = printed(&call(&["--api-key", &keys[0], &base, "start", "--text", "hi"]).await);
+    assert_eq!(task["status"]["state"], "awaiting-completion", "{task}");
+
+    // An AIP error's reason reaches the person.
+    let out = call(&[
+        &format!("{}/agents/echo", host.url),
+        "get",
+        "--task",
+        "no-such-task",
+    ])
+    .await;
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains("-32001") && said.contains("no-such-task"),
+        "{said}"
+    );
+}
+
+/// Every command's help describes every argument and option, and lists every subcommand.
+#[test]
+fn every_argument_is_described() {
+    fn walk(path: &[String], missing: &mut Vec<String>) {
+        let mut args: Vec<String> = path.to_vec();
+        // `call` takes the partner's URL before its subcommand.
+        if path.len() >= 2 && path[0] == "call" {
+            args.insert(1, "http://x".into());
+        }
+        args.push("--help".into());
+        let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = aiphost(&arg_refs);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let help = stdout(&out);
+        let lines: Vec<&str> = help.lines().collect();
+        let mut section = "";
+        let mut commands = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                section = line.trim_end_matches(':');
+                continue;
+            }
+            // An entry starts two spaces in; its description follows two or more spaces after
+            // it, or on the next, deeper-indented line.
+            let Some(entry) = line.strip_prefix("  ") else {
+                continue;
+            };
+            if entry.starts_with("        ") || entry.trim().is_empty() {
+                continue;
+            }
+            let entry = entry.trim_start();
+            let described = entry.trim_end().contains("  ")
+                || lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.starts_with("          "));
+            let name = entry.split("  ").next().unwrap_or_default().trim();
+            if section == "Commands" && name != "help" {
+                commands.push(name.to_string());
+            }
+            if !described {
+                missing.push(format!("{}: {section}: {name}", path.join(" ")));
+            }
+        }
+        for command in commands {
+            let mut next = path.to_vec();
+            next.push(command);
+            walk(&next, missing);
+        }
+    }
+    let mut missing = Vec::new();
+    walk(&[], &mut missing);
+    assert!(missing.is_empty(), "undescribed: {missing:#?}");
+
+    let agent = stdout(&aiphost(&["agent", "--help"]));
+    for sub in [
+        "new",
+        "build",
+        "test",
+        "list",
+        "publish",
+        "versions",
+        "rollback",
+        "unpublish",
+    ] {
+        assert!(
+            agent
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{sub} "))),
+            "agent --help lists {sub}:\n{agent}"
+        );
+    }
+    let list = stdout(&aiphost(&["agent", "list", "--help"]));
+    assert!(list.contains("--published"), "{list}");
+}
+
+/// `aiphost agent test` runs a partner's own tests in every language, and fails when they fail;
+/// a TypeScript type error stops the build; a Python syntax error is said as the author's file
+/// and line.
+#[test]
+fn agent_test_runs_each_languages_tests() {
+    plugins_dist();
+    let dir = tempfile::tempdir().unwrap();
+    for (lang, test_file, broken) in [
+        (
+            "rust",
+            "src/lib.rs",
+            "\n#[test]\nfn broken() { assert_eq!(1, 2); }\n",
+        ),
+        (
+            "python",
+            "tests/test_app.py",
+            "\n\ndef test_broken():\n    assert 1 == 2\n",
+        ),
+        (
+            "js",
+            "test/partner.test.js",
+            "\ntest(\"broken\", () => { assert.equal(1, 2); });\n",
+        ),
+        (
+            "ts",
+            "test/partner.test.ts",
+            "\ntest(\"broken\", () => { assert.equal(1, 2); });\n",
+        ),
+    ] {
+        let src = dir.path().join(format!("t-{lang}"));
+        let name = format!("t-{lang}");
+        let out = aiphost(&[
+            "agent",
+            "new",
+            &name,
+            "--lang",
+            lang,
+            "--path",
+            src.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{lang}: {}", stderr(&out));
+        let out = aiphost(&["agent", "test", src.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{lang}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("tests passed"),
+            "{lang}: {}",
+            stderr(&out)
+        );
+
+        let file = src.join(test_file);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(broken);
+        std::fs::write(&file, text).unwrap();
+        let out = aiphost(&["agent", "test", src.to_str().unwrap()]);
+        assert!(!out.status.success(), "{lang}: a failing test passed");
+        assert!(
+            stderr(&out).contains("tests failed"),
+            "{lang}: {}",
+            stderr(&out)
+        );
+    }
+
+    // TypeScript: a type error fails the build, with the file and line.
+    let ts = dir.path().join("t-ts");
+    let source = ts.join("src/partner.ts");
+    let mut text = std::fs::read_to_string(&source).unwrap();
+    text.push_str("\nexport const oops: number = \"not a number\";\n");
+    std::fs::write(&source, text).unwrap();
+    let out = aiphost(&["agent", "build", ts.to_str().unwrap()]);
+    assert!(!out.status.success(), "a type error built");
+    let said = stderr(&out);
+    assert!(
+        said.contains("src/partner.ts(") && said.contains("TS2322"),
+        "{said}"
+    );
+
+    // Python: a syntax error is the author's file and line, without componentize-py's frames.
+    let py = dir.path().join("t-python");
+    let app = py.join("app.py");
+    let mut text = std::fs::read_to_string(&app).unwrap();
+    text.push_str("\ndef broken(:\n    pass\n");
+    std::fs::write(&app, text).unwrap();
+    let out = aiphost(&["agent", "build", py.to_str().unwrap()]);
+    assert!(!out.status.success(), "a syntax error built");
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("{}:", app.display())) && said.contains("SyntaxError"),
+        "{said}"
+    );
+    assert!(!said.contains("componentize"), "{said}");
 }

@@ -394,3 +394,35 @@ async fn the_host_and_its_partners_say_where_things_are() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["data"]["agent"], "nobody", "{body}");
 }
+
+/// The README is self-contained: every relative link points at a file of this repository, and
+/// nothing points outside it.
+#[test]
+fn the_readme_links_only_inside_the_repository() {
+    let root = repo_root();
+    for doc in [
+        "README.md",
+        "sdk/rust/README.md",
+        "sdk/python/README.md",
+        "sdk/js/README.md",
+    ] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(
+            !text.contains("../shared"),
+            "{doc} links outside the repository"
+        );
+        let base = root.join(doc).parent().unwrap().to_path_buf();
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').unwrap_or(target.len())];
+            if target.starts_with("http") || target.starts_with('#') {
+                continue;
+            }
+            let path = target.split('#').next().unwrap_or_default();
+            assert!(
+                base.join(path).exists(),
+                "{doc} links to {target}, which is not in the repository"
+            );
+        }
+    }
+}

@@ -388,7 +388,8 @@ async fn publish_validates_then_switches_versions_atomically_and_rolls_back() {
     // Unpublish: the partner is gone for Leaders, its versions stay to roll back to.
     let (status, _) = admin(&host.url, Method::DELETE, "/admin/agents/flow", &acme, None).await;
     assert_eq!(status, 204);
-    let answer = post(&rpc, &v2("get", "after", json!([]), json!({}))).await;
+    let (status, answer) = post_status(&rpc, &v2("get", "after", json!([]), json!({}))).await;
+    assert_eq!(status, 404, "{answer}");
     assert_eq!(error_code(&answer), -32600, "{answer}");
     let acs = reqwest::get(format!("{}/agents/flow/.well-known/acs.json", host.url))
         .await

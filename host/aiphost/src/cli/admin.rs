@@ -32,10 +32,15 @@ impl AdminArgs {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("asking {endpoint}"))?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) if e.is_connect() => bail!(
+                "nothing answers at {}: is aiphost serving there? (start it with `aiphost serve`, \
+                 or give the host's URL with --url or AIPHOST_URL)",
+                self.url
+            ),
+            Err(e) => return Err(e).with_context(|| format!("asking {endpoint}")),
+        };
         let status = response.status();
         let text = response.text().await.context("reading the answer")?;
         let json: Value = if text.is_empty() {
@@ -43,6 +48,13 @@ impl AdminArgs {
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
+        if status == reqwest::StatusCode::UNAUTHORIZED && self.token.is_none() {
+            bail!(
+                "{endpoint} needs an admin token: give --token TOKEN or set AIPHOST_TOKEN \
+                 (the operator's is in the host's data directory, DATA/operator-token; a tenant's \
+                 is printed by `aiphost tenant create`)"
+            );
+        }
         if !status.is_success() {
             let message = json["error"]["message"]
                 .as_str()

@@ -24,9 +24,11 @@ pub struct CallArgs {
     /// The AIP dialect to speak (AIP only).
     #[arg(long, value_enum, default_value_t = DialectArg::V2)]
     pub dialect: DialectArg,
-    /// The Leader's identity (AIC) sent as `senderId` (AIP only).
-    #[arg(long, default_value = "1.2.156.3088.1.1.AIPHST.CLI.1.0000")]
-    pub leader: String,
+    /// The Leader's identity (AIC) sent as `senderId` (AIP only). Default: with --api-key or
+    /// --cert, none (the host takes the Leader the key or certificate names); without, the CLI's
+    /// own AIC, 1.2.156.3088.1.1.AIPHST.CLI.1.0000.
+    #[arg(long)]
+    pub leader: Option<String>,
     /// Session id to send (over A2A: the `contextId`; `list` lists that context's tasks).
     #[arg(long, global = true)]
     pub session: Option<String>,
@@ -57,7 +59,15 @@ pub struct CredentialArgs {
     pub ca: Option<PathBuf>,
 }
 
+/// The Leader the CLI says it is when it is given none and has no credential.
+const DEFAULT_LEADER: &str = "1.2.156.3088.1.1.AIPHST.CLI.1.0000";
+
 impl CredentialArgs {
+    /// Whether these credentials name a Leader (an API key or a client certificate).
+    fn authenticates(&self) -> bool {
+        self.api_key.is_some() || self.cert.is_some()
+    }
+
     fn config(&self) -> ClientConfig {
         ClientConfig {
             api_key: self.api_key.clone(),
@@ -345,7 +355,12 @@ async fn run_aip(args: CallArgs, out: &mut Out) -> anyhow::Result<()> {
         DialectArg::V1 => Dialect::V1,
         DialectArg::V2 => Dialect::V2,
     };
-    let client = Client::with_config(url, dialect, args.leader.clone(), args.credentials.config())?;
+    let leader = match (&args.leader, args.credentials.authenticates()) {
+        (Some(leader), _) => leader.clone(),
+        (None, true) => String::new(),
+        (None, false) => DEFAULT_LEADER.to_string(),
+    };
+    let client = Client::with_config(url, dialect, leader, args.credentials.config())?;
     let session = args.session.as_deref();
     let result = match &args.command {
         CallCommand::Stream {
@@ -485,7 +500,16 @@ fn rpc_error(e: ClientError, out: &mut Out) -> anyhow::Result<()> {
             data,
         } => {
             out.pretty(&json!({"error": {"code": code, "message": message, "data": data}}))?;
-            bail!("the partner answered with error {code} ({message})")
+            // The reason is what a person needs: AIP puts it in `data.reason`.
+            match data.get("reason").and_then(Value::as_str) {
+                Some(reason) => {
+                    bail!("the partner answered with error {code} ({message}): {reason}")
+                }
+                None if !data.is_null() => {
+                    bail!("the partner answered with error {code} ({message}): {data}")
+                }
+                None => bail!("the partner answered with error {code} ({message})"),
+            }
         }
         other => Err(other.into()),
     }

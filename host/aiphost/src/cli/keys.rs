@@ -32,6 +32,7 @@ pub enum KeyCommand {
     },
     /// Revoke a key.
     Revoke {
+        /// The partner the key is for.
         agent: String,
         /// The key's id.
         id: String,

@@ -43,7 +43,8 @@ pub enum Command {
     /// Develop a partner: build it, serve it with the bundled partners, and on every change of
     /// its sources build and publish it again (running tasks finish on their version).
     Dev(dev::DevArgs),
-    /// Create, build and list partners.
+    /// Create, build, test and list partners; publish them to a running host and manage their
+    /// versions, config values and secrets.
     #[command(subcommand)]
     Agent(agent::AgentCommand),
     /// Act as a Leader: send AIP commands to any partner URL.

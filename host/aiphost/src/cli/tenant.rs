@@ -27,6 +27,7 @@ pub enum TenantCommand {
     },
     /// Remove a tenant: its partners stop serving and its tokens and keys stop working.
     Remove {
+        /// The tenant's id.
         id: String,
         #[command(flatten)]
         admin: AdminArgs,

@@ -345,6 +345,12 @@ impl Client {
             (Dialect::V2, _) => ("task-command", "command"),
         };
         message["type"] = json!(kind);
+        // No Leader given: the host takes the authenticated one (the API key's or certificate's).
+        if self.leader_id.is_empty()
+            && let Some(m) = message.as_object_mut()
+        {
+            m.remove("senderId");
+        }
         if let Some(t) = task_id {
             message["taskId"] = json!(t);
         }

@@ -4,6 +4,7 @@
 use super::credentials::{Credential, Kind};
 use super::records::*;
 use super::*;
+use crate::agent::manifest::LeaderAuth;
 use crate::protocol::Timestamp;
 use serde_json::json;
 
@@ -17,6 +18,29 @@ impl Tenancy {
         ttl_seconds: Option<u64>,
     ) -> Result<(LeaderKey, String), TenancyError> {
         let record = self.owned_agent(principal, agent)?;
+        // A key for a partner that does not ask for keys lets in nobody who is not let in
+        // already, and keeps nobody out: issuing one would only mislead its holder.
+        let access = self
+            .agents
+            .get(agent)
+            .map(|a| a.manifest.access.leaders)
+            .unwrap_or_default();
+        if access != LeaderAuth::ApiKey {
+            let how = match access {
+                LeaderAuth::Mtls => {
+                    "its Leaders are known by client certificate (`leaders = \"mtls\"`)"
+                }
+                _ => "it admits any Leader (`[access] leaders = \"open\"`, the default)",
+            };
+            return Err(invalid(
+                "access",
+                format!(
+                    "partner {agent:?} does not take API keys: {how}, so a key would let in no one \
+                     and keep out no one; to require keys, publish it with `[access]` \
+                     `leaders = \"api-key\"` in its partner.toml, then issue them"
+                ),
+            ));
+        }
         if leader.trim().is_empty() || leader.len() > 256 || leader.chars().any(char::is_control) {
             return Err(invalid(
                 "leader",

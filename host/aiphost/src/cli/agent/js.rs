@@ -173,6 +173,23 @@ fn find_sdk(dir: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// `npm test` in `dir`: the partner's `node --test` tests (its package.json says how), on the
+/// SDK's mock host.
+pub fn test(dir: &Path) -> anyhow::Result<()> {
+    let npm = std::env::var("NPM").unwrap_or_else(|_| "npm".into());
+    let status = Command::new(&npm)
+        .args(["test", "--silent"])
+        .current_dir(dir)
+        .status()
+        .with_context(|| {
+            format!("running `{npm}` (install Node.js 20 or later with npm: https://nodejs.org)")
+        })?;
+    if !status.success() {
+        bail!("the partner's tests failed (npm test: {status}); node's report is above");
+    }
+    Ok(())
+}
+
 /// `node aiphost-build.mjs DIR -o DIR/target/partner.wasm`, with the tool's own diagnostics.
 pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
     let node = std::env::var("NODE").unwrap_or_else(|_| "node".into());

@@ -91,6 +91,16 @@ impl Lang {
         }
     }
 
+    /// Run the partner's own tests in `dir` with its language's tools (natively, on the SDK's
+    /// mock host); fails when they fail.
+    pub fn test(self, dir: &Path) -> anyhow::Result<()> {
+        match self {
+            Lang::Rust => rust::test(dir),
+            Lang::Js | Lang::Ts => js::test(dir),
+            Lang::Python => python::test(dir),
+        }
+    }
+
     /// Compile the partner in `dir`; returns the component it produced. The compiler's own
     /// diagnostics go to the terminal in full.
     pub fn compile(self, dir: &Path) -> anyhow::Result<PathBuf> {

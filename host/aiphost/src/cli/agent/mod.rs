@@ -1,4 +1,4 @@
-//! `aiphost agent new|build|list` (local) and `publish|versions|rollback|unpublish|values|
+//! `aiphost agent new|build|test|list` (local) and `publish|versions|rollback|unpublish|values|
 //! set-config|set-secret|unset` (a running host's admin API).
 
 use super::admin::AdminArgs;
@@ -49,11 +49,25 @@ pub enum AgentCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// List partner bundles in directories.
+    /// Run a partner's own tests with its language's tools: `cargo test` (Rust), pytest with the
+    /// Python that has the SDK (Python), `npm test` (JavaScript, TypeScript).
+    Test {
+        /// The partner's directory (with its partner.toml).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+    /// List partner bundles in directories, or (`--published`) the partners published on a
+    /// running host.
     List {
         /// Directories of bundles.
         #[arg(long = "agents", default_value = "plugins/dist", value_delimiter = ',')]
         agents: Vec<PathBuf>,
+        /// List the partners published on the host at --url instead (all for the operator's
+        /// token, a tenant's own for its token).
+        #[arg(long, conflicts_with = "agents")]
+        published: bool,
+        #[command(flatten)]
+        admin: AdminArgs,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -76,6 +90,7 @@ pub enum AgentCommand {
     },
     /// Serve an earlier version of a published partner again.
     Rollback {
+        /// The published partner's id.
         agent: String,
         /// The version number `agent versions` shows.
         version: u64,
@@ -84,6 +99,7 @@ pub enum AgentCommand {
     },
     /// Stop serving a published partner (its versions stay, to be rolled back to).
     Unpublish {
+        /// The published partner's id.
         agent: String,
         #[command(flatten)]
         admin: AdminArgs,
@@ -99,8 +115,11 @@ pub enum AgentCommand {
     },
     /// Set a config value the partner reads with `aiphost_sdk::config::get`.
     SetConfig {
+        /// The published partner's id.
         agent: String,
+        /// The config value's name, as the manifest's `[capabilities] config` lists it.
         name: String,
+        /// The value (config values are not secret: the operator and the tenant can read them).
         value: String,
         #[command(flatten)]
         admin: AdminArgs,
@@ -109,7 +128,9 @@ pub enum AgentCommand {
     /// value is read from the environment variable named by --value-env (not the command line,
     /// which shells keep in their history).
     SetSecret {
+        /// The published partner's id.
         agent: String,
+        /// The secret's name (to update or unset it later).
         name: String,
         /// `host` or `host:port` the header is sent to, as granted in the manifest.
         #[arg(long)]
@@ -125,8 +146,11 @@ pub enum AgentCommand {
     },
     /// Remove a config value (`--secret`: a secret).
     Unset {
+        /// The published partner's id.
         agent: String,
+        /// The config value's or secret's name.
         name: String,
+        /// NAME is a secret, not a config value.
         #[arg(long)]
         secret: bool,
         #[command(flatten)]
@@ -146,7 +170,20 @@ pub async fn run(cmd: AgentCommand) -> anyhow::Result<()> {
             let out = out.unwrap_or_else(|| path.join("dist"));
             build::build(&path, &out, true).map(drop)
         }
-        AgentCommand::List { agents, output } => list(&agents, &output),
+        AgentCommand::Test { path } => {
+            let lang = Lang::of(&path)?;
+            eprintln!("testing {} ({lang:?})", path.display());
+            lang.test(&path)?;
+            eprintln!("the partner's tests passed");
+            Ok(())
+        }
+        AgentCommand::List {
+            published: true,
+            admin,
+            output,
+            ..
+        } => list_published(&admin, &output).await,
+        AgentCommand::List { agents, output, .. } => list(&agents, &output),
         AgentCommand::Publish { bundle, admin } => publish(&bundle, &admin).await,
         AgentCommand::Versions {
             agent,
@@ -419,6 +456,26 @@ fn list(dirs: &[PathBuf], output: &OutputArgs) -> anyhow::Result<()> {
         eprintln!("no bundles found in {dirs:?}");
     }
     Ok(())
+}
+
+const PUBLISHED_COLUMNS: [Column; 4] = [
+    Column::new("id", "/id", Kind::Text),
+    Column::new("tenant", "/tenant", Kind::Text),
+    Column::new("serving", "/current", Kind::Number).or("-"),
+    Column::new("versions", "/versions", Kind::Number),
+];
+
+/// `agent list --published`: the partners published on a running host (`GET /admin/agents`).
+async fn list_published(admin: &AdminArgs, output: &OutputArgs) -> anyhow::Result<()> {
+    let answer = admin.request(Method::GET, "/admin/agents", None).await?;
+    let rows = answer["agents"].as_array().cloned().unwrap_or_default();
+    print_list(
+        output.format(),
+        &answer,
+        &rows,
+        &PUBLISHED_COLUMNS,
+        "no partners are published on this host",
+    )
 }
 
 /// One numbered progress line on stderr, e.g. `[2/4] compiling ...`.

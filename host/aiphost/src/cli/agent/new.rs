@@ -64,6 +64,7 @@ pub fn new(
         );
     }
     files.push((MANIFEST_FILE.to_string(), manifest(&names)));
+    files.push(("README.md".to_string(), readme(&names, lang)));
     for (file, content) in files {
         let at = dir.join(&file);
         if let Some(parent) = at.parent() {
@@ -73,12 +74,53 @@ pub fn new(
         std::fs::write(&at, content).with_context(|| format!("writing {}", at.display()))?;
     }
     eprintln!("created partner {name} ({lang:?}) in {}", dir.display());
-    eprintln!("next: aiphost agent build {}", dir.display());
+    let shown = dir.display();
+    eprintln!("next: aiphost agent test {shown}    # its tests, on the SDK's mock host");
+    eprintln!("      aiphost dev {shown}           # build, serve, rebuild on every change");
     eprintln!(
-        "then: aiphost serve --agents {}",
-        dir.join("dist").display()
+        "      aiphost agent build {shown}   # a bundle in {shown}/dist, to serve or publish"
     );
+    eprintln!("(more in {shown}/README.md)");
     Ok(())
+}
+
+/// A new partner's README: what it is and the commands of the author's loop.
+fn readme(names: &Names, lang: Lang) -> String {
+    let Names { id, title, .. } = names;
+    let (source, test) = match lang {
+        Lang::Rust => ("src/lib.rs", "`cargo test` also works"),
+        Lang::Python => (
+            "app.py",
+            "it runs pytest with the Python that has the SDK (this repository's .venv, or \
+             AIPHOST_PYTHON); a bare `python3 -m pytest` works only where the SDK is installed",
+        ),
+        Lang::Js => ("src/partner.js", "`npm test` also works"),
+        Lang::Ts => (
+            "src/partner.ts",
+            "`npm test` also works; `aiphost agent build` type-checks before it bundles",
+        ),
+    };
+    format!(
+        r#"# {title}
+
+An aiphost partner (`{id}`): it upper-cases the text it is given, and asks for text when there is
+none. Its code is in `{source}`, its identity, skills and limits in `partner.toml`.
+
+```sh
+aiphost agent test .          # its tests, natively on the SDK's mock host ({test})
+aiphost dev .                 # build it, serve it at http://127.0.0.1:8080/agents/{id}, rebuild on change
+aiphost agent build .         # a bundle (partner.toml + partner.wasm) in dist/{id}
+aiphost serve --agents dist   # serve the bundle
+aiphost agent publish dist/{id}   # or publish it to a running host (a tenant's admin token)
+```
+
+Try it while it is served:
+
+```sh
+aiphost call http://127.0.0.1:8080/agents/{id} start --text hello
+```
+"#
+    )
 }
 
 /// The manifest of a new partner; every template does what its skill says (upper-case the text

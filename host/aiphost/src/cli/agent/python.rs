@@ -131,6 +131,39 @@ fn python() -> PathBuf {
     PathBuf::from("python3")
 }
 
+/// `python -m pytest` in `dir` with the Python that builds partners (`AIPHOST_PYTHON`, this
+/// checkout's `.venv`, or `python3`): the one that has the SDK, so the tests import it as the
+/// build does.
+pub fn test(dir: &Path) -> anyhow::Result<()> {
+    let python = python();
+    let has = Command::new(&python)
+        .args(["-c", "import aiphost_sdk, pytest"])
+        .output()
+        .with_context(|| {
+            format!(
+                "running {} (install Python 3.11 or later, or set AIPHOST_PYTHON to one)",
+                python.display()
+            )
+        })?;
+    if !has.status.success() {
+        bail!(
+            "{py} has no Python SDK or no pytest to run the partner's tests with; install them with \
+             `{py} -m pip install ./sdk/python pytest` (in this repository: scripts/python-env.sh), \
+             or set AIPHOST_PYTHON to a Python that has them",
+            py = python.display()
+        );
+    }
+    let status = Command::new(&python)
+        .args(["-m", "pytest", "-q"])
+        .current_dir(dir)
+        .status()
+        .with_context(|| format!("running {}", python.display()))?;
+    if !status.success() {
+        bail!("the partner's tests failed (pytest: {status}); pytest's report is above");
+    }
+    Ok(())
+}
+
 /// `python -m aiphost_sdk build DIR -o DIR/build/partner.wasm`, with componentize-py's full
 /// diagnostics (an exception raised while importing the partner's module shows there).
 pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {

@@ -133,6 +133,19 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
+/// `cargo test` in `dir`: the partner's tests, natively, on the SDK's mock host.
+pub fn test(dir: &Path) -> anyhow::Result<()> {
+    let status = cargo()
+        .arg("test")
+        .current_dir(dir)
+        .status()
+        .context("running cargo (install Rust: https://rustup.rs)")?;
+    if !status.success() {
+        bail!("the partner's tests failed (cargo test: {status}); cargo's report is above");
+    }
+    Ok(())
+}
+
 /// `cargo build --release --target wasm32-wasip2` in `dir`, with cargo's full diagnostics.
 pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
     let status = cargo()
