@@ -21,6 +21,10 @@ componentize_py_version=0.25.1
 pytest_version=9.2.0
 venv="$root/.venv"
 python="$venv/bin/python"
+# Every transitive dependency pinned too (a new release of one must not break a fresh machine).
+constraints="$root/scripts/python-constraints.txt"
+stamp="$venv/.aiphost-constraints"
+want="$(sha256sum "$constraints" | cut -d' ' -f1)"
 
 step() { printf '==> %s\n' "$*" >&2; }
 
@@ -29,7 +33,7 @@ exec 9>"$root/.venv.lock"
 flock 9
 
 ready() {
-    [[ -x "$python" ]] && "$python" -c "
+    [[ -x "$python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && "$python" -c "
 import acps_sdk, uvicorn, a2a.client, sse_starlette, starlette, importlib.metadata as m
 assert m.version('acps-sdk') == '$sdk_version', m.version('acps-sdk')
 assert m.version('uvicorn') == '$uvicorn_version', m.version('uvicorn')
@@ -51,13 +55,15 @@ else
         "${PYTHON:-python3}" -m venv "$venv" >&2
     fi
     step "installing acps-sdk==$sdk_version, uvicorn==$uvicorn_version, a2a-sdk==$a2a_version, componentize-py==$componentize_py_version and pytest==$pytest_version into .venv"
-    "$python" -m pip install --quiet --disable-pip-version-check "acps-sdk==$sdk_version" \
+    "$python" -m pip install --quiet --disable-pip-version-check --constraint "$constraints" "acps-sdk==$sdk_version" \
         "uvicorn==$uvicorn_version" "a2a-sdk[http-server]==$a2a_version" \
         "componentize-py==$componentize_py_version" "pytest==$pytest_version" >&2
     # Editable: partners built and tested from this checkout use the SDK as it is here.
     step "installing the Python SDK (sdk/python, editable) into .venv"
-    "$python" -m pip install --quiet --disable-pip-version-check --editable "$root/sdk/python" >&2
+    "$python" -m pip install --quiet --disable-pip-version-check --constraint "$constraints" --editable "$root/sdk/python" >&2
+    echo "$want" >"$stamp"
     if ! ready; then
+        rm -f "$stamp"
         echo "error: acps-sdk $sdk_version, a2a-sdk $a2a_version, componentize-py $componentize_py_version, pytest $pytest_version or the Python SDK is still not importable from $python" >&2
         exit 1
     fi
