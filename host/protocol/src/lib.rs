@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod a2a;
+pub mod depth;
 pub mod dialect;
 pub mod event;
 pub mod group;

@@ -138,6 +138,23 @@ pub enum DataItem {
 }
 
 impl DataItem {
+    /// `Ok` if its `data` and `metadata` nest at most [`crate::depth::MAX_JSON_DEPTH`] levels;
+    /// `field` names the item (`dataItems[0]`) in the error's path.
+    pub fn check_depth(&self, field: &str) -> Result<(), crate::depth::TooDeep> {
+        let (data, metadata) = match self {
+            DataItem::Text { metadata, .. } | DataItem::File { metadata, .. } => (None, metadata),
+            DataItem::Data { data, metadata } => (Some(data), metadata),
+        };
+        if let Some(data) = data {
+            // The object itself is one level.
+            check_object(data, &format!("{field}.data"))?;
+        }
+        if let Some(metadata) = metadata {
+            check_object(metadata, &format!("{field}.metadata"))?;
+        }
+        Ok(())
+    }
+
     /// A plain text item.
     pub fn text(text: impl Into<String>) -> Self {
         DataItem::Text {
@@ -304,6 +321,15 @@ pub enum AllMarker {
     All,
 }
 
+/// [`crate::depth::check_depth`] of a JSON object, without copying it into a `Value`.
+fn check_object(map: &JsonObject, field: &str) -> Result<(), crate::depth::TooDeep> {
+    for (key, value) in map {
+        // One level for the object around it.
+        crate::depth::check_depth_below(value, &format!("{field}.{key}"), 1)?;
+    }
+    Ok(())
+}
+
 /// A Leader's command, whichever dialect carried it. Kept in the task's history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaderCommand {
@@ -333,6 +359,18 @@ pub struct LeaderCommand {
     /// Whom it addresses in a group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mentions: Option<Mentions>,
+}
+
+impl LeaderCommand {
+    /// `Ok` if every free-form JSON value it carries (its `commandParams`, each item's `data` and
+    /// `metadata`) nests at most [`crate::depth::MAX_JSON_DEPTH`] levels: the host stores them.
+    pub fn check_depth(&self) -> Result<(), crate::depth::TooDeep> {
+        check_object(&self.params, "commandParams")?;
+        for (i, item) in self.data_items.iter().enumerate() {
+            item.check_depth(&format!("dataItems[{i}]"))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -93,8 +93,15 @@ fn json_object(text: &str, what: &str) -> Result<JsonObject, String> {
     }
 }
 
-/// A DataItem reported by a guest, checked: `data` and `metadata` must be JSON objects.
+/// A DataItem reported by a guest, checked: `data` and `metadata` must be JSON objects nested at
+/// most [`aiphost_protocol::depth::MAX_JSON_DEPTH`] levels (the host stores them).
 pub fn item_from_guest(item: wit::DataItem) -> Result<DataItem, String> {
+    let item = item_from_guest_unchecked(item)?;
+    item.check_depth("a data item").map_err(|e| e.to_string())?;
+    Ok(item)
+}
+
+fn item_from_guest_unchecked(item: wit::DataItem) -> Result<DataItem, String> {
     let metadata = item
         .metadata
         .as_deref()

@@ -18,11 +18,23 @@ use serde::de::DeserializeOwned;
 pub struct Encoded(pub(crate) Vec<u8>);
 
 impl Encoded {
-    /// Encode `value`.
+    /// Encode `value`; [`StoreError::TooDeep`] if it nests deeper than the store can read back.
+    ///
+    /// What is written can always be read: the one way a value serde_json writes fails to parse
+    /// again is nesting past its recursion limit, and that is checked here, on the bytes, before
+    /// anything is stored (the doors keep client and partner values far below it; this is the
+    /// proof, not the rule).
     pub fn of(value: &impl Serialize) -> Result<Self, StoreError> {
-        serde_json::to_vec(value)
-            .map(Encoded)
-            .map_err(|e| StoreError::Corrupt(format!("a value could not be encoded: {e}")))
+        let bytes = serde_json::to_vec(value)
+            .map_err(|e| StoreError::Corrupt(format!("a value could not be encoded: {e}")))?;
+        let depth = nesting(&bytes);
+        if depth > MAX_STORED_DEPTH {
+            return Err(StoreError::TooDeep {
+                depth,
+                limit: MAX_STORED_DEPTH,
+            });
+        }
+        Ok(Encoded(bytes))
     }
 
     /// Read the value back; [`StoreError::Corrupt`] if it is not a `T`.
@@ -51,7 +63,81 @@ impl Encoded {
     }
 }
 
+/// The deepest nesting serde_json parses back (its recursion limit is 128).
+pub const MAX_STORED_DEPTH: usize = 127;
+
+/// How deep the arrays and objects of the JSON text `bytes` nest (strings skipped, escapes
+/// included): one pass, no allocation.
+fn nesting(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Read back a value stored as `bytes` (see [`Encoded::decode`]).
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn nested(levels: usize) -> Value {
+        let mut v = json!("a \\ \"tricky\" [string] {with} brackets");
+        for i in 0..levels {
+            v = if i % 2 == 0 {
+                json!({ "k": v, "s": "]}" })
+            } else {
+                json!([v, "[{"])
+            };
+        }
+        v
+    }
+
+    /// What is stored reads back, up to the deepest value the store takes; one level more is
+    /// refused before anything is stored, never stored unreadable.
+    #[test]
+    fn what_is_encoded_decodes() {
+        for levels in [0, 1, 2, 63, 64, 65, 100, MAX_STORED_DEPTH] {
+            let value = nested(levels);
+            let stored = Encoded::of(&value).unwrap_or_else(|e| panic!("{levels}: {e}"));
+            assert_eq!(nesting(&stored.0), levels);
+            assert_eq!(stored.decode::<Value>().unwrap(), value, "{levels}");
+        }
+        for levels in [MAX_STORED_DEPTH + 1, 200] {
+            let err = Encoded::of(&nested(levels)).unwrap_err();
+            assert!(matches!(err, StoreError::TooDeep { .. }), "{levels}: {err}");
+            // And indeed serde_json could not have read it back.
+            let bytes = serde_json::to_vec(&nested(levels)).unwrap();
+            assert!(serde_json::from_slice::<Value>(&bytes).is_err(), "{levels}");
+        }
+        // Wide values: many keys and items, every JSON type.
+        let wide = json!({
+            "n": null, "t": true, "i": -3, "u": u64::MAX, "f": 1.5e300, "s": "\u{1f600}\n",
+            "list": (0..1000).map(|i| json!({"i": i, "v": [i, "x"]})).collect::<Vec<_>>(),
+        });
+        assert_eq!(Encoded::of(&wide).unwrap().decode::<Value>().unwrap(), wide);
+    }
 }

@@ -77,6 +77,16 @@ pub enum StoreError {
         /// The store's directory.
         path: String,
     },
+    /// A value nests deeper than the store can read back: refused, not stored.
+    #[error(
+        "a value nests {depth} levels deep, deeper than the {limit} the store can read back; it was not stored"
+    )]
+    TooDeep {
+        /// How deep it nests.
+        depth: usize,
+        /// The most the store takes.
+        limit: usize,
+    },
     /// A stored record or key could not be read.
     #[error("a stored record is unreadable: {0}")]
     Corrupt(String),

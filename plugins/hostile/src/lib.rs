@@ -16,6 +16,7 @@
 //! - `seek`: reads the same static and a fresh, never-initialised 1 MiB heap block, and reports
 //!   as a `data` product what it found: a host that let one invocation's memory reach the next
 //!   (a pool slot reused without a reset) would show the marks;
+//! - `deep:N`: produces a `data` item nested N levels deep (the host stores none deeper than 64);
 //! - anything else: echoes its input like the echo partner.
 
 use std::alloc::Layout;
@@ -55,6 +56,8 @@ impl Partner for Hostile {
                     slow(ms)
                 } else if let Some(port) = other.strip_prefix("probe:") {
                     probe(port)
+                } else if let Some(levels) = other.strip_prefix("deep:") {
+                    deep(levels)
                 } else {
                     Outcome::Done(vec![Product::new("echo").named("echo").with_items(input)])
                 }
@@ -206,6 +209,24 @@ fn probe(port: &str) -> Outcome {
             "writeTmp": write_tmp,
             "connect": connect,
         })),
+    )])
+}
+
+/// A product whose one `data` item nests `levels` levels (the item's object is the first).
+fn deep(levels: &str) -> Outcome {
+    let Ok(levels) = levels.parse::<usize>() else {
+        return Outcome::Fail(format!("deep:{levels}: not a number"));
+    };
+    let mut value = aiphost_sdk::serde_json::json!("bottom");
+    for i in 1..levels {
+        value = if i % 2 == 0 {
+            aiphost_sdk::serde_json::json!({ "k": value })
+        } else {
+            aiphost_sdk::serde_json::json!([value])
+        };
+    }
+    Outcome::Done(vec![Product::new("deep").named("deep").with_item(
+        DataItem::data(aiphost_sdk::serde_json::json!({ "k": value })),
     )])
 }
 

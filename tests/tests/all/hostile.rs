@@ -787,3 +787,145 @@ async fn notification_configs_are_bounded() {
     let answer = set("one-too-many".into()).await;
     assert!(answer["result"]["id"].is_string(), "{answer}");
 }
+
+/// `{"k": [ {"k": [ … ] } ] }`: `levels` levels of objects and arrays around a string.
+fn nested(levels: usize) -> Value {
+    let mut v = json!("bottom");
+    for i in 0..levels {
+        v = if i % 2 == 0 {
+            json!({ "k": v })
+        } else {
+            json!([v])
+        };
+    }
+    v
+}
+
+/// Issue 29 item 1: a value nested too deep to read back inside its task's record is refused
+/// where it comes in (A2A metadata, A2A typed fields, AIP data items and commandParams, a
+/// partner's products), with the path, and nothing is stored; the deepest value taken reads back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_acknowledged_that_cannot_be_read_back() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let listed = |answer: &Value| answer["result"]["tasks"].as_array().map_or(0, Vec::len);
+    let before = listed(&a2a::call(&host, "trip-planner", "ListTasks", json!({})).await);
+
+    // The reproduction: A2A metadata 121 levels deep, accepted and unreadable before.
+    for (field, levels) in [("metadata", 121), ("metadata", 65)] {
+        let mut message = a2a::message(&uuid(), "a trip to Beijing");
+        message[field] = json!({ "n": nested(levels - 1) });
+        let answer = a2a::call(
+            &host,
+            "trip-planner",
+            "SendMessage",
+            json!({"message": message}),
+        )
+        .await;
+        assert_eq!(error_code(&answer), -32602, "{levels}: {answer}");
+        let said = answer.to_string();
+        assert!(
+            said.contains("message.metadata.n") && said.contains("64"),
+            "{said}"
+        );
+    }
+    for (field, bad) in [
+        ("extensions", json!([{"uri": "x"}])),
+        ("referenceTaskIds", json!("not-a-list")),
+        ("referenceTaskIds", json!([1, 2])),
+    ] {
+        let mut message = a2a::message(&uuid(), "a trip to Beijing");
+        message[field] = bad;
+        let answer = a2a::call(
+            &host,
+            "trip-planner",
+            "SendMessage",
+            json!({"message": message}),
+        )
+        .await;
+        assert_eq!(error_code(&answer), -32602, "{field}: {answer}");
+        assert!(
+            answer.to_string().contains(&format!("message.{field}")),
+            "{answer}"
+        );
+    }
+    let after = listed(&a2a::call(&host, "trip-planner", "ListTasks", json!({})).await);
+    assert_eq!(before, after, "a refused message left a task behind");
+
+    // AIP: a data item and commandParams, in either dialect.
+    let deep_item = json!([{"type": "data", "data": {"n": nested(70)}}]);
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("start", "deep-1", deep_item, json!({})),
+    )
+    .await;
+    assert_eq!(error_code(&answer), -32602, "{answer}");
+    assert!(
+        answer.to_string().contains("dataItems[0].data.n"),
+        "{answer}"
+    );
+    let answer = post(
+        &host.rpc("echo"),
+        &v1("start", "deep-2", text("hi"), json!({"x": nested(64)})),
+    )
+    .await;
+    assert_eq!(error_code(&answer), -32602, "{answer}");
+    assert!(answer.to_string().contains("commandParams.x"), "{answer}");
+    for task in ["deep-1", "deep-2"] {
+        let answer = post(&host.rpc("echo"), &v2("get", task, json!([]), json!({}))).await;
+        assert_eq!(error_code(&answer), -32001, "{task} was stored: {answer}");
+    }
+
+    // The deepest value taken is stored and reads back, over both doors.
+    let mut message = a2a::message(&uuid(), "a trip to Beijing");
+    message["metadata"] = json!({ "n": nested(61) });
+    let answer = a2a::call(
+        &host,
+        "trip-planner",
+        "SendMessage",
+        json!({"message": message}),
+    )
+    .await;
+    let id = answer["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_string();
+    let got = a2a::call(&host, "trip-planner", "GetTask", json!({"id": id})).await;
+    assert_eq!(got["result"]["id"], id.as_str(), "{got}");
+    let deepest = json!([{"type": "data", "data": {"n": nested(63)}}]);
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("start", "deep-ok", deepest, json!({})),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("get", "deep-ok", json!([]), json!({})),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+
+    // A partner's product nested too deep fails its task with the reason; nothing unreadable.
+    let answer = post(
+        &host.rpc("hostile"),
+        &v2("start", "deep-p", text("deep:100"), json!({})),
+    )
+    .await;
+    let answer = if state(&answer) == "failed" {
+        answer
+    } else {
+        post(
+            &host.rpc("hostile"),
+            &v2("get", "deep-p", json!([]), json!({})),
+        )
+        .await
+    };
+    assert_eq!(state(&answer), "failed", "{answer}");
+    assert!(answer.to_string().contains("deeper than 64"), "{answer}");
+    let answer = post(
+        &host.rpc("hostile"),
+        &v2("start", "deep-q", text("deep:60"), json!({})),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+}

@@ -72,6 +72,34 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
     let context_id = optional_id(message, "contextId", "message.contextId")?;
     let mut a2a = Map::new();
     a2a.insert("messageId".into(), json!(id));
+    // Typed fields are checked as A2A types them: lists of strings (task ids, extension URIs).
+    for (key, most) in [("referenceTaskIds", MAX_TASK_ID_LEN), ("extensions", 2048)] {
+        match message.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items))
+                if items
+                    .iter()
+                    .all(|i| i.as_str().is_some_and(|s| !s.is_empty() && s.len() <= most)) => {}
+            Some(_) => {
+                return Err(A2aError::invalid_params(
+                    &format!("message.{key}"),
+                    format!("must be a list of strings (each 1 to {most} bytes long)"),
+                ));
+            }
+        }
+    }
+    if let Some(metadata) = message.get("metadata").filter(|v| !v.is_null()) {
+        if !metadata.is_object() {
+            return Err(A2aError::invalid_params(
+                "message.metadata",
+                "must be an object",
+            ));
+        }
+        // It is kept at `commandParams.a2a.metadata`, two levels below the value the engine's
+        // limit counts from: said here with the client's own field path.
+        crate::depth::check_depth_below(metadata, "message.metadata", 2)
+            .map_err(|e| A2aError::invalid_params("message.metadata", e.to_string()))?;
+    }
     for key in ["metadata", "referenceTaskIds", "extensions"] {
         if let Some(v) = message.get(key).filter(|v| !v.is_null()) {
             a2a.insert(key.into(), v.clone());

@@ -68,6 +68,17 @@ fn admit(agent: &Agent, inbound: &Inbound) -> Result<(), EngineError> {
         tenant.admit_request()?;
     }
     inbound.check_sender()?;
+    // Whatever door it came through: a value nested too deep to read back is never stored.
+    inbound.command.check_depth().map_err(|e| {
+        RpcError::new(
+            ErrorCode::InvalidParams,
+            json!({
+                "field": e.path,
+                "reason": e.to_string(),
+                "maxDepth": aiphost_protocol::depth::MAX_JSON_DEPTH,
+            }),
+        )
+    })?;
     Ok(content_types(agent, inbound)?)
 }
 
