@@ -45,7 +45,7 @@ pub fn check_depth_below(value: &Value, field: &str, above: usize) -> Result<(),
             shown.push_str(segment);
         }
         if path.len() > SHOWN {
-            shown.push_str("…");
+            shown.push('…');
         }
         return Err(TooDeep { path: shown });
     }
