@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// Everything a host is configured with.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// Where the host listens (port 0: any free port; [`Server::url`] tells which).
     pub listen: SocketAddr,
@@ -63,6 +63,32 @@ pub struct ServerConfig {
     pub tls: Option<TlsFiles>,
     /// Timeouts of slow or idle clients and the connection cap.
     pub http: HttpLimits,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("listen", &self.listen)
+            .field("data_dir", &self.data_dir)
+            .field("agent_dirs", &self.agent_dirs)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("public_url", &self.public_url)
+            .field("sse_keep_alive", &self.sse_keep_alive)
+            .field("store_cache_bytes", &self.store_cache_bytes)
+            .field("tasks", &self.tasks)
+            .field("runtime", &self.runtime)
+            .field("notify", &self.notify)
+            .field("groups", &self.groups)
+            .field(
+                "operator_token",
+                &crate::redact::Redacted::of(&self.operator_token),
+            )
+            .field("tenant_quotas", &self.tenant_quotas)
+            .field("storage_meter", &self.storage_meter)
+            .field("tls", &self.tls)
+            .field("http", &self.http)
+            .finish()
+    }
 }
 
 impl ServerConfig {
@@ -369,4 +395,49 @@ fn operator_token(config: &ServerConfig) -> Result<String, ServerError> {
     file.sync_all().map_err(failed)?;
     tracing::info!(path = %path.display(), "made the operator token");
     Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Secrets print redacted in `Debug` (issue 29 item 8): a config or credential in a log line
+    /// or a panic message carries no token, key or secret value.
+    #[test]
+    fn secrets_print_redacted() {
+        const SECRET: &str = "aho.very-secret-value-0123456789";
+        let mut config =
+            ServerConfig::new("127.0.0.1:0".parse().unwrap(), "data".into(), Vec::new());
+        config.operator_token = Some(SECRET.into());
+        let tenancy = TenancyConfig {
+            operator_token: SECRET.into(),
+            default_quotas: Quotas::default(),
+        };
+        let client = crate::client::ClientConfig {
+            api_key: Some(SECRET.into()),
+            ..Default::default()
+        };
+        let header = crate::runtime::outbound::SecretHeader {
+            host: "api.example".into(),
+            header: "authorization".into(),
+            value: SECRET.into(),
+        };
+        let notification = crate::protocol::notification::NotificationConfig {
+            token: SECRET.into(),
+            ..Default::default()
+        };
+        for shown in [
+            format!("{config:?}"),
+            format!("{tenancy:?}"),
+            format!("{client:?}"),
+            format!("{header:?}"),
+            format!("{notification:?}"),
+        ] {
+            assert!(!shown.contains(SECRET), "{shown}");
+            assert!(
+                shown.contains("redacted") || shown.contains("hidden"),
+                "{shown}"
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ pub const MAX_TOKEN_LEN: usize = 4096;
 ///
 /// Made by AIP's `notification/set` or by A2A's push notification config operations; `format`
 /// says which, and so what its notifications look like and how they authenticate.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NotificationConfig {
     /// The config's id (`id` in `notification/set`, `notificationConfigId` elsewhere).
     pub id: String,
@@ -68,6 +68,27 @@ pub struct PushAuthentication {
     /// What follows the scheme in the `Authorization` header.
     #[serde(default)]
     pub credentials: String,
+}
+
+impl std::fmt::Debug for NotificationConfig {
+    // The token authenticates the host to the receiver: never in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationConfig")
+            .field("id", &self.id)
+            .field("url", &self.url)
+            .field(
+                "token",
+                &if self.token.is_empty() {
+                    ""
+                } else {
+                    "<hidden>"
+                },
+            )
+            .field("task_id", &self.task_id)
+            .field("format", &self.format)
+            .field("authentication", &self.authentication)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for PushAuthentication {

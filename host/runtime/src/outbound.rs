@@ -82,7 +82,7 @@ fn names_authority(entry: &str, host: &str, port: u16, default_port: u16) -> boo
 }
 
 /// A header the host adds to requests to one host; the partner never sees its value.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+#[derive(Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretHeader {
     /// `host` or `host:port` the header is sent to, and to no other.
@@ -91,6 +91,17 @@ pub struct SecretHeader {
     pub header: String,
     /// The header's value, sent as given and marked sensitive.
     pub value: String,
+}
+
+impl std::fmt::Debug for SecretHeader {
+    // The value is a third party's credential: never in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretHeader")
+            .field("host", &self.host)
+            .field("header", &self.header)
+            .field("value", &"<redacted>")
+            .finish()
+    }
 }
 
 /// The values a tenant set for its partner, as stored and as read at request time. Secrets are

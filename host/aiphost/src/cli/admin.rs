@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 /// Where the host is and whose token to use.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Clone)]
 pub struct AdminArgs {
     /// The host's base URL.
     #[arg(long, default_value = "http://127.0.0.1:8080", env = "AIPHOST_URL")]
@@ -14,6 +14,15 @@ pub struct AdminArgs {
     /// The operator token or a tenant's admin token.
     #[arg(long, env = "AIPHOST_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+}
+
+impl std::fmt::Debug for AdminArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminArgs")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl AdminArgs {

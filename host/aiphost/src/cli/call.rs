@@ -40,7 +40,7 @@ pub struct CallArgs {
 
 /// How the client proves which Leader it is. Unset, it sends no credentials; the defaults of
 /// everything else a client needs are in [`ClientConfig`].
-#[derive(Args, Debug, Default)]
+#[derive(Args, Default)]
 #[command(next_help_heading = "Leader credentials")]
 pub struct CredentialArgs {
     /// An API key the partner's tenant issued to this Leader, sent as `Authorization: Bearer
@@ -61,6 +61,17 @@ pub struct CredentialArgs {
 
 /// The Leader the CLI says it is when it is given none and has no credential.
 const DEFAULT_LEADER: &str = "1.2.156.3088.1.1.AIPHST.CLI.1.0000";
+
+impl std::fmt::Debug for CredentialArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialArgs")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("cert", &self.cert)
+            .field("key", &self.key)
+            .field("ca", &self.ca)
+            .finish()
+    }
+}
 
 impl CredentialArgs {
     /// Whether these credentials name a Leader (an API key or a client certificate).

@@ -230,7 +230,7 @@ struct GroupFlags {
     inbox_broker: Option<aiphost::group::inbox::InboxBroker>,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args)]
 #[command(next_help_heading = "Tenancy")]
 struct TenancyFlags {
     /// The operator's admin token (default: the one in DATA/operator-token, made on first start).
@@ -239,6 +239,18 @@ struct TenancyFlags {
     /// Quotas of tenants created without their own, as JSON, e.g. '{"maxAgents": 5}'.
     #[arg(long)]
     tenant_quotas: Option<String>,
+}
+
+impl std::fmt::Debug for TenancyFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenancyFlags")
+            .field(
+                "operator_token",
+                &self.operator_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("tenant_quotas", &self.tenant_quotas)
+            .finish()
+    }
 }
 
 /// Override `field` (whose default the library's config holds) when the flag was given.

@@ -26,7 +26,7 @@ pub use tls::ClientTls;
 
 /// How a client reaches a partner: the Leader's credentials and how long it waits. Both the
 /// AIP [`Client`] and the [`a2a::A2aClient`] take one; `aiphost call` fills it from its flags.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ClientConfig {
     /// An API key, sent as `Authorization: Bearer KEY` (for partners whose Leaders need one).
     pub api_key: Option<String>,
@@ -40,6 +40,18 @@ pub struct ClientConfig {
     pub stream_idle_timeout: Duration,
     /// For `https://` URLs: the Leader's client certificate, and the CA to trust.
     pub tls: ClientTls,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("api_key", &crate::redact::Redacted::of(&self.api_key))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("tls", &self.tls)
+            .finish()
+    }
 }
 
 impl Default for ClientConfig {

@@ -35,7 +35,7 @@ impl Kind {
 }
 
 /// A freshly issued credential: the token is shown once, only the hash is kept.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Credential {
     /// The id in the token, which finds its stored record: 16 lowercase hex digits.
     pub id: String,
@@ -43,6 +43,15 @@ pub struct Credential {
     pub token: String,
     /// SHA-256 of the token, hex: all that is stored.
     pub hash: String,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("id", &self.id)
+            .field("token", &crate::redact::Redacted(Some(&self.token)))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Credential {
@@ -99,6 +108,17 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credential_prints_without_its_token() {
+        let credential = Credential::issue(Kind::LeaderKey);
+        let shown = format!("{credential:?}");
+        assert!(!shown.contains(&credential.token), "{shown}");
+        assert!(
+            shown.contains(&credential.id) && shown.contains("redacted"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn tokens_are_unique_well_formed_and_checked_by_hash() {

@@ -100,7 +100,7 @@ pub enum Principal {
 }
 
 /// Operator settings of tenancy.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct TenancyConfig {
     /// The operator's token (compared by hash).
     pub operator_token: String,
@@ -191,6 +191,18 @@ impl Tenancy {
     pub fn tenant(&self, tenant: &str) -> Option<Arc<TenantState>> {
         let map = self.tenants.read().unwrap_or_else(|p| p.into_inner());
         map.get(tenant).cloned()
+    }
+}
+
+impl std::fmt::Debug for TenancyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenancyConfig")
+            .field(
+                "operator_token",
+                &crate::redact::Redacted(Some(&self.operator_token)),
+            )
+            .field("default_quotas", &self.default_quotas)
+            .finish()
     }
 }
 
