@@ -42,6 +42,14 @@ pub fn quota(e: &QuotaError) -> RpcError {
             "reason": reason, "tenant": tenant, "quota": e.quota(), "limit": limit,
             "storedBytes": stored,
         }),
+        // Publishing is not an AIP request; said for completeness.
+        QuotaError::PublishesAtOnce { tenant, limit }
+        | QuotaError::PublishRate { tenant, limit, .. } => {
+            json!({
+                "reason": reason, "tenant": tenant, "quota": e.quota(), "limit": limit,
+                "retryAfterMs": e.retry_after_ms(),
+            })
+        }
     };
     RpcError::new(ErrorCode::AuthorizationFailed, data)
 }

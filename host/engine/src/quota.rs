@@ -33,6 +33,12 @@ pub struct Quotas {
     /// `--task-retention`). Fixed for a task when it ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_retention_secs: Option<u64>,
+    /// Publishes of the tenant's partners compiling at once (a compile takes a core for
+    /// seconds); another is refused until one ends.
+    pub max_concurrent_publishes: u32,
+    /// Publishes a tenant may start in an hour (up to 5 at once, then evenly spread); more are
+    /// refused with when to retry.
+    pub publishes_per_hour: u32,
 }
 
 impl Default for Quotas {
@@ -47,6 +53,8 @@ impl Default for Quotas {
             request_burst: 1000,
             max_component_bytes: 32 << 20,
             task_retention_secs: None,
+            max_concurrent_publishes: 1,
+            publishes_per_hour: 60,
         }
     }
 }
@@ -67,6 +75,11 @@ impl Quotas {
             ("requestBurst", u64::from(self.request_burst)),
             ("maxComponentBytes", self.max_component_bytes),
             ("taskRetentionSecs", self.task_retention_secs.unwrap_or(1)),
+            (
+                "maxConcurrentPublishes",
+                u64::from(self.max_concurrent_publishes),
+            ),
+            ("publishesPerHour", u64::from(self.publishes_per_hour)),
         ];
         for (field, value) in positive {
             if value == 0 {
@@ -101,6 +114,17 @@ impl RateLimiter {
         }
     }
 
+    /// A full bucket at `now_ms` of `count` tokens an hour, at most `burst` saved up.
+    pub fn per_hour(count: u32, burst: u32, now_ms: i64) -> Self {
+        let burst = f64::from(burst.max(1));
+        RateLimiter {
+            rate: f64::from(count.max(1)) / 3600.0,
+            burst,
+            tokens: burst,
+            last_ms: now_ms,
+        }
+    }
+
     /// Take one token at `now_ms`: `Ok` or `Err(ms until one is there)`.
     pub fn take(&mut self, now_ms: i64) -> Result<(), u64> {
         let elapsed = (now_ms - self.last_ms).max(0) as f64 / 1000.0;
@@ -125,9 +149,16 @@ pub struct TenantState {
     /// Invocations of its partners running now.
     pub invocations: Arc<Semaphore>,
     limiter: Mutex<RateLimiter>,
+    /// Publishes compiling now.
+    publishing: Arc<Semaphore>,
+    /// Publishes started, against `publishesPerHour`.
+    publishes: Mutex<RateLimiter>,
     /// Bytes stored for it, as last measured.
     stored_bytes: AtomicU64,
 }
+
+/// A publish's place in its tenant's budget: held while it compiles.
+pub type PublishPermit = tokio::sync::OwnedSemaphorePermit;
 
 impl TenantState {
     /// A tenant with full buckets and no bytes counted yet.
@@ -140,9 +171,37 @@ impl TenantState {
                 quotas.request_burst,
                 Timestamp::now_ms(),
             )),
+            publishing: Arc::new(Semaphore::new(quotas.max_concurrent_publishes as usize)),
+            publishes: Mutex::new(RateLimiter::per_hour(
+                quotas.publishes_per_hour,
+                quotas.publishes_per_hour.min(5),
+                Timestamp::now_ms(),
+            )),
             stored_bytes: AtomicU64::new(0),
             quotas,
         }
+    }
+
+    /// Admit a publish that is about to compile: a free place among `maxConcurrentPublishes`
+    /// (held until the permit is dropped), then a token of `publishesPerHour`. A publish refused
+    /// for being busy takes no token.
+    pub fn admit_publish(&self) -> Result<PublishPermit, QuotaError> {
+        let permit = self.publishing.clone().try_acquire_owned().map_err(|_| {
+            QuotaError::PublishesAtOnce {
+                tenant: self.id.clone(),
+                limit: self.quotas.max_concurrent_publishes,
+            }
+        })?;
+        let taken = match self.publishes.lock() {
+            Ok(mut limiter) => limiter.take(Timestamp::now_ms()),
+            Err(poisoned) => poisoned.into_inner().take(Timestamp::now_ms()),
+        };
+        taken.map_err(|retry_after_ms| QuotaError::PublishRate {
+            tenant: self.id.clone(),
+            limit: self.quotas.publishes_per_hour,
+            retry_after_ms,
+        })?;
+        Ok(permit)
     }
 
     /// Count one request against the rate quota.
@@ -197,6 +256,26 @@ pub enum QuotaError {
         /// When a request would be admitted again.
         retry_after_ms: u64,
     },
+    /// The tenant has `maxConcurrentPublishes` publishes compiling already.
+    #[error(
+        "tenant {tenant} already has {limit} publish(es) compiling (its maxConcurrentPublishes); retry when it ends"
+    )]
+    PublishesAtOnce {
+        /// The tenant.
+        tenant: String,
+        /// Its `maxConcurrentPublishes`.
+        limit: u32,
+    },
+    /// Over the tenant's `publishesPerHour`.
+    #[error("tenant {tenant} is over its {limit} publishes an hour; retry in {retry_after_ms} ms")]
+    PublishRate {
+        /// The tenant.
+        tenant: String,
+        /// Its `publishesPerHour`.
+        limit: u32,
+        /// When a publish would be admitted again.
+        retry_after_ms: u64,
+    },
     /// The tenant stores more than it may: no new tasks until it stores less.
     #[error("tenant {tenant} stores {stored} bytes, over its quota of {limit}")]
     StoredBytes {
@@ -215,6 +294,17 @@ impl QuotaError {
         match self {
             QuotaError::RequestRate { .. } => "requestsPerSecond",
             QuotaError::StoredBytes { .. } => "maxStoredBytes",
+            QuotaError::PublishesAtOnce { .. } => "maxConcurrentPublishes",
+            QuotaError::PublishRate { .. } => "publishesPerHour",
+        }
+    }
+
+    /// When to try again, in ms, where the quota refills on its own.
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            QuotaError::RequestRate { retry_after_ms, .. }
+            | QuotaError::PublishRate { retry_after_ms, .. } => Some(*retry_after_ms),
+            _ => None,
         }
     }
 }
@@ -222,6 +312,18 @@ impl QuotaError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_hourly_bucket_spreads_the_rest_over_the_hour() {
+        let mut hourly = RateLimiter::per_hour(60, 5, 0);
+        for _ in 0..5 {
+            assert!(hourly.take(0).is_ok());
+        }
+        // 60 an hour: one a minute once the burst is spent.
+        assert_eq!(hourly.take(0), Err(60_000));
+        assert!(hourly.take(60_000).is_ok());
+        assert!(hourly.take(60_000).is_err());
+    }
 
     #[test]
     fn bucket_allows_the_burst_then_the_rate() {

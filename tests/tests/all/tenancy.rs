@@ -800,3 +800,91 @@ async fn key_value_stores_are_private_to_each_tenant_and_leader() {
         "{answer}"
     );
 }
+
+/// Issue 29 item 7: publishing has a budget per tenant, since a compile takes a core for seconds:
+/// one compile at a time and so many publishes an hour, refused with 429 (and `Retry-After` for
+/// the rate) before anything is compiled; another tenant is not held back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishing_has_a_budget_per_tenant() {
+    use base64::Engine as _;
+    let host = TestHost::start(HostOptions::default()).await;
+    let acme = create_tenant(&host.url, "acme", json!({"publishesPerHour": 2})).await;
+    let globex = create_tenant(&host.url, "globex", json!({})).await;
+    for version in 1..=2 {
+        let (status, body) = publish(
+            &host.url,
+            &acme,
+            &manifest("echo", "acme-echo", ""),
+            &component("echo"),
+        )
+        .await;
+        assert_eq!(status, 201, "publish {version}: {body}");
+    }
+    let response = reqwest::Client::new()
+        .post(format!("{}/admin/agents", host.url))
+        .bearer_auth(&acme)
+        .json(&json!({
+            "manifest": manifest("echo", "acme-echo", ""),
+            "component": base64::engine::general_purpose::STANDARD.encode(component("echo")),
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 429);
+    let retry: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=1800).contains(&retry), "{retry}");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "publish-budget", "{body}");
+    assert_eq!(
+        body["error"]["details"]["quota"], "publishesPerHour",
+        "{body}"
+    );
+    let (_, versions) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/agents/acme-echo/versions",
+        &acme,
+        None,
+    )
+    .await;
+    assert_eq!(
+        versions["versions"].as_array().unwrap().len(),
+        2,
+        "{versions}"
+    );
+
+    // One compile at a time: of two large publishes sent together, one is refused while the
+    // other compiles (a Python partner: seconds of Cranelift); the other tenant publishes meanwhile.
+    let python = component("echo-py");
+    let (manifest_a, manifest_b) = (
+        manifest("echo-py", "globex-a", ""),
+        manifest("echo-py", "globex-b", ""),
+    );
+    let (manifest_c, stats) = (manifest("stats", "acme-stats", ""), component("stats"));
+    let (first, second, other) = tokio::join!(
+        publish(&host.url, &globex, &manifest_a, &python),
+        publish(&host.url, &globex, &manifest_b, &python),
+        async {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            publish(&host.url, &acme, &manifest_c, &stats).await
+        },
+    );
+    let mut statuses = [first.0, second.0];
+    statuses.sort();
+    assert_eq!(statuses, [201, 429], "{first:?} {second:?}");
+    let refused = if first.0 == 429 { &first.1 } else { &second.1 };
+    assert_eq!(
+        refused["error"]["details"]["quota"], "maxConcurrentPublishes",
+        "{refused}"
+    );
+    // acme's hourly budget is spent, but it was refused for that, not held behind globex.
+    assert_eq!(other.0, 429, "{other:?}");
+    assert_eq!(
+        other.1["error"]["details"]["quota"], "publishesPerHour",
+        "{other:?}"
+    );
+}

@@ -66,7 +66,12 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
             "/admin/tenants",
             Some(&serde_json::json!({
                 "id": TENANT,
-                "quotas": {"maxComponentBytes": 256u64 << 20, "maxStoredBytes": 16u64 << 30},
+                // The author is the only tenant: every rebuild publishes, as often as they save.
+                "quotas": {
+                    "maxComponentBytes": 256u64 << 20,
+                    "maxStoredBytes": 16u64 << 30,
+                    "publishesPerHour": 100_000,
+                },
             })),
         )
         .await?;

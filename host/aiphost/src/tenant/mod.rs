@@ -62,6 +62,9 @@ pub enum TenancyError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A publish over the tenant's publishing budget (compiles at once, or an hour's worth).
+    #[error("{0}")]
+    PublishBudget(aiphost_engine::quota::QuotaError),
     /// The change would exceed one of the tenant's quotas.
     #[error("quota {quota} is {limit}; this would need {needed}")]
     Quota {

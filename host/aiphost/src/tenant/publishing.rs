@@ -198,6 +198,9 @@ impl Tenancy {
         imports::check(&imported, http_granted).map_err(|e| invalid("component", e.to_string()))?;
         Runtime::footprint_of(&wasm).map_err(|e| invalid("component", e.to_string()))?;
 
+        // Every check that costs nothing has passed: now the tenant's publishing budget, which
+        // bounds what its publishes cost the host's CPU (held until this publish ends).
+        let _budget = state.admit_publish().map_err(TenancyError::PublishBudget)?;
         // Compile and link without caching anything (a refused component leaves no trace), and
         // outside the lock: other publishes, rollbacks and tenant changes go on meanwhile.
         let (wasm, checked) = {

@@ -53,11 +53,21 @@ impl AdminError {
 
 impl IntoResponse for AdminError {
     fn into_response(self) -> Response {
+        // A refusal that clears on its own says when, as HTTP clients read it.
+        let retry_after = self.details["retryAfterMs"]
+            .as_u64()
+            .map(|ms| ms.div_ceil(1000).max(1));
         let mut error = json!({"code": self.code, "message": self.message});
         if !self.details.is_null() {
             error["details"] = self.details;
         }
-        (self.status, Json(json!({ "error": error }))).into_response()
+        let mut response = (self.status, Json(json!({ "error": error }))).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -80,6 +90,13 @@ impl From<TenancyError> for AdminError {
             } => AdminError {
                 details: json!({"quota": quota, "limit": limit, "needed": needed}),
                 ..AdminError::new(StatusCode::FORBIDDEN, "quota", message)
+            },
+            TenancyError::PublishBudget(e) => AdminError {
+                details: json!({
+                    "quota": e.quota(),
+                    "retryAfterMs": e.retry_after_ms(),
+                }),
+                ..AdminError::new(StatusCode::TOO_MANY_REQUESTS, "publish-budget", message)
             },
             TenancyError::Forbidden(_) => {
                 AdminError::new(StatusCode::FORBIDDEN, "forbidden", message)
