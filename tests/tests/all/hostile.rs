@@ -719,6 +719,41 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
     )
     .await;
     assert_eq!(groups["memberships"], json!([]), "{groups}");
+
+    // Issue 29 item 6: an unpublished partner's inbox is no longer consumed (the operator
+    // removes its tenant's partner here; the queue itself stays, durable).
+    let (status, body) = admin(
+        &host.url,
+        Method::DELETE,
+        "/admin/agents/inboxed",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let probe = connection.create_channel().await.expect("channel");
+        let declared = probe
+            .queue_declare(
+                partner_inbox.clone().into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("the partner's inbox stays");
+        if declared.consumer_count() == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{partner_inbox} is still consumed after its partner was unpublished"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     aiphost_tests::group::delete_queue(&leader_inbox).await;
     aiphost_tests::group::delete_queue(&partner_inbox).await;
     let _ = connection.close(200, "test over".into()).await;

@@ -17,14 +17,14 @@ use crate::net_policy::HostPort;
 use crate::protocol::{RpcError, Timestamp};
 use futures::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
     ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::uri::AMQPUri;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,12 +168,32 @@ async fn serve(
         .await
         .map_err(|e| e.to_string())?;
     tracing::info!(broker = ?broker.listed, "consuming hosted partners' inboxes");
-    let mut consumed: HashSet<String> = HashSet::new();
+    // The inboxes consumed, by AIC: each consumer's tag, and a token that says it was retired
+    // on purpose (its stream then ends without the connection being lost).
+    let mut consumed: HashMap<String, (String, CancellationToken)> = HashMap::new();
     let lost = CancellationToken::new();
     loop {
+        // A partner unpublished, or its tenant removed, is no longer invited through its inbox:
+        // its consumer is cancelled (the queue stays, durable, for whoever hosts it next).
+        let hosted: HashSet<String> = agents.list().iter().map(|a| a.aic().to_string()).collect();
+        let gone: Vec<String> = consumed
+            .keys()
+            .filter(|aic| !hosted.contains(*aic))
+            .cloned()
+            .collect();
+        for aic in gone {
+            if let Some((tag, retired)) = consumed.remove(&aic) {
+                retired.cancel();
+                channel
+                    .basic_cancel(tag.as_str().into(), BasicCancelOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(inbox = %aic, "stopped consuming the inbox of a partner no longer hosted");
+            }
+        }
         for agent in agents.list() {
             let aic = agent.aic().to_string();
-            if consumed.contains(&aic) {
+            if consumed.contains_key(&aic) {
                 continue;
             }
             let queue = format!("inbox_{aic}");
@@ -204,16 +224,18 @@ async fn serve(
                 )
                 .await
                 .map_err(|e| e.to_string())?;
+            let tag = format!("aiphost-inbox-{}", uuid::Uuid::new_v4());
             let consumer = channel
                 .basic_consume(
                     queue.clone().into(),
-                    format!("aiphost-inbox-{}", uuid::Uuid::new_v4()).into(),
+                    tag.as_str().into(),
                     BasicConsumeOptions::default(),
                     FieldTable::default(),
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-            consumed.insert(aic.clone());
+            let retired = CancellationToken::new();
+            consumed.insert(aic.clone(), (tag, retired.clone()));
             let (groups, agents, broker) = (groups.clone(), agents.clone(), broker.clone());
             let (channel, lost) = (channel.clone(), lost.clone());
             tokio::spawn(async move {
@@ -225,7 +247,9 @@ async fn serve(
                         tracing::debug!(error = %e, "inbox ack failed; the invitation comes again");
                     }
                 }
-                lost.cancel();
+                if !retired.is_cancelled() {
+                    lost.cancel();
+                }
             });
         }
         tokio::select! {
