@@ -248,22 +248,12 @@ impl Leader {
 
     /// Whether `queue` exists on the broker (a passive declare on a channel of its own).
     pub async fn queue_exists(&self, queue: &str) -> bool {
-        let channel = self.connection.create_channel().await.expect("channel");
-        let found = channel
-            .queue_declare(
-                queue.to_string().into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .is_ok();
-        if found {
-            let _ = channel.close(200, "checked".into()).await;
-        }
-        found
+        self.consumers_of(queue).await.is_some()
+    }
+
+    /// How many consumers `queue` has (`None`: no such queue).
+    pub async fn consumers_of(&self, queue: &str) -> Option<u32> {
+        consumers_of(&self.connection, queue).await
     }
 
     /// Poll until `queue` is gone, up to `limit`.
@@ -410,4 +400,23 @@ impl Drop for Probe {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// How many consumers `queue` has on the broker of `connection` (`None`: no such queue), by a
+/// passive declare on a channel of its own.
+pub async fn consumers_of(connection: &lapin::Connection, queue: &str) -> Option<u32> {
+    let channel = connection.create_channel().await.expect("channel");
+    let declared = channel
+        .queue_declare(
+            queue.to_string().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..QueueDeclareOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .ok()?;
+    let _ = channel.close(200, "checked".into()).await;
+    Some(declared.consumer_count())
 }

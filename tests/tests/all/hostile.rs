@@ -645,18 +645,8 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
     // The host takes up a newly published partner's inbox within a second or so.
     let until = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let probe = connection.create_channel().await.expect("channel");
-        let declared = probe
-            .queue_declare(
-                partner_inbox.clone().into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await;
-        if declared.is_ok_and(|q| q.consumer_count() > 0) {
+        let consumers = aiphost_tests::group::consumers_of(&connection, &partner_inbox).await;
+        if consumers.is_some_and(|n| n > 0) {
             break;
         }
         assert!(
@@ -733,19 +723,8 @@ async fn inbox_invitations_cannot_reach_partners_whose_leaders_authenticate() {
     assert_eq!(status, 204, "{body}");
     let until = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let probe = connection.create_channel().await.expect("channel");
-        let declared = probe
-            .queue_declare(
-                partner_inbox.clone().into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .expect("the partner's inbox stays");
-        if declared.consumer_count() == 0 {
+        let consumers = aiphost_tests::group::consumers_of(&connection, &partner_inbox).await;
+        if consumers.expect("the partner's inbox stays") == 0 {
             break;
         }
         assert!(

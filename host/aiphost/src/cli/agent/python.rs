@@ -131,20 +131,22 @@ fn python() -> PathBuf {
     PathBuf::from("python3")
 }
 
+/// Run `python ARGS` for what it says (its output), saying what to install when it cannot run.
+fn probe(python: &Path, args: &[&str]) -> anyhow::Result<std::process::Output> {
+    Command::new(python).args(args).output().with_context(|| {
+        format!(
+            "running {} (install Python 3.11 or later, or set AIPHOST_PYTHON to one)",
+            python.display()
+        )
+    })
+}
+
 /// `python -m pytest` in `dir` with the Python that builds partners (`AIPHOST_PYTHON`, this
 /// checkout's `.venv`, or `python3`): the one that has the SDK, so the tests import it as the
 /// build does.
 pub fn test(dir: &Path) -> anyhow::Result<()> {
     let python = python();
-    let has = Command::new(&python)
-        .args(["-c", "import aiphost_sdk, pytest"])
-        .output()
-        .with_context(|| {
-            format!(
-                "running {} (install Python 3.11 or later, or set AIPHOST_PYTHON to one)",
-                python.display()
-            )
-        })?;
+    let has = probe(&python, &["-c", "import aiphost_sdk, pytest"])?;
     if !has.status.success() {
         bail!(
             "{py} has no Python SDK or no pytest to run the partner's tests with; install them with \
@@ -168,15 +170,7 @@ pub fn test(dir: &Path) -> anyhow::Result<()> {
 /// diagnostics (an exception raised while importing the partner's module shows there).
 pub fn compile(dir: &Path) -> anyhow::Result<PathBuf> {
     let python = python();
-    let check = Command::new(&python)
-        .args(["-m", "aiphost_sdk", "check"])
-        .output()
-        .with_context(|| {
-            format!(
-                "running {} (install Python 3.11 or later, or set AIPHOST_PYTHON to one)",
-                python.display()
-            )
-        })?;
+    let check = probe(&python, &["-m", "aiphost_sdk", "check"])?;
     if !check.status.success() {
         let stderr = String::from_utf8_lossy(&check.stderr);
         if stderr.contains("No module named aiphost_sdk") {
