@@ -1423,6 +1423,30 @@ async fn keys_mean_something_and_errors_say_why() {
     // --api-key alone: the host takes the key's Leader.
     let keys =
         aiphost_tests::tenants::publish_keyed(&host.url, &acme, "echo", "vault", &[LEADER]).await;
+
+    // agent list --published: the tenant's published partners, from the running host.
+    let listed = Command::new(aiphost_bin())
+        .args([
+            "agent",
+            "list",
+            "--published",
+            "--output",
+            "json",
+            "--url",
+            &host.url,
+        ])
+        .env("AIPHOST_TOKEN", &acme)
+        .output()
+        .expect("aiphost agent list --published");
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    let ids: Vec<&str> = listed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["open-echo", "vault"], "{listed}");
     let base = format!("{}/agents/vault", host.url);
     let task = printed(&call(&["--api-key", &keys[0], &base, "start", "--text", "hi"]).await);
     assert_eq!(task["status"]["state"], "awaiting-completion", "{task}");
@@ -1559,6 +1583,10 @@ fn agent_test_runs_each_languages_tests() {
             src.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{lang}: {}", stderr(&out));
+        assert!(
+            src.join("README.md").is_file(),
+            "{lang}: a scaffold has a README"
+        );
         let out = aiphost(&["agent", "test", src.to_str().unwrap()]);
         assert!(
             out.status.success(),

@@ -146,3 +146,32 @@ fn a_tool_at_another_version_fails_the_install() {
     );
     assert!(!sdk.path().join("node_modules/.aiphost-lock").exists());
 }
+
+/// Issue 28 item 2: building the example partners again when nothing changed rebuilds nothing
+/// (no Python or JavaScript partner built again), so `scripts/serve.sh` starts serving
+/// at once the second time.
+#[test]
+fn unchanged_partners_are_not_rebuilt() {
+    aiphost_tests::plugins_dist();
+    let output = Command::new("bash")
+        .arg(repo_root().join("scripts/build-plugins.sh"))
+        .output()
+        .expect("running scripts/build-plugins.sh");
+    assert!(output.status.success(), "{}", show(&output));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // (Rust partners are cargo's to judge; other tests may share its target directory.)
+    for rebuilt in ["building python partner", "built "] {
+        assert!(
+            !said.contains(rebuilt),
+            "{rebuilt:?} on an unchanged tree:\n{said}"
+        );
+    }
+    assert!(
+        said.contains("unchanged") && said.contains("up to date"),
+        "{said}"
+    );
+}
