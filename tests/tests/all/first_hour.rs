@@ -267,6 +267,23 @@ async fn serve_answers_at_once_and_each_partner_when_it_is_ready() {
         .await
         .unwrap();
     assert_eq!(card.status(), 200);
+    // The CLI says it in words (the JSON-RPC error inside the 503), not as an HTTP status.
+    let out = Command::new(aiphost_bin())
+        .args([
+            "call",
+            &format!("{url}/agents/echo-py"),
+            "start",
+            "--text",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("-32000") && said.contains("still compiling"),
+        "{said}"
+    );
 
     // echo is small: it serves as soon as its own compile ends.
     loop {

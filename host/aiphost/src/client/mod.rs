@@ -409,7 +409,7 @@ impl Client {
         if !success || !answer.is_sse() {
             let text = answer.text().await?;
             if !success {
-                return Err(ClientError::Status { status, body: text });
+                return Err(status_error(status, text));
             }
             let answer: Value = serde_json::from_str(&text).map_err(|e| {
                 ClientError::InvalidResponse(format!("neither SSE nor JSON ({e}): {text}"))
@@ -464,7 +464,7 @@ impl Client {
     pub async fn post(&self, body: &Value) -> Result<Value, ClientError> {
         let (status, text) = self.transport.post_and_read(&self.url, &[], body).await?;
         if !(200..300).contains(&status) {
-            return Err(ClientError::Status { status, body: text });
+            return Err(status_error(status, text));
         }
         serde_json::from_str(&text)
             .map_err(|e| ClientError::InvalidResponse(format!("not JSON ({e}): {text}")))
@@ -528,6 +528,21 @@ fn find_blank_line(buf: &[u8]) -> Option<(usize, usize)> {
             None
         }
     })
+}
+
+/// An HTTP error status: the JSON-RPC error its body carries if it is one (the host's 404 for a
+/// partner it does not host, its 503 for one still compiling), else the status and the body.
+fn status_error(status: u16, body: String) -> ClientError {
+    match serde_json::from_str::<Value>(&body) {
+        Ok(answer) if answer["jsonrpc"] == "2.0" && answer["error"].is_object() => {
+            let id = answer["id"].clone();
+            match check_response(&id, answer) {
+                Err(e @ ClientError::Rpc { .. }) => e,
+                _ => ClientError::Status { status, body },
+            }
+        }
+        _ => ClientError::Status { status, body },
+    }
 }
 
 /// Check a JSON-RPC response to the request with `id`; return its result.
