@@ -33,7 +33,7 @@ pub mod client;
 pub mod fan_out;
 pub mod group;
 pub mod notify;
-mod redact;
+pub mod redact;
 pub mod server;
 pub mod tenant;
 pub mod transport;

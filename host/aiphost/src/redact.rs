@@ -4,11 +4,11 @@
 //! carry the operator's token, a Leader's API key or a partner's outbound secret with it.
 
 /// A secret as `Debug` shows it: `<redacted>`, or `None` / `""` when there is none.
-pub(crate) struct Redacted<'a>(pub(crate) Option<&'a str>);
+pub struct Redacted<'a>(pub Option<&'a str>);
 
 impl Redacted<'_> {
     /// An optional secret.
-    pub(crate) fn of(secret: &Option<String>) -> Redacted<'_> {
+    pub fn of(secret: &Option<String>) -> Redacted<'_> {
         Redacted(secret.as_deref())
     }
 }

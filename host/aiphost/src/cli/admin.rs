@@ -20,7 +20,7 @@ impl std::fmt::Debug for AdminArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AdminArgs")
             .field("url", &self.url)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token", &aiphost::redact::Redacted::of(&self.token))
             .finish()
     }
 }

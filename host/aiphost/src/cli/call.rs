@@ -65,7 +65,7 @@ const DEFAULT_LEADER: &str = "1.2.156.3088.1.1.AIPHST.CLI.1.0000";
 impl std::fmt::Debug for CredentialArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CredentialArgs")
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &aiphost::redact::Redacted::of(&self.api_key))
             .field("cert", &self.cert)
             .field("key", &self.key)
             .field("ca", &self.ca)

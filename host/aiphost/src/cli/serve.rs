@@ -246,7 +246,7 @@ impl std::fmt::Debug for TenancyFlags {
         f.debug_struct("TenancyFlags")
             .field(
                 "operator_token",
-                &self.operator_token.as_ref().map(|_| "<redacted>"),
+                &aiphost::redact::Redacted::of(&self.operator_token),
             )
             .field("tenant_quotas", &self.tenant_quotas)
             .finish()

@@ -142,18 +142,14 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 /// What a client needs to know of a hosted partner: who it is, whether it can run, where its doors are.
 fn describe(base: &str, agent: &crate::agent::Agent) -> serde_json::Value {
     let url = format!("{base}/agents/{}", agent.id());
-    let (readiness, cause) = match agent.code.readiness() {
-        Readiness::Ready => ("ready", None),
-        Readiness::Compiling => ("compiling", None),
-        Readiness::Failed(reason) => ("failed", Some(reason.to_string())),
-    };
+    let readiness = agent.code.readiness();
     let mut described = json!({
         "id": agent.id(),
         "aic": agent.aic(),
         "name": agent.manifest.agent.name,
         "description": agent.manifest.agent.description,
         "version": agent.manifest.agent.version,
-        "readiness": readiness,
+        "readiness": readiness.as_str(),
         "url": url,
         "aip": {
             "rpc": format!("{url}/rpc"),
@@ -167,8 +163,8 @@ fn describe(base: &str, agent: &crate::agent::Agent) -> serde_json::Value {
         },
         "a2aCard": format!("{url}/.well-known/agent-card.json"),
     });
-    if let Some(cause) = cause {
-        described["cause"] = json!(cause);
+    if let Readiness::Failed(cause) = readiness {
+        described["cause"] = json!(&*cause);
     }
     described
 }
@@ -219,18 +215,13 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let mut compiling = 0;
     let mut failed = 0;
     for agent in state.agents.list() {
-        let word = match agent.code.readiness() {
-            Readiness::Ready => "ready",
-            Readiness::Compiling => {
-                compiling += 1;
-                "compiling"
-            }
-            Readiness::Failed(_) => {
-                failed += 1;
-                "failed"
-            }
-        };
-        partners.insert(agent.id().to_string(), json!(word));
+        let readiness = agent.code.readiness();
+        match readiness {
+            Readiness::Ready => {}
+            Readiness::Compiling => compiling += 1,
+            Readiness::Failed(_) => failed += 1,
+        }
+        partners.insert(agent.id().to_string(), json!(readiness.as_str()));
     }
     let status = if compiling > 0 {
         StatusCode::SERVICE_UNAVAILABLE

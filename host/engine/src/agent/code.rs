@@ -23,6 +23,17 @@ pub enum Readiness {
     Failed(Arc<str>),
 }
 
+impl Readiness {
+    /// The word the host's endpoints use for it: `ready`, `compiling` or `failed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Readiness::Ready => "ready",
+            Readiness::Compiling => "compiling",
+            Readiness::Failed(_) => "failed",
+        }
+    }
+}
+
 type Slot = Option<Result<PartnerCode, Arc<str>>>;
 
 /// A partner's component: ready, compiling, or failed. Cheap to clone.
