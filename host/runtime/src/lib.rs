@@ -212,6 +212,14 @@ pub struct KvOwner<'a> {
     pub task: &'a str,
 }
 
+/// What [`Runtime::precheck`] found of a component: its footprint, and the limits it runs with.
+#[derive(Clone, Copy, Debug)]
+pub struct Prechecked {
+    footprint: Footprint,
+    memory_mib: u64,
+    invocation_ms: u64,
+}
+
 /// A component [`Runtime::check`] compiled and linked, not yet cached.
 pub struct Checked {
     component: Component,
@@ -460,16 +468,20 @@ impl Runtime {
     }
 
     /// What can be checked of a component without compiling it (quick): its limits within the
-    /// operator's and its footprint within the pool's cap.
+    /// operator's and its footprint within the pool's cap. [`Runtime::load_prechecked`] compiles
+    /// it later without reading it again.
     pub fn precheck(
         &self,
         wasm: &[u8],
         memory_mib: Option<u64>,
         invocation_ms: Option<u64>,
-    ) -> Result<(), RuntimeError> {
-        self.limits(memory_mib, invocation_ms)?;
-        Self::footprint_of(wasm)?;
-        Ok(())
+    ) -> Result<Prechecked, RuntimeError> {
+        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
+        Ok(Prechecked {
+            footprint: Self::footprint_of(wasm)?,
+            memory_mib,
+            invocation_ms,
+        })
     }
 
     /// Load a component from its bytes.
@@ -479,11 +491,25 @@ impl Runtime {
         memory_mib: Option<u64>,
         invocation_ms: Option<u64>,
     ) -> Result<PartnerCode, RuntimeError> {
-        let (memory_mib, invocation_ms) = self.limits(memory_mib, invocation_ms)?;
-        let footprint = Self::footprint_of(wasm)?;
+        let checked = self.precheck(wasm, memory_mib, invocation_ms)?;
+        self.load_prechecked(wasm, &checked)
+    }
+
+    /// Compile (or take from the compiled cache) and link a component [`Runtime::precheck`]
+    /// checked.
+    pub fn load_prechecked(
+        &self,
+        wasm: &[u8],
+        checked: &Prechecked,
+    ) -> Result<PartnerCode, RuntimeError> {
         let component = cache::load_or_compile(&self.engine, &self.cache_dir, wasm)
             .map_err(RuntimeError::Invalid)?;
-        self.link(&component, footprint, memory_mib, invocation_ms)
+        self.link(
+            &component,
+            checked.footprint,
+            checked.memory_mib,
+            checked.invocation_ms,
+        )
     }
 
     /// What one instance of the component takes from the pool, counted from its binary without

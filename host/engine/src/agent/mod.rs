@@ -12,7 +12,7 @@ pub mod parallel;
 use crate::quota::TenantState;
 use aiphost_protocol::Timestamp;
 use aiphost_runtime::outbound::{AgentValues, Capabilities, OutboundPolicy};
-use aiphost_runtime::{Runtime, RuntimeError};
+use aiphost_runtime::{Prechecked, Runtime, RuntimeError};
 use code::{Code, CodeSetter};
 use manifest::{Manifest, ManifestError};
 use std::collections::{BTreeMap, HashMap};
@@ -147,7 +147,7 @@ impl Agent {
                 source,
             })
             .map_err(refused)?;
-        runtime
+        let checked = runtime
             .precheck(
                 &wasm,
                 manifest.limits.memory_mib,
@@ -157,8 +157,7 @@ impl Agent {
         let (code, setter) = Code::compiling();
         let compile = Compile {
             agent: manifest.agent.id.clone(),
-            memory_mib: manifest.limits.memory_mib,
-            invocation_ms: manifest.limits.invocation_ms,
+            checked,
             capabilities: grant(&manifest, runtime.outbound_policy(), values),
             path: path.clone(),
             wasm,
@@ -181,8 +180,7 @@ pub struct Compile {
     agent: String,
     path: PathBuf,
     wasm: Vec<u8>,
-    memory_mib: Option<u64>,
-    invocation_ms: Option<u64>,
+    checked: Prechecked,
     capabilities: Capabilities,
     setter: CodeSetter,
 }
@@ -202,7 +200,7 @@ impl Compile {
     /// ready, or failed with why, when this returns.
     pub fn run(self, runtime: &Runtime) -> Result<(), AgentError> {
         let loaded = runtime
-            .load_bytes(&self.wasm, self.memory_mib, self.invocation_ms)
+            .load_prechecked(&self.wasm, &self.checked)
             .map(|code| code.granted(self.capabilities));
         match loaded {
             Ok(code) => {
