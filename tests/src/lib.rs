@@ -381,6 +381,29 @@ impl ProcessHost {
         }
     }
 
+    /// SIGTERM, as a service manager stops it: a clean shutdown, waited for (at most 30 s).
+    pub fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(
+                    status.success(),
+                    "aiphost stopped with {status}; its log:\n{}",
+                    self.log()
+                );
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "aiphost did not stop within 30 s of SIGTERM; its log:\n{}",
+            self.log()
+        );
+    }
+
     /// SIGKILL: no shutdown, no final flush.
     pub fn kill(mut self) {
         let _ = self.child.kill();

@@ -32,6 +32,8 @@
 //!   existed get it built once, at start-up);
 //!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`).
 //!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
+//!   `q\0{agent}\0{task}\0{ms, big-endian}` → a task record that could not be read, set aside
+//!   when the engine failed its task (`set_aside.rs`).
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
 
@@ -45,6 +47,7 @@ mod groups;
 mod outbox;
 mod parts;
 mod retention;
+mod set_aside;
 mod tenancy;
 mod wal;
 mod write_batch;
@@ -55,6 +58,7 @@ pub use groups::Pending;
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 pub use retention::DueTask;
+pub use set_aside::SetAside;
 
 use committer::Committer;
 pub use committer::PendingWrite;

@@ -101,7 +101,7 @@ impl Store {
         if let Some(head) = tasks.get(&record_key)? {
             parts::remove(&mut batch, &record_key, &head);
         }
-        for tag in [b'h', b'e', b'c', b'o', b'g', b'n'] {
+        for tag in [b'h', b'e', b'c', b'o', b'g', b'n', b'q'] {
             for entry in tasks.scan_prefix(key.tagged_prefix(tag)) {
                 let (k, head) = entry?;
                 parts::remove(&mut batch, &k, &head);

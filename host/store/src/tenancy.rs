@@ -59,7 +59,7 @@ impl Store {
             }
             Ok(bytes)
         };
-        for tag in [b't', b'e', b'c', b'h', b'l', b'n', b'o', b'g'] {
+        for tag in [b't', b'e', b'c', b'h', b'l', b'n', b'o', b'g', b'q'] {
             let mut prefix = vec![tag, 0];
             prefix.extend_from_slice(agent.as_bytes());
             prefix.push(0);

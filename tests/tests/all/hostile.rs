@@ -943,3 +943,97 @@ async fn nothing_is_acknowledged_that_cannot_be_read_back() {
     .await;
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 }
+
+/// Replace the stored record of `task` (of an open partner `agent`) in the stopped host's store
+/// under `data` with one an older host could have written: the same record with a value nested
+/// deeper than it can be read back.
+fn plant_unreadable(data: &std::path::Path, agent: &str, task: &str) {
+    let db = sled::open(data.join("store")).expect("the stopped host's store");
+    let tasks = db.open_tree("tasks").expect("its tasks");
+    let key = format!("t\0{agent}\0{task}");
+    let stored = tasks.get(&key).expect("read").expect("the task is stored");
+    let mut record: Value = serde_json::from_slice(&stored).expect("a readable record");
+    // In a field the record reads (an unknown one would be skipped, whatever its depth).
+    record["task"]["status"]["dataItems"] = json!([{"type": "data", "data": nested(200)}]);
+    let bytes = serde_json::to_vec(&record).expect("encode");
+    assert!(
+        serde_json::from_slice::<Value>(&bytes).is_err(),
+        "unreadable"
+    );
+    tasks.insert(key, bytes).expect("write");
+    db.flush().expect("flush");
+}
+
+/// Issue 29 item 1, the rest: a record that nevertheless cannot be read (written by an older
+/// host) is set aside at its first touch — a read, or its awaiting timer — the task failed with
+/// the reason and its Leader's live-task slot freed, with one log line each, never an error
+/// loop, and so it stays after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_cannot_be_read_is_failed_once_and_frees_its_slot() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let flags = ["--max-live-tasks", "2"];
+    let host = ProcessHost::start(&data, &flags);
+    let planner = host.rpc("trip-planner");
+    let start = |task: &str, params: Value| v1("start", task, text("a trip, please"), params);
+    let answer = post(&planner, &start("unread-1", json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-input", "{answer}");
+    let answer = post(
+        &planner,
+        &start("unread-2", json!({"awaitingInputTimeout": 3000})),
+    )
+    .await;
+    assert_eq!(state(&answer), "awaiting-input", "{answer}");
+    // Both slots of the open partner's shared namespace are taken.
+    let answer = post(&planner, &start("unread-3", json!({}))).await;
+    assert_eq!(answer["error"]["data"]["quota"], "maxLiveTasks", "{answer}");
+    host.stop();
+    plant_unreadable(&data, "trip-planner", "unread-1");
+    plant_unreadable(&data, "trip-planner", "unread-2");
+
+    let host = ProcessHost::start(&data, &flags);
+    let planner = host.rpc("trip-planner");
+    // First touch of the first: a read answers it failed, with the reason.
+    let answer = post(&planner, &v1("get", "unread-1", json!([]), json!({}))).await;
+    assert_eq!(state(&answer), "failed", "{answer}");
+    assert!(answer.to_string().contains("could not read"), "{answer}");
+    // Its slot is free: a new start is taken.
+    let answer = post(&planner, &start("unread-3", json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-input", "{answer}");
+    // The second is touched by its timer, which ran out while the host was down: failed, not
+    // canceled, and not retried.
+    let answer = wait_for_state(&planner, "unread-2", "failed", Duration::from_secs(20)).await;
+    assert!(answer.to_string().contains("could not read"), "{answer}");
+    // Both slots freed: one more start fits the cap of 2 (unread-3 holds the other).
+    let answer = post(&planner, &start("unread-4", json!({}))).await;
+    assert_eq!(state(&answer), "awaiting-input", "{answer}");
+    // Over A2A too, a plain read.
+    let answer = post(
+        &format!("{}/agents/trip-planner/a2a", host.url),
+        &a2a::request("GetTask", json!({"id": "unread-1"})),
+    )
+    .await;
+    assert_eq!(
+        answer["result"]["status"]["state"], "TASK_STATE_FAILED",
+        "{answer}"
+    );
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let log = host.log();
+    assert_eq!(
+        log.matches("a stored task could not be read").count(),
+        2,
+        "one line each:\n{log}"
+    );
+    assert!(!log.contains("could not expire"), "{log}");
+    assert_eq!(metric(&host.url, "aiphost_tasks_set_aside_total").await, 2);
+    host.stop();
+
+    // After a restart they are failed tasks like any other.
+    let host = ProcessHost::start(&data, &flags);
+    let planner = host.rpc("trip-planner");
+    for task in ["unread-1", "unread-2"] {
+        let answer = post(&planner, &v1("get", task, json!([]), json!({}))).await;
+        assert_eq!(state(&answer), "failed", "{answer}");
+    }
+    assert!(!host.log().contains("could not be read"), "{}", host.log());
+}

@@ -440,10 +440,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("aiphost listening on {} (Ctrl-C to stop)", server.url());
     tokio::select! {
         _ = server.wait() => {}
-        _ = tokio::signal::ctrl_c() => {
+        _ = stop_signal() => {
             tracing::info!("shutting down");
             server.shutdown().await;
         }
     }
     Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (what a service manager or a container runtime sends to stop a process):
+/// either way the host shuts down cleanly, its store flushed.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the host cleanly");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }

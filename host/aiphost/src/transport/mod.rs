@@ -343,6 +343,11 @@ async fn metrics(State(state): State<AppState>) -> Response {
             stats.events.load(Ordering::Relaxed),
         ),
         (
+            "aiphost_tasks_set_aside_total",
+            "Tasks whose stored state could not be read, failed and set aside",
+            stats.set_aside.load(Ordering::Relaxed),
+        ),
+        (
             "aiphost_notifications_delivered_total",
             "Notifications a receiver took (HTTP 200)",
             state.notifier.stats.delivered.load(Ordering::Relaxed),

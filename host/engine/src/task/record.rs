@@ -214,6 +214,52 @@ impl TaskRecord {
         record
     }
 
+    /// The record that takes the place of one that could not be read (see
+    /// `engine/slots.rs`): the task, failed now with `reason`, and nothing else of it (its
+    /// session, commands and products are in the bytes set aside).
+    /// `agent_version`: the partner's version serving now (commands to the task are answered
+    /// on it).
+    pub fn failed_unreadable(
+        task_id: &str,
+        leader: Option<&str>,
+        agent_version: u64,
+        reason: String,
+    ) -> Self {
+        let defaults = TaskDefaults::default();
+        let status = TaskStatus::now(TaskState::Failed, vec![DataItem::text(reason)]);
+        TaskRecord {
+            task: Task {
+                id: task_id.to_string(),
+                session_id: None,
+                leader_id: leader.map(str::to_string),
+                group_id: None,
+                status: status.clone(),
+                products: Vec::new(),
+                commands: Vec::new(),
+                status_history: vec![status],
+                completes_on_result: false,
+            },
+            dialect: Dialect::default(),
+            limits: TaskLimits {
+                response_timeout_ms: defaults.response_timeout_ms,
+                awaiting_input_timeout_ms: defaults.awaiting_input_timeout_ms,
+                awaiting_completion_timeout_ms: defaults.awaiting_completion_timeout_ms,
+                leader_max_products_bytes: None,
+                max_products_bytes: defaults.max_products_bytes,
+            },
+            deadline_ms: None,
+            products_bytes: 0,
+            last_event_seq: 0,
+            notify: None,
+            push: Vec::new(),
+            group: None,
+            agent_version,
+            next_command: 0,
+            log: CommandLog::default(),
+            adopted: false,
+        }
+    }
+
     /// The task's current state.
     pub fn state(&self) -> TaskState {
         self.task.status.state

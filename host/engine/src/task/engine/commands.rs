@@ -85,7 +85,7 @@ impl TaskEngine {
     pub async fn knows_command(&self, key: &TaskKey, id: &str) -> Result<bool, EngineError> {
         let slot = self.hold(key);
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(key, &mut st)?;
+        self.ensure_loaded(&slot, &mut st).await?;
         Ok(st
             .record
             .as_ref()
@@ -166,7 +166,7 @@ impl TaskEngine {
         let mut changes = slot.changed.subscribe();
         loop {
             let mut st = slot.state.lock().await;
-            self.ensure_loaded(&slot.key, &mut st)?;
+            self.ensure_loaded(slot, &mut st).await?;
             // A task runs on the partner version it started on, whatever serves new tasks now.
             let pinned = match st.record.as_ref() {
                 Some(r) if r.agent_version != agent.version => {

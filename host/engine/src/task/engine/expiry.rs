@@ -1,6 +1,7 @@
 //! Expiry and recovery: timers that run out on resting tasks, and tasks whose invocation died
 //! with the previous process.
 
+use super::slots::Loaded;
 use super::{EngineError, TaskEngine};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
@@ -17,7 +18,7 @@ impl TaskEngine {
         let slot = self.hold(&key);
         let result: Result<(), EngineError> = async {
             let mut st = slot.state.lock().await;
-            self.ensure_loaded(&key, &mut st)?;
+            self.ensure_loaded(&slot, &mut st).await?;
             let Some(record) = st.record.as_ref() else {
                 return Ok(());
             };
@@ -90,8 +91,11 @@ impl TaskEngine {
         for key in keys {
             let slot = self.hold(&key);
             let mut st = slot.state.lock().await;
-            self.ensure_loaded(&key, &mut st)?;
-            if st.running.is_some() || st.pending.is_some() {
+            // Set aside: failed, and off the counts and the index already.
+            if self.ensure_loaded(&slot, &mut st).await? == Loaded::SetAside
+                || st.running.is_some()
+                || st.pending.is_some()
+            {
                 continue;
             }
             let state = st.record.as_ref().map(TaskRecord::state);

@@ -97,6 +97,8 @@ pub struct EngineStats {
     pub timeouts: AtomicU64,
     /// Task events appended to the log.
     pub events: AtomicU64,
+    /// Tasks whose stored state could not be read, failed and set aside.
+    pub set_aside: AtomicU64,
 }
 
 /// The task engine. Cheap to clone.

@@ -123,7 +123,7 @@ impl TaskEngine {
         // Under the slot's lock, so that no status change is written between storing the
         // config and subscribing the task to it.
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(key, &mut st)?;
+        self.ensure_loaded(&slot, &mut st).await?;
         let started = st.record.is_some() || self.task_exists(key)?;
         if !started && !may_wait {
             return Err(RpcError::task_not_found(&key.task).into());

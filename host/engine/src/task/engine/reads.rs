@@ -76,6 +76,22 @@ pub struct TaskPage {
     pub total: u64,
 }
 
+impl TaskQuery {
+    /// Whether `task` is one this query asks for (wherever the page starts).
+    fn matches(&self, task: &Task) -> bool {
+        self.session_id
+            .as_ref()
+            .is_none_or(|s| task.session_id.as_ref() == Some(s))
+            && self
+                .states
+                .as_ref()
+                .is_none_or(|s| s.contains(&task.status.state))
+            && self
+                .changed_after_ms
+                .is_none_or(|after| task.status.state_changed_at.unix_millis() > after)
+    }
+}
+
 impl TaskEngine {
     /// The key of task `task_id` of `agent` in `owner`'s namespace, the id checked.
     fn key_of(agent: &Agent, owner: Option<&str>, task_id: &str) -> Result<TaskKey, RpcError> {
@@ -93,7 +109,7 @@ impl TaskEngine {
         let key = Self::key_of(agent, owner, task_id)?;
         let slot = self.hold(&key);
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(&key, &mut st)?;
+        self.ensure_loaded(&slot, &mut st).await?;
         if st.record.is_none() {
             return Err(RpcError::task_not_found(task_id).into());
         }
@@ -113,7 +129,7 @@ impl TaskEngine {
         let follow = self.inner.watermarks.follow(&key);
         let slot = self.hold(&key);
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(&key, &mut st)?;
+        self.ensure_loaded(&slot, &mut st).await?;
         let Some(record) = &st.record else {
             return Err(RpcError::task_not_found(task_id).into());
         };
@@ -147,38 +163,35 @@ impl TaskEngine {
         // The `size + 1` first positions after the cursor: a max-heap whose top is the last.
         let mut best: BinaryHeap<PagePosition> = BinaryHeap::with_capacity(size + 2);
         let mut total = 0u64;
-        for entry in self.inner.store.task_records(agent.id(), owner) {
-            let (_, encoded) = entry?;
-            let record: TaskRecord = match encoded.decode() {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::error!(error = %e, "an unreadable task record is left out of a listing");
-                    continue;
-                }
-            };
-            let task = &record.task;
-            if query
-                .session_id
-                .as_ref()
-                .is_some_and(|s| task.session_id.as_ref() != Some(s))
-                || query
-                    .states
-                    .as_ref()
-                    .is_some_and(|s| !s.contains(&task.status.state))
-                || query
-                    .changed_after_ms
-                    .is_some_and(|after| task.status.state_changed_at.unix_millis() <= after)
-            {
-                continue;
+        let mut unreadable = Vec::new();
+        let mut consider = |task: &Task| {
+            if !query.matches(task) {
+                return;
             }
             total += 1;
             let position = PagePosition::of(task);
             if query.after.as_ref().is_some_and(|after| &position <= after) {
-                continue;
+                return;
             }
             best.push(position);
             if best.len() > size + 1 {
                 best.pop();
+            }
+        };
+        for entry in self.inner.store.task_records(agent.id(), owner) {
+            let (key, encoded) = entry?;
+            match encoded.decode::<TaskRecord>() {
+                Ok(record) => consider(&record.task),
+                Err(_) => unreadable.push(key),
+            }
+        }
+        // Met unreadable: set aside (failed) now, and listed as such.
+        for key in unreadable {
+            let slot = self.hold(&key);
+            let mut st = slot.state.lock().await;
+            self.ensure_loaded(&slot, &mut st).await?;
+            if let Some(record) = &st.record {
+                consider(&record.task);
             }
         }
         let mut positions = best.into_sorted_vec();

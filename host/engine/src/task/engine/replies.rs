@@ -23,7 +23,7 @@ impl TaskEngine {
     pub(super) async fn stream_point(&self, key: &TaskKey) -> Result<StreamPoint, EngineError> {
         let slot = self.hold(key);
         let mut st = slot.state.lock().await;
-        self.ensure_loaded(key, &mut st)?;
+        self.ensure_loaded(&slot, &mut st).await?;
         self.write_out(&slot, &mut st).await?;
         Ok(StreamPoint {
             last: st.record.as_ref().map_or(0, |r| r.last_event_seq),

@@ -54,7 +54,7 @@ impl TaskEngine {
                 // it unknown.
                 let slot = self.hold(&task.key);
                 let mut st = slot.state.lock().await;
-                if let Err(e) = self.ensure_loaded(&task.key, &mut st) {
+                if let Err(e) = self.load(&task.key, &mut st) {
                     tracing::warn!(agent = %task.key.agent, task = %task.key.task, error = %e, "an ended task that cannot be read is deleted all the same");
                 }
                 let deadline = st.stored_deadline;

@@ -8,6 +8,7 @@ use super::invocations::Running;
 use super::journal::Unwritten;
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
+use aiphost_protocol::EventKind;
 use aiphost_protocol::TaskState;
 use aiphost_store::{Liveness, StoreError, TaskKey, Ticket};
 use std::sync::Arc;
@@ -64,6 +65,15 @@ pub(super) struct SlotState {
     /// Changes made while an invocation runs that nobody can have seen yet; they go to the store
     /// with the next change somebody can see (see [`TaskEngine::persist`]).
     pub(super) unwritten: Unwritten,
+}
+
+/// How [`TaskEngine::ensure_loaded`] found the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Loaded {
+    /// As stored (or not stored at all).
+    AsStored,
+    /// Unreadable: set aside just now, failed.
+    SetAside,
 }
 
 pub(super) fn is_resting(st: &SlotState) -> bool {
@@ -140,11 +150,26 @@ impl TaskEngine {
         }
     }
 
-    pub(super) fn ensure_loaded(
+    /// Load the task's record into the slot if it is not yet; a task whose stored state cannot
+    /// be read is set aside and failed ([`TaskEngine::set_aside`]), once: nobody meets the
+    /// error again.
+    pub(super) async fn ensure_loaded(
         &self,
-        key: &TaskKey,
+        slot: &Slot,
         st: &mut SlotState,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Loaded, StoreError> {
+        match self.load(&slot.key, st) {
+            Ok(()) => Ok(Loaded::AsStored),
+            Err(StoreError::Corrupt(why)) => {
+                self.set_aside(slot, st, why).await?;
+                Ok(Loaded::SetAside)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Load the task's record into the slot if it is not yet, as it is stored.
+    pub(super) fn load(&self, key: &TaskKey, st: &mut SlotState) -> Result<(), StoreError> {
         if !st.loaded {
             // Whoever wrote the record may not have waited for it to be durable: a reply built
             // from it waits for every write so far.
@@ -178,6 +203,46 @@ impl TaskEngine {
             st.loaded = true;
         }
         Ok(())
+    }
+
+    /// The stored state of the task cannot be read (written by an older host, or damaged):
+    /// its bytes are set aside in the store, what its indexes held is taken off the counts
+    /// (its Leader's live-task slot, its timer), and a new record, failed with the reason,
+    /// takes its place. One log line; from then on it is a failed task like any other.
+    async fn set_aside(
+        &self,
+        slot: &Slot,
+        st: &mut SlotState,
+        why: String,
+    ) -> Result<(), StoreError> {
+        let key = &slot.key;
+        let now = aiphost_protocol::Timestamp::now();
+        let found = self.inner.store.set_aside(key, now.unix_millis())?;
+        tracing::error!(agent = %key.agent, task = %key.task, error = %why, bytes = found.bytes,
+            "a stored task could not be read: it is failed, and its stored record is set aside");
+        self.inner.stats.set_aside.fetch_add(1, Ordering::Relaxed);
+        self.inner.live.moved(key, found.live, None);
+        if !found.deadlines.is_empty() {
+            self.inner.timers.disarm(key.clone());
+        }
+        let version = self.inner.agents.get(&key.agent).map_or(0, |a| a.version);
+        let record = TaskRecord::failed_unreadable(
+            &key.task,
+            key.leader.as_deref(),
+            version,
+            format!(
+                "the host could not read this task's stored state ({why}), so it failed the task"
+            ),
+        );
+        let status = record.task.status.clone();
+        *st = SlotState {
+            loaded: true,
+            record: Some(record),
+            ticket: self.inner.store.latest_ticket(),
+            ..SlotState::default()
+        };
+        self.store_change(slot, st, vec![EventKind::Status { status }], false)
+            .await
     }
 
     /// After a failed write: the cached record is ahead of the store, so it is dropped (the next
