@@ -452,6 +452,11 @@ impl Store {
     /// `damaged-{unix seconds}` in `dir`, nothing is deleted) and the store starts from what the
     /// write-ahead log holds.
     pub fn accept_loss(dir: &Path) -> Result<Vec<String>, StoreError> {
+        if !dir.is_dir() {
+            return Err(StoreError::Missing {
+                path: dir.display().to_string(),
+            });
+        }
         let (store, accepted) = Self::open_as(dir, DEFAULT_CACHE_BYTES, OnDamage::Accept)?;
         drop(store);
         Ok(accepted)
