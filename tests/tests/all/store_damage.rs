@@ -27,7 +27,11 @@ fn stop(mut host: ProcessHost) {
     assert!(sent.success());
     let started = Instant::now();
     while host.child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(60), "{}", host.log());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{}",
+            host.log()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -59,7 +63,10 @@ async fn a_store_that_lost_its_db_is_refused_checked_and_accepted() {
 
     let (whole, out, err) = check(&data);
     assert!(whole, "a whole store checks whole: {out}{err}");
-    assert!(out.contains("task records") && out.contains("no problems found"), "{out}");
+    assert!(
+        out.contains("task records") && out.contains("no problems found"),
+        "{out}"
+    );
 
     // The `db` goes, sled's `conf` stays.
     let store = data.join("store");
@@ -87,7 +94,10 @@ async fn a_store_that_lost_its_db_is_refused_checked_and_accepted() {
         shared_cache().to_str().unwrap(),
     ]);
     let err = text_of(&refused.stderr);
-    assert!(!refused.status.success(), "a damaged store was served: {err}");
+    assert!(
+        !refused.status.success(),
+        "a damaged store was served: {err}"
+    );
     assert!(err.contains(&db), "the error names the file: {err}");
     assert!(err.contains("holds no data of store"), "{err}");
     assert!(err.contains("aiphost store accept-loss"), "{err}");
@@ -101,11 +111,19 @@ async fn a_store_that_lost_its_db_is_refused_checked_and_accepted() {
 
     let accepted = aiphost(&["store", "accept-loss", data.to_str().unwrap()]);
     let out = text_of(&accepted.stdout);
-    assert!(accepted.status.success(), "{out}{}", text_of(&accepted.stderr));
+    assert!(
+        accepted.status.success(),
+        "{out}{}",
+        text_of(&accepted.stderr)
+    );
     assert!(out.contains(&db), "what was lost is said: {out}");
 
     let host = ProcessHost::start(&data, &[]);
-    let answer = post(&host.rpc("echo"), &v2("start", "after", text("hi"), json!({}))).await;
+    let answer = post(
+        &host.rpc("echo"),
+        &v2("start", "after", text("hi"), json!({})),
+    )
+    .await;
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
     stop(host);
     let (whole, out, err) = check(&data);
