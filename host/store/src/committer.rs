@@ -366,7 +366,7 @@ fn recover(
     };
     // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
     // log is about to be overwritten.
-    checkpoint.make(wal.next_seq() - 1)?;
+    checkpoint.make(wal.next_seq() - 1, true)?;
     wal.restart();
     Ok((wal, checkpoint, problems))
 }
@@ -458,8 +458,8 @@ struct Checkpoint {
 impl Checkpoint {
     /// Make everything applied to sled durable: sled's identity mark for the next checkpoint,
     /// sled's flush, an `fdatasync` of its log file; then record the checkpoint in the identity
-    /// file, at which sled held every round up to `applied`.
-    fn make(&mut self, applied: u64) -> Result<(), StoreError> {
+    /// file (synced if `sync_identity`), at which sled held every round up to `applied`.
+    fn make(&mut self, applied: u64, sync_identity: bool) -> Result<(), StoreError> {
         let next = Mark {
             id: self.identity.id(),
             checkpoint: self.number + 1,
@@ -473,7 +473,7 @@ impl Checkpoint {
             .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))?;
         self.number = next.checkpoint;
         self.identity
-            .record(next.checkpoint, applied)
+            .record(next.checkpoint, applied, sync_identity)
             .map_err(|e| StoreError::Flush(format!("recording a checkpoint: {e}")))
     }
 }
@@ -541,7 +541,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
         }
         if must_checkpoint {
             shared.checkpoints.fetch_add(1, Ordering::Relaxed);
-            match checkpoint.make(wal.next_seq() - 1) {
+            match checkpoint.make(wal.next_seq() - 1, stop) {
                 Ok(()) => {
                     checkpointed = target;
                     log_broken = false;
