@@ -129,6 +129,14 @@ pub enum ServerError {
     /// The store could not be opened (or read at start-up).
     #[error("cannot open the store: {0}")]
     Store(#[from] StoreError),
+    /// The store lost data: the host does not start on what is left until told to.
+    #[error("{source} (aiphost store accept-loss {data_dir})")]
+    StoreDamaged {
+        /// The data directory.
+        data_dir: String,
+        /// What the store lost ([`StoreError::Damaged`]).
+        source: StoreError,
+    },
     /// Tasks interrupted by the last stop could not be failed.
     #[error("cannot recover the tasks interrupted by the last stop: {0}")]
     Recover(#[from] crate::task::EngineError),
@@ -204,7 +212,14 @@ impl Server {
             source,
         })?;
         let store =
-            Store::open_with_cache(&config.data_dir.join("store"), config.store_cache_bytes)?;
+            Store::open_with_cache(&config.data_dir.join("store"), config.store_cache_bytes)
+                .map_err(|e| match e {
+                    StoreError::Damaged { .. } => ServerError::StoreDamaged {
+                        data_dir: config.data_dir.display().to_string(),
+                        source: e,
+                    },
+                    e => ServerError::Store(e),
+                })?;
         let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
         let (agents, mut compiles) = Registry::load_dirs(&runtime, &config.agent_dirs)?;
         let agents = Arc::new(agents);

@@ -16,13 +16,16 @@
 //!
 //! Writes that do not go through the committer (key-value entries, configs, tenancy, the
 //! outbox's deliveries, retention's deletions) take a ticket after they reach sled
-//! ([`Committer::written`]); the next round then checkpoints: it flushes sled and `fdatasync`s
-//! sled's log file `db` (values are kept below sled's blob threshold, [`crate::parts`], so that
-//! file is the only one a write lives in), which makes everything applied so far durable, and the
-//! write-ahead log starts over. A round also checkpoints instead of logging when its record would
+//! ([`Committer::written`]); the next round then checkpoints: it writes the checkpoint's number
+//! to sled, flushes sled and `fdatasync`s sled's log file `db` (values are kept below sled's
+//! blob threshold, [`crate::parts`], so that file is the only one a write lives in), which makes
+//! everything applied so far durable, records the checkpoint in the file `identity`
+//! (`identity.rs`: what tells a `db` that lost data at the next start), and the write-ahead log
+//! starts over. A round also checkpoints instead of logging when its record would
 //! not fit in the log's cycle ([`crate::wal::CYCLE_BYTES`]).
 
-use super::wal::{APPLIED_KEY, Wal};
+use super::identity::{self, Found, IdentityFile, Mark, StoreId};
+use super::wal::{APPLIED_KEY, Replayed, Wal};
 use super::write_batch::WriteBatch;
 use super::{StoreError, Ticket};
 use std::fs::File;
@@ -128,15 +131,18 @@ pub(super) struct Committer {
 }
 
 impl Committer {
-    /// Recover the rounds sled lost from the write-ahead log at `wal`, then start the
-    /// committer's thread over `tree` of `db`, whose own log is the file `log`.
+    /// Check the store in `dir` is whole (`identity.rs`; with [`OnDamage::Accept`], go on from
+    /// what is left), recover the rounds sled lost from the write-ahead log, then start the
+    /// committer's thread over `tree` of `db`, whose own log is the file `log`. Returns the
+    /// committer and the problems accepted (none unless told to accept them).
     pub(super) fn start(
         db: sled::Db,
         tree: sled::Tree,
         log: File,
-        wal: &Path,
-    ) -> Result<Self, StoreError> {
-        let wal = recover(&db, &tree, &log, wal)?;
+        dir: &Path,
+        on_damage: OnDamage,
+    ) -> Result<(Self, Vec<String>), StoreError> {
+        let (wal, checkpoint, accepted) = recover(db, tree, log, dir, on_damage)?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
@@ -150,13 +156,14 @@ impl Committer {
             .name("aiphost-committer".into())
             .spawn({
                 let shared = shared.clone();
-                move || run(&shared, &db, &tree, &log, wal, &publish)
+                move || run(&shared, checkpoint, wal, &publish)
             })?;
-        Ok(Committer {
+        let committer = Committer {
             shared,
             synced,
             thread: Some(thread),
-        })
+        };
+        Ok((committer, accepted))
     }
 
     /// Hand `batch` to the next round.
@@ -263,17 +270,82 @@ fn write_mark(tree: &sled::Tree, seq: u64) -> Result<(), sled::Error> {
     tree.insert(APPLIED_KEY, &seq.to_be_bytes()).map(drop)
 }
 
-/// Apply to sled what the write-ahead log at `path` holds beyond sled's mark, then checkpoint:
-/// the log is written from its start again.
-fn recover(db: &sled::Db, tree: &sled::Tree, log: &File, path: &Path) -> Result<Wal, StoreError> {
-    let applied = match tree.get(APPLIED_KEY)? {
-        None => 0,
-        Some(mark) => <[u8; 8]>::try_from(mark.as_ref())
-            .map(u64::from_be_bytes)
-            .map_err(|_| StoreError::Corrupt("malformed write-ahead log mark".into()))?,
+/// What to do with a store that lost data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OnDamage {
+    /// Refuse to open it ([`StoreError::Damaged`]), changing nothing.
+    Refuse,
+    /// Open it with what is left, and give it its identity anew.
+    Accept,
+}
+
+/// What start-up found of a store: its identity and sled's, and the write-ahead log if it is
+/// there (opened, not yet replayed).
+pub(super) struct Inspected<'a> {
+    found: Found<'a>,
+    opened: Option<(Wal, Vec<Replayed>)>,
+}
+
+impl Inspected<'_> {
+    /// What the store lost, each naming its files; empty when it is whole.
+    pub(super) fn problems(&self) -> Vec<String> {
+        identity::problems(&self.found)
+    }
+}
+
+/// Read what tells whether the store in `dir` is whole, changing nothing.
+pub(super) fn inspect<'a>(
+    db: &sled::Db,
+    tree: &sled::Tree,
+    dir: &'a Path,
+) -> Result<Inspected<'a>, StoreError> {
+    let applied = applied_mark(tree)?;
+    let path = dir.join("wal");
+    let wal_existed = path.exists();
+    // Opened only if it is there: a store refused must be left as it was found.
+    let opened = match wal_existed {
+        true => Some(Wal::open(&path, applied).map_err(|e| StoreError::Flush(e.to_string()))?),
+        false => None,
     };
-    let (mut wal, rounds) =
-        Wal::open(path, applied).map_err(|e| StoreError::Flush(e.to_string()))?;
+    let found = Found {
+        dir,
+        file: identity::read(dir),
+        sled: sled_identity(tree)?,
+        sled_has_data: has_data(db)?,
+        applied,
+        wal_existed,
+        wal_first: opened.as_ref().and_then(|(wal, _)| wal.first_seq()),
+    };
+    Ok(Inspected { found, opened })
+}
+
+/// Check the store in `dir` against its identity, apply to sled what the write-ahead log holds
+/// beyond sled's mark, then checkpoint: the log is written from its start again.
+fn recover(
+    db: sled::Db,
+    tree: sled::Tree,
+    log: File,
+    dir: &Path,
+    on_damage: OnDamage,
+) -> Result<(Wal, Checkpoint, Vec<String>), StoreError> {
+    let Inspected { found, opened } = inspect(&db, &tree, dir)?;
+    let problems = identity::problems(&found);
+    if !problems.is_empty() && on_damage == OnDamage::Refuse {
+        return Err(StoreError::Damaged {
+            dir: dir.display().to_string(),
+            problems,
+        });
+    }
+    for problem in &problems {
+        tracing::warn!(problem = %problem, "the store's loss is accepted");
+    }
+    let path = dir.join("wal");
+    let applied = found.applied;
+    let (identity, number) = adopt(&found, !problems.is_empty())?;
+    let (mut wal, rounds) = match opened {
+        Some(opened) => opened,
+        None => Wal::open(&path, applied).map_err(|e| StoreError::Flush(e.to_string()))?,
+    };
     if !rounds.is_empty() {
         tracing::info!(
             rounds = rounds.len(),
@@ -282,32 +354,134 @@ fn recover(db: &sled::Db, tree: &sled::Tree, log: &File, path: &Path) -> Result<
         );
     }
     for round in rounds {
-        round.batch.apply_each(tree)?;
-        write_mark(tree, round.seq)?;
+        round.batch.apply_each(&tree)?;
+        write_mark(&tree, round.seq)?;
     }
+    let mut checkpoint = Checkpoint {
+        db,
+        tree,
+        log,
+        identity,
+        number,
+    };
     // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
     // log is about to be overwritten.
-    checkpoint(db, log)?;
+    checkpoint.make(wal.next_seq() - 1, true)?;
     wal.restart();
-    Ok(wal)
+    Ok((wal, checkpoint, problems))
 }
 
-/// Make everything applied to sled durable: its flush, then an `fdatasync` of its log file.
-fn checkpoint(db: &sled::Db, log: &File) -> Result<(), StoreError> {
-    db.flush()?;
-    log.sync_data()
-        .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))
+/// The last round sled holds (0: none).
+fn applied_mark(tree: &sled::Tree) -> Result<u64, StoreError> {
+    match tree.get(APPLIED_KEY)? {
+        None => Ok(0),
+        Some(mark) => <[u8; 8]>::try_from(mark.as_ref())
+            .map(u64::from_be_bytes)
+            .map_err(|_| StoreError::Corrupt("malformed write-ahead log mark".into())),
+    }
+}
+
+/// sled's copy of the store's identity: `Err(())` when it is malformed.
+fn sled_identity(tree: &sled::Tree) -> Result<Result<Option<(StoreId, u64)>, ()>, StoreError> {
+    Ok(match tree.get(identity::SLED_KEY)? {
+        None => Ok(None),
+        Some(value) => identity::parse_sled_value(&value).map(Some).ok_or(()),
+    })
+}
+
+/// Whether sled holds anything (a store from before identities does; a new one does not).
+fn has_data(db: &sled::Db) -> Result<bool, StoreError> {
+    for name in db.tree_names() {
+        if db.open_tree(&name)?.first()?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The identity file to record checkpoints in, and the last checkpoint made: the store's own
+/// when it is whole; else (a new store, one from before identities, or a loss accepted) one
+/// written now, which the first checkpoint writes to sled too.
+fn adopt(found: &Found<'_>, accepted: bool) -> Result<(IdentityFile, u64), StoreError> {
+    let failed = |e: std::io::Error| {
+        StoreError::Flush(format!(
+            "writing {}: {e}",
+            found.dir.join(identity::FILE_NAME).display()
+        ))
+    };
+    let file = found.file.as_ref().ok().copied().flatten();
+    let sled = found.sled.ok().flatten();
+    match (file, sled) {
+        (Some(mark), Some((_, checkpoint))) if !accepted => {
+            let identity = IdentityFile::open(found.dir, mark.id).map_err(failed)?;
+            Ok((identity, checkpoint.max(mark.checkpoint)))
+        }
+        // A first start that stopped before its first checkpoint: the file is there.
+        (Some(mark), None) if !accepted => {
+            let identity = IdentityFile::open(found.dir, mark.id).map_err(failed)?;
+            Ok((identity, 0))
+        }
+        _ => {
+            let id = file
+                .map(|m| m.id)
+                .or(sled.map(|s| s.0))
+                .unwrap_or_else(StoreId::fresh);
+            let number = file
+                .map_or(0, |m| m.checkpoint)
+                .max(sled.map_or(0, |s| s.1));
+            let mark = Mark {
+                id,
+                checkpoint: number,
+                applied: found.applied,
+            };
+            let identity = IdentityFile::create(found.dir, mark).map_err(failed)?;
+            if found.sled_has_data && !accepted {
+                tracing::info!(store = %id, "gave a store from before store identities its identity");
+            }
+            Ok((identity, number))
+        }
+    }
+}
+
+/// What a checkpoint writes to: sled (its identity mark, then a flush), sled's log file, and the
+/// identity file.
+struct Checkpoint {
+    db: sled::Db,
+    tree: sled::Tree,
+    /// sled's log, the file `db`.
+    log: File,
+    identity: IdentityFile,
+    /// The last checkpoint made.
+    number: u64,
+}
+
+impl Checkpoint {
+    /// Make everything applied to sled durable: sled's identity mark for the next checkpoint,
+    /// sled's flush, an `fdatasync` of its log file; then record the checkpoint in the identity
+    /// file (synced if `sync_identity`), at which sled held every round up to `applied`.
+    fn make(&mut self, applied: u64, sync_identity: bool) -> Result<(), StoreError> {
+        let next = Mark {
+            id: self.identity.id(),
+            checkpoint: self.number + 1,
+            applied,
+        };
+        // Before the flush: a sled that recovers this mark holds everything written before it.
+        self.tree.insert(identity::SLED_KEY, &next.sled_value())?;
+        self.db.flush()?;
+        self.log
+            .sync_data()
+            .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))?;
+        self.number = next.checkpoint;
+        self.identity
+            .record(next.checkpoint, applied, sync_identity)
+            .map_err(|e| StoreError::Flush(format!("recording a checkpoint: {e}")))
+    }
 }
 
 /// The committer's thread: rounds until stopped.
-fn run(
-    shared: &Shared,
-    db: &sled::Db,
-    tree: &sled::Tree,
-    log: &File,
-    mut wal: Wal,
-    publish: &watch::Sender<Synced>,
-) {
+fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watch::Sender<Synced>) {
+    let tree = checkpoint.tree.clone();
+    let tree = &tree;
     let mut flushed = 0u64;
     // Every write outside the committer up to this ticket is durable in sled.
     let mut checkpointed = 0u64;
@@ -367,7 +541,7 @@ fn run(
         }
         if must_checkpoint {
             shared.checkpoints.fetch_add(1, Ordering::Relaxed);
-            match checkpoint(db, log) {
+            match checkpoint.make(wal.next_seq() - 1, stop) {
                 Ok(()) => {
                     checkpointed = target;
                     log_broken = false;

@@ -30,28 +30,38 @@
 //!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
 //!   `m\0live-index` → marks that the running index is complete (stores written before it
 //!   existed get it built once, at start-up);
-//!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`).
+//!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`);
+//!   `m\0identity` → the store's id and its last checkpoint (`identity.rs`).
 //!   `p\0{membership}\0{id, big-endian}` → a task result waiting to be published to a group.
 //!   `q\0{agent}\0{task}\0{ms, big-endian}` → a task record that could not be read, set aside
 //!   when the engine failed its task (`set_aside.rs`).
 //! - tree `kv`: `{agent}\0{a|t}\0{task}\0{key}` → partner value.
 //! - tree `groups`: `{membership id}` → group membership (JSON).
+//!
+//! Files in the store's directory: sled's (`conf`, `db`, `snap.*`), the write-ahead log `wal`,
+//! and `identity`, which tells a whole store from one that lost data (`identity.rs`): such a
+//! store is refused ([`StoreError::Damaged`]) until its loss is accepted ([`Store::accept_loss`]).
+//! [`Store::check`] verifies a stopped store record by record (`check.rs`).
 
 #![deny(missing_docs)]
 
+mod check;
 mod committer;
 mod configs;
 mod encoded;
 mod event_batch;
 mod groups;
+mod identity;
 mod outbox;
 mod parts;
 mod retention;
 mod set_aside;
 mod tenancy;
+mod unwind;
 mod wal;
 mod write_batch;
 
+pub use check::Checked;
 pub use configs::WaitingConfigs;
 pub use encoded::Encoded;
 pub use groups::Pending;
@@ -60,8 +70,8 @@ pub use parts::PART_BYTES;
 pub use retention::DueTask;
 pub use set_aside::SetAside;
 
-use committer::Committer;
 pub use committer::PendingWrite;
+use committer::{Committer, OnDamage};
 use serde::de::DeserializeOwned;
 use std::path::Path;
 use std::sync::Arc;
@@ -100,6 +110,24 @@ pub enum StoreError {
     /// The store's files could not be opened or its committer started.
     #[error("the store could not start: {0}")]
     Start(#[from] std::io::Error),
+    /// The store lost data (a file deleted, replaced by an older copy, cut short or unreadable):
+    /// it is not opened until the loss is accepted ([`Store::accept_loss`]).
+    #[error(
+        "the store in {dir} has lost data: {}. Nothing was changed: restore these files from a backup, or accept the loss to start from what is left",
+        problems.join("; ")
+    )]
+    Damaged {
+        /// The store's directory.
+        dir: String,
+        /// What is missing, each naming its files.
+        problems: Vec<String>,
+    },
+    /// There is no store where one was to be checked.
+    #[error("there is no store in {path}")]
+    Missing {
+        /// Where it was looked for.
+        path: String,
+    },
 }
 
 /// Proof that a write reached sled; await [`Store::durable`] with it before announcing the write.
@@ -416,28 +444,73 @@ impl Store {
         Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
     }
 
-    /// Open the store with a page cache of `cache_bytes`.
+    /// Open the store with a page cache of `cache_bytes`. A store that lost data is refused
+    /// ([`StoreError::Damaged`]) and left as it was.
     pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
-        let db = open_db(dir, cache_bytes)?;
-        let tasks = db.open_tree("tasks")?;
-        let kv = db.open_tree("kv")?;
-        let groups = db.open_tree("groups")?;
-        let tenancy = db.open_tree("tenancy")?;
+        Self::open_as(dir, cache_bytes, OnDamage::Refuse).map(|(store, _)| store)
+    }
+
+    /// Open the store under `dir` whatever it lost, give it its identity anew so that the next
+    /// [`Store::open`] takes it, and close it. Returns what was lost (empty: the store was
+    /// whole). When sled cannot read its files at all, they are moved aside (into
+    /// `damaged-{unix seconds}` in `dir`, nothing is deleted) and the store starts from what the
+    /// write-ahead log holds.
+    pub fn accept_loss(dir: &Path) -> Result<Vec<String>, StoreError> {
+        if !dir.is_dir() {
+            return Err(StoreError::Missing {
+                path: dir.display().to_string(),
+            });
+        }
+        let (store, accepted) = Self::open_as(dir, DEFAULT_CACHE_BYTES, OnDamage::Accept)?;
+        drop(store);
+        Ok(accepted)
+    }
+
+    fn open_as(
+        dir: &Path,
+        cache_bytes: u64,
+        on_damage: OnDamage,
+    ) -> Result<(Self, Vec<String>), StoreError> {
+        match Self::start(dir, cache_bytes, on_damage) {
+            // Only a store sled cannot read is refused when its loss is accepted.
+            Err(StoreError::Damaged { problems, .. }) if on_damage == OnDamage::Accept => {
+                let aside = set_aside(dir)?;
+                let (store, mut accepted) = Self::start(dir, cache_bytes, on_damage)?;
+                let mut lost = problems;
+                lost.push(format!("sled's files were moved to {}", aside.display()));
+                lost.append(&mut accepted);
+                Ok((store, lost))
+            }
+            other => other,
+        }
+    }
+
+    fn start(
+        dir: &Path,
+        cache_bytes: u64,
+        on_damage: OnDamage,
+    ) -> Result<(Self, Vec<String>), StoreError> {
+        let sled = open_sled(dir, cache_bytes, LOCK_WAIT)?;
         // The committer checkpoints with an fdatasync of sled's log, the file `db`, and logs
         // task changes ahead of sled in the file `wal` beside it.
         let log = std::fs::File::open(dir.join("db"))?;
-        let commit = Committer::start(db.clone(), tasks.clone(), log, &dir.join("wal"))?;
-        Ok(Store {
+        let (db, tasks) = (sled.db.clone(), sled.tasks.clone());
+        // Recovery reads what sled recovered, where sled may meet damage its open did not.
+        let (commit, accepted) =
+            unwind::quietly(|| Committer::start(db, tasks, log, dir, on_damage))
+                .map_err(|panic| unreadable(dir, &panic))??;
+        let store = Store {
             inner: Arc::new(Inner {
-                db,
-                tasks,
-                kv,
-                groups,
-                tenancy,
+                db: sled.db,
+                tasks: sled.tasks,
+                kv: sled.kv,
+                groups: sled.groups,
+                tenancy: sled.tenancy,
                 commit,
                 keys: KeyLocks::new(),
             }),
-        })
+        };
+        Ok((store, accepted))
     }
 
     /// Read a task record.
@@ -983,10 +1056,65 @@ impl Store {
 /// sled's page cache when the operator does not say.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Open sled, waiting briefly for the lock of a previous owner that is still closing (a host
+/// How long an open waits for the lock of a previous owner that is still closing (a host
 /// restarting in the same process, or a killed one whose lock the kernel has not yet released).
-fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
-    const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// sled's database and the store's trees in it.
+struct Sled {
+    db: sled::Db,
+    tasks: sled::Tree,
+    kv: sled::Tree,
+    groups: sled::Tree,
+    tenancy: sled::Tree,
+}
+
+/// Open sled and its trees, waiting up to `lock_wait` for the lock of a previous owner. Damage
+/// sled meets (its corruption errors, its panics) is [`StoreError::Damaged`].
+fn open_sled(
+    dir: &Path,
+    cache_bytes: u64,
+    lock_wait: std::time::Duration,
+) -> Result<Sled, StoreError> {
+    let open = || -> Result<Sled, sled::Error> {
+        let db = open_db(dir, cache_bytes, lock_wait)?;
+        Ok(Sled {
+            tasks: db.open_tree("tasks")?,
+            kv: db.open_tree("kv")?,
+            groups: db.open_tree("groups")?,
+            tenancy: db.open_tree("tenancy")?,
+            db,
+        })
+    };
+    match unwind::quietly(open) {
+        Err(panic) => Err(unreadable(dir, &panic)),
+        Ok(Err(sled::Error::Io(e))) if is_lock_error(&e) => Err(StoreError::Locked {
+            path: dir.display().to_string(),
+        }),
+        Ok(Err(e @ (sled::Error::Corruption { .. } | sled::Error::ReportableBug(_)))) => {
+            Err(unreadable(dir, &e.to_string()))
+        }
+        Ok(other) => Ok(other?),
+    }
+}
+
+/// sled could not recover the store's files: `why` is what it said (or how it panicked).
+fn unreadable(dir: &Path, why: &str) -> StoreError {
+    StoreError::Damaged {
+        dir: dir.display().to_string(),
+        problems: vec![format!(
+            "{} cannot be read: sled failed to recover it ({why})",
+            dir.join("db").display()
+        )],
+    }
+}
+
+/// Open sled, waiting up to `lock_wait` for the lock of a previous owner.
+fn open_db(
+    dir: &Path,
+    cache_bytes: u64,
+    lock_wait: std::time::Duration,
+) -> Result<sled::Db, sled::Error> {
     let started = std::time::Instant::now();
     loop {
         match sled::Config::new()
@@ -994,17 +1122,33 @@ fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StoreError> {
             .cache_capacity(cache_bytes)
             .open()
         {
-            Err(sled::Error::Io(e)) if is_lock_error(&e) && started.elapsed() < LOCK_WAIT => {
+            Err(sled::Error::Io(e)) if is_lock_error(&e) && started.elapsed() < lock_wait => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            Err(sled::Error::Io(e)) if is_lock_error(&e) => {
-                return Err(StoreError::Locked {
-                    path: dir.display().to_string(),
-                });
-            }
-            other => return Ok(other?),
+            other => return other,
         }
     }
+}
+
+/// Move sled's files (`conf`, `db`, `snap.*`, `blobs`) out of the way of a new sled, into
+/// `damaged-{unix seconds}` in `dir`; the write-ahead log and the identity stay.
+fn set_aside(dir: &Path) -> Result<std::path::PathBuf, StoreError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let aside = dir.join(format!("damaged-{now}"));
+    std::fs::create_dir(&aside)?;
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let sleds = name
+            .to_str()
+            .is_some_and(|n| matches!(n, "conf" | "db" | "blobs") || n.starts_with("snap."));
+        if sleds {
+            std::fs::rename(dir.join(&name), aside.join(&name))?;
+        }
+    }
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(aside)
 }
 
 /// The events of one stored entry: `key` (under the task's events `prefix`) and its `value`.
@@ -1403,7 +1547,7 @@ mod tests {
         use write_batch::Writes;
         let dir = tempfile::tempdir().unwrap();
         {
-            let db = open_db(dir.path(), DEFAULT_CACHE_BYTES).unwrap();
+            let db = open_db(dir.path(), DEFAULT_CACHE_BYTES, LOCK_WAIT).unwrap();
             let tasks = db.open_tree("tasks").unwrap();
             // What sled recovered: rounds up to 3, and a key round 2 wrote was removed since.
             tasks.insert(wal::APPLIED_KEY, &3u64.to_be_bytes()).unwrap();

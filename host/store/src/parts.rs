@@ -186,6 +186,27 @@ pub fn get(tree: &sled::Tree, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>
     }
 }
 
+/// The parts and generation a stored value's head names; `None` for a value stored as it is.
+pub(crate) fn head_of(value: &[u8]) -> Option<(u32, u64)> {
+    Head::parse(value).map(|head| (head.parts, head.generation))
+}
+
+/// The key of the value a part key belongs to, its generation and the part's index; `None` for
+/// a key that is no part's.
+pub(crate) fn part_of(key: &[u8]) -> Option<(&[u8], u64, u32)> {
+    let [PART, rest @ ..] = key else {
+        return None;
+    };
+    let (value, tail) = rest.split_at(rest.len().checked_sub(12)?);
+    let (generation, index) = tail.split_first_chunk::<8>()?;
+    let index: [u8; 4] = index.try_into().ok()?;
+    Some((
+        value,
+        u64::from_be_bytes(*generation),
+        u32::from_be_bytes(index),
+    ))
+}
+
 /// The prefix of the part keys of every value whose key starts with `prefix`.
 pub fn parts_prefix(prefix: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(1 + prefix.len());

@@ -49,6 +49,8 @@ pub(crate) struct Wal {
     pos: u64,
     /// The seq of the next record.
     next_seq: u64,
+    /// The first round of the cycle found at open, if any.
+    first: Option<u64>,
 }
 
 /// A round found in the log at start-up, to be applied again.
@@ -60,7 +62,8 @@ pub(crate) struct Replayed {
 impl Wal {
     /// Open (or create) the log at `path`; `applied` is the last round sled holds. Returns the
     /// log and the rounds after `applied` that it holds, in order. The caller applies them and
-    /// checkpoints ([`Wal::restart`]) before the next append.
+    /// checkpoints ([`Wal::restart`]) before the next append. [`Wal::first_seq`] says where the
+    /// log's current cycle starts.
     pub(crate) fn open(path: &Path, applied: u64) -> Result<(Wal, Vec<Replayed>), WalError> {
         let existed = path.exists();
         let mut file = OpenOptions::new()
@@ -77,6 +80,7 @@ impl Wal {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let mut replayed = Vec::new();
+        let mut first = None::<u64>;
         let mut last = None::<u64>;
         let mut at = 0usize;
         while let Some((seq, payload, next)) = record_at(&bytes, at) {
@@ -95,6 +99,7 @@ impl Wal {
             if seq > applied {
                 replayed.push(Replayed { seq, batch });
             }
+            first.get_or_insert(seq);
             last = Some(seq);
             at = next;
         }
@@ -104,9 +109,16 @@ impl Wal {
                 file,
                 pos: 0,
                 next_seq,
+                first,
             },
             replayed,
         ))
+    }
+
+    /// The first round the log held when it was opened (its current cycle's start), if any: the
+    /// rounds before it are in sled, or lost.
+    pub(crate) fn first_seq(&self) -> Option<u64> {
+        self.first
     }
 
     /// The seq the next record gets.

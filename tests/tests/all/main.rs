@@ -28,6 +28,7 @@ mod runtime;
 mod sandbox;
 mod slow_clients;
 mod spec_examples;
+mod store_damage;
 mod streaming;
 mod streaming_process;
 mod tenancy;

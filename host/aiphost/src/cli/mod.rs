@@ -1,5 +1,5 @@
 //! Command-line interface: `serve`, `dev`, `agent new|build|list|publish|versions|rollback|
-//! unpublish`, `call`, `notifications`, `groups`, `tenant`, `key`.
+//! unpublish`, `call`, `notifications`, `groups`, `tenant`, `key`, `store`.
 
 mod admin;
 mod agent;
@@ -10,6 +10,7 @@ mod keys;
 mod notifications;
 mod output;
 mod serve;
+mod store;
 mod tenant;
 mod units;
 
@@ -60,6 +61,9 @@ pub enum Command {
     /// Issue, list and revoke Leader API keys for a tenant's partners.
     #[command(subcommand)]
     Key(keys::KeyCommand),
+    /// Check a stopped host's store, or accept what a damaged one lost.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
 }
 
 /// Set up `tracing`: human-readable by default, JSON with `--log-json`. Without `--log` or
@@ -102,5 +106,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Groups(args) => groups::run(args).await,
         Command::Tenant(cmd) => tenant::run(cmd).await,
         Command::Key(cmd) => keys::run(cmd).await,
+        Command::Store(cmd) => store::run(cmd).await,
     }
 }
