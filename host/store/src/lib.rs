@@ -44,6 +44,7 @@ mod event_batch;
 mod groups;
 mod outbox;
 mod parts;
+mod removal;
 mod retention;
 mod tenancy;
 mod wal;
