@@ -31,4 +31,5 @@ mod spec_examples;
 mod streaming;
 mod streaming_process;
 mod tenancy;
+mod tenant_removal;
 mod wide_partners;
