@@ -244,6 +244,7 @@ impl Server {
         }
         let (tenancy, published) = Tenancy::open(
             store.clone(),
+            engine.clone(),
             runtime.clone(),
             agents.clone(),
             &config.data_dir,

@@ -48,6 +48,18 @@ pub fn keep(dir: &Path, wasm: &[u8], component: &Component) -> wasmtime::Result<
     write_artifact(dir, &artifact_name(wasm), &component.serialize()?)
 }
 
+/// Delete the artifact compiled from the component whose SHA-256 is `sha256` (hex), if any: its
+/// publisher was removed. A name that is not 64 hex digits names no artifact.
+pub fn forget(dir: &Path, sha256: &str) -> std::io::Result<()> {
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(());
+    }
+    match std::fs::remove_file(dir.join(format!("{sha256}.cwasm"))) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 fn artifact_name(wasm: &[u8]) -> String {
     Sha256::digest(wasm)
         .iter()

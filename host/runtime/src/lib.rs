@@ -582,6 +582,11 @@ impl Runtime {
         cache::keep(&self.cache_dir, wasm, &checked.component).map_err(RuntimeError::Engine)
     }
 
+    /// Delete the cached compiled form of the component whose SHA-256 is `sha256` (hex).
+    pub fn forget_compiled(&self, sha256: &str) -> std::io::Result<()> {
+        cache::forget(&self.cache_dir, sha256)
+    }
+
     fn link(
         &self,
         component: &Component,

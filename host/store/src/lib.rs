@@ -54,6 +54,7 @@ mod groups;
 mod identity;
 mod outbox;
 mod parts;
+mod removal;
 mod retention;
 mod set_aside;
 mod tenancy;

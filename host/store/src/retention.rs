@@ -85,8 +85,23 @@ impl Store {
     /// still hold). The caller keeps the task's other writers away (the engine holds its slot).
     pub fn delete_task(&self, due: &DueTask, deadline: Option<i64>) -> Result<Ticket, StoreError> {
         let key = &due.key;
+        let mut batch = self.task_deletion(key)?;
+        batch.remove(key.timed_key(ENDED, due.ended_at));
+        batch.remove(key.timed_key(DELETE, due.delete_at));
+        if let Some(at) = deadline {
+            batch.remove(key.deadline_key(at));
+        }
+        self.inner.tasks.apply_batch(batch)?;
+        Ok(self.inner.commit.written())
+    }
+
+    /// Delete `key`'s task-scoped key-value entries, and answer the batch that deletes the rest
+    /// of what is kept for it but its time index entries: record, history, events, product
+    /// chunks, outbox entries and notifications given up on, notification configs (and their
+    /// waiting entries) and its running-index entry.
+    pub(super) fn task_deletion(&self, key: &TaskKey) -> Result<sled::Batch, StoreError> {
         // Key-value entries first (another tree, another batch): a crash between the two leaves
-        // the task, which the next sweep deletes again.
+        // the task, which is found and deleted again.
         let kv = &self.inner.kv;
         let mut batch = sled::Batch::default();
         let scoped = key.scoped_task();
@@ -111,13 +126,7 @@ impl Store {
             batch.remove(entry?);
         }
         batch.remove(key.live_key());
-        batch.remove(key.timed_key(ENDED, due.ended_at));
-        batch.remove(key.timed_key(DELETE, due.delete_at));
-        if let Some(at) = deadline {
-            batch.remove(key.deadline_key(at));
-        }
-        tasks.apply_batch(batch)?;
-        Ok(self.inner.commit.written())
+        Ok(batch)
     }
 }
 

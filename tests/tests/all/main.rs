@@ -32,4 +32,5 @@ mod store_damage;
 mod streaming;
 mod streaming_process;
 mod tenancy;
+mod tenant_removal;
 mod wide_partners;

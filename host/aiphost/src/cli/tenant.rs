@@ -34,8 +34,9 @@ pub enum TenantCommand {
     },
 }
 
-const TENANT_COLUMNS: [Column; 5] = [
+const TENANT_COLUMNS: [Column; 6] = [
     Column::new("tenant", "/id", Kind::Text),
+    Column::new("state", "/state", Kind::Text),
     Column::new("created", "/createdMs", Kind::Time),
     Column::new("stored", "/storedBytes", Kind::Bytes),
     Column::new("agents", "/agents", Kind::List),
@@ -75,7 +76,9 @@ pub async fn run(cmd: TenantCommand) -> anyhow::Result<()> {
             admin
                 .request(Method::DELETE, &format!("/admin/tenants/{id}"), None)
                 .await?;
-            println!("removed tenant {id}");
+            println!(
+                "removing tenant {id}: it is gone from the API now; its data is deleted in the background (`aiphost tenant list` shows it as removing until then)"
+            );
         }
     }
     Ok(())

@@ -3,10 +3,12 @@
 //!
 //! The operator (holder of the operator token) creates and removes tenants. A tenant, with its
 //! admin token, publishes, rolls back and unpublishes its own partners and issues API keys for
-//! them. Everything is kept in the store's `tenancy` tree (hashes only, never tokens) and in
-//! `{data}/published/{agent}/{version}/` (the uploaded bundles).
+//! them. Everything is kept in the store's `tenancy` tree (hashes only, never tokens), in
+//! `{data}/published/{agent}/{version}/` (the uploaded bundles) and in `{data}/values/` (config
+//! values and secrets, outside sled: `value_files`).
 //!
 //! One concept per file, each an `impl` of [`Tenancy`]: `tenants` (create, list, remove),
+//! `removal` (deleting everything of a removed tenant, in the background),
 //! `publishing` (versions of a tenant's partners), `values` (config values and secrets), `keys`
 //! (Leaders' API keys), `authentication` (admin tokens, Leaders' keys and certificates) and
 //! `metering` (stored bytes against the quota); quotas themselves are the engine's
@@ -18,20 +20,24 @@ mod keys;
 mod metering;
 mod publishing;
 pub mod records;
+mod removal;
 mod tenants;
+mod value_files;
 mod values;
 
 pub use authentication::{ClientCertificate, LeaderAuthError, Scheme};
 pub use publishing::MAX_MANIFEST_BYTES;
+pub use removal::Removal;
 
 use crate::agent::manifest::is_valid_id;
 use crate::agent::{Compile, Registry, VersionLoader};
 use crate::runtime::Runtime;
 use crate::runtime::outbound::AgentValues;
 use crate::store::{Encoded, Store, StoreError};
+use crate::task::TaskEngine;
 pub use aiphost_engine::quota::{self, Quotas, TenantState};
 use records::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -114,9 +120,15 @@ pub struct TenancyConfig {
 /// Tenants, published partners and Leader keys of one host.
 pub struct Tenancy {
     store: Store,
+    /// Removing a tenant removes its partners' tasks through the engine, which holds them.
+    engine: TaskEngine,
     runtime: Arc<Runtime>,
     agents: Arc<Registry>,
     published_dir: PathBuf,
+    value_files: value_files::ValueFiles,
+    /// Tenants whose removal runs now (a removal that failed half-way is not here, and the
+    /// next `DELETE` or start-up runs it again).
+    removals: Mutex<HashSet<String>>,
     operator_hash: String,
     config: TenancyConfig,
     tenants: RwLock<HashMap<String, Arc<TenantState>>>,
@@ -135,6 +147,7 @@ impl Tenancy {
     /// compiles are returned, to be run with [`crate::agent::Registry::compile_all`].
     pub fn open(
         store: Store,
+        engine: TaskEngine,
         runtime: Arc<Runtime>,
         agents: Arc<Registry>,
         data_dir: &Path,
@@ -142,9 +155,12 @@ impl Tenancy {
     ) -> Result<(Arc<Self>, Vec<Compile>), TenancyError> {
         let tenancy = Arc::new(Tenancy {
             store,
+            engine,
             runtime,
             agents: agents.clone(),
             published_dir: data_dir.join("published"),
+            value_files: value_files::ValueFiles::new(data_dir),
+            removals: Mutex::new(HashSet::new()),
             operator_hash: credentials::hash(&config.operator_token),
             config,
             tenants: RwLock::new(HashMap::new()),
@@ -154,6 +170,13 @@ impl Tenancy {
                 std::thread::available_parallelism().map_or(2, usize::from),
             ),
         });
+        let moved = tenancy.value_files.migrate(&tenancy.store)?;
+        if moved > 0 {
+            tracing::info!(
+                partners = moved,
+                "moved config values and secrets out of the store into their files"
+            );
+        }
         for (_, bytes) in tenancy.store.tenancy_scan("tenant/")? {
             let record: TenantRecord = bytes.decode()?;
             tenancy.tenant_map_insert(Arc::new(TenantState::new(&record.id, record.quotas)));
@@ -182,6 +205,12 @@ impl Tenancy {
         }
         let loader: Arc<dyn VersionLoader> = tenancy.clone();
         agents.set_loader(Arc::downgrade(&loader));
+        // Removals a stop cut short are finished in the background.
+        for (_, bytes) in tenancy.store.tenancy_scan("removing/")? {
+            let mark: RemovingRecord = bytes.decode()?;
+            tracing::info!(tenant = %mark.id, "finishing the removal of a tenant");
+            tenancy.spawn_removal(mark);
+        }
         Ok((tenancy, compiles))
     }
 

@@ -6,7 +6,8 @@
 //! | `cred/{id}`        | [`AdminCredential`] (a tenant admin token's hash) |
 //! | `agent/{id}`       | [`AgentRecord`]: owner, versions, the one serving |
 //! | `key/{id}`         | [`LeaderKey`] (a Leader API key's hash) |
-//! | `values/{agent}`   | `runtime::outbound::AgentValues`: config values and secrets |
+//! | `removing/{id}`    | [`RemovingRecord`]: a tenant being removed |
+//! | `values/{agent}`   | none any more: config values and secrets are files (`value_files`); a store that still holds some has them moved out when it opens |
 
 use super::quota::Quotas;
 use serde::{Deserialize, Serialize};
@@ -31,9 +32,9 @@ pub fn leader_key_key(id: &str) -> String {
     format!("key/{id}")
 }
 
-/// The key of partner `agent`'s config values and secrets.
-pub fn values_key(agent: &str) -> String {
-    format!("values/{agent}")
+/// The key of the [`RemovingRecord`] of tenant `id`.
+pub fn removing_key(id: &str) -> String {
+    format!("removing/{id}")
 }
 
 /// A tenant.
@@ -48,6 +49,30 @@ pub struct TenantRecord {
     pub quotas: Quotas,
     /// Ids of its admin credentials.
     pub credentials: Vec<String>,
+}
+
+/// A tenant whose removal has begun and not ended: written in the same batch that deletes its
+/// record, credentials and keys, deleted when everything of it is gone. Start-up finishes the
+/// removals it finds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovingRecord {
+    /// The tenant's id.
+    pub id: String,
+    /// When its removal began, in Unix ms.
+    pub since_ms: i64,
+    /// Its partners, with the SHA-256 of every component it published for each.
+    pub agents: Vec<RemovedAgent>,
+}
+
+/// A partner of a tenant being removed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovedAgent {
+    /// The partner id.
+    pub id: String,
+    /// SHA-256 (hex) of each version's component: their compiled forms are deleted too.
+    pub components: Vec<String>,
 }
 
 /// A tenant admin token, by hash.
@@ -79,7 +104,9 @@ pub struct VersionInfo {
 }
 
 /// A partner id claimed by a tenant. The claim outlives an unpublish and the tenant's removal:
-/// an id is never handed to another tenant, who would otherwise inherit its tasks and store.
+/// an id is never handed to another tenant, whose Leaders' old references (keys, task ids,
+/// group invitations) would otherwise reach a stranger. A removed tenant's claim keeps only the
+/// id and the tenant's name (its versions are forgotten with its bundles).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRecord {

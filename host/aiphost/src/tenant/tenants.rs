@@ -53,9 +53,14 @@ impl Tenancy {
         Ok((record, credential.token))
     }
 
-    /// Every tenant, with its partners.
+    /// Every tenant, with its partners; then the tenants being removed (`"state": "removing"`).
     pub fn list_tenants(&self) -> Result<Vec<serde_json::Value>, TenancyError> {
         let agents = self.agent_records()?;
+        let removing = self
+            .store
+            .tenancy_scan("removing/")?
+            .into_iter()
+            .map(|(_, bytes)| Ok(Removal::from(&bytes.decode::<RemovingRecord>()?).to_json()));
         self.store
             .tenancy_scan("tenant/")?
             .into_iter()
@@ -69,19 +74,29 @@ impl Tenancy {
                 let stored = self.tenant(&record.id).map_or(0, |t| t.stored_bytes());
                 Ok(json!({
                     "id": record.id,
+                    "state": "active",
                     "createdMs": record.created_ms,
                     "quotas": record.quotas,
                     "agents": owned,
                     "storedBytes": stored,
                 }))
             })
+            .chain(removing)
             .collect()
     }
 
-    /// Remove a tenant: its partners stop serving, its credentials and keys stop working. Its
-    /// partner ids stay claimed so no other tenant inherits their tasks.
-    pub async fn remove_tenant(&self, id: &str) -> Result<(), TenancyError> {
+    /// Begin removing a tenant: at once, its partners stop serving and its credentials and
+    /// keys stop working, and a durable mark says the removal has begun; everything else of it
+    /// (values, bundles, tasks, key-value entries) goes in the background
+    /// ([`Tenancy::spawn_removal`]). Asked again while it runs, answers that it runs (and runs
+    /// again one that failed). Its partner ids stay claimed.
+    pub async fn remove_tenant(self: &Arc<Self>, id: &str) -> Result<Removal, TenancyError> {
         let _guard = self.changes.lock().await;
+        if let Some(bytes) = self.store.tenancy_get(&removing_key(id))? {
+            let mark: RemovingRecord = bytes.decode()?;
+            self.spawn_removal(mark.clone());
+            return Ok(Removal::from(&mark));
+        }
         let Some(bytes) = self.store.tenancy_get(&tenant_key(id))? else {
             return Err(TenancyError::NotFound {
                 what: "tenant",
@@ -89,15 +104,24 @@ impl Tenancy {
             });
         };
         let record: TenantRecord = bytes.decode()?;
-        let mut puts = Vec::new();
         let mut deletes = vec![tenant_key(id)];
         deletes.extend(record.credentials.iter().map(|c| credential_key(c)));
-        let mut unserved = Vec::new();
+        let mut mark = RemovingRecord {
+            id: id.into(),
+            since_ms: Timestamp::now_ms(),
+            agents: Vec::new(),
+        };
+        let mut puts = Vec::new();
         for mut agent in self.agent_records()? {
             if agent.tenant == id && !agent.orphaned {
+                mark.agents.push(RemovedAgent {
+                    id: agent.id.clone(),
+                    components: agent.versions.iter().map(|v| v.sha256.clone()).collect(),
+                });
+                // Only the claim stays: the id, and whose it was.
                 agent.orphaned = true;
                 agent.current = None;
-                unserved.push(agent.id.clone());
+                agent.versions.clear();
                 puts.push((agent_key(&agent.id), to_json(&agent)?));
             }
         }
@@ -107,14 +131,18 @@ impl Tenancy {
                 deletes.push(key);
             }
         }
+        puts.push((removing_key(id), to_json(&mark)?));
         let ticket = self.store.tenancy_apply(&puts, &deletes)?;
         self.store.durable(ticket).await?;
-        for agent in unserved {
-            self.agents.remove(&agent);
+        for agent in &mark.agents {
+            self.agents.remove(&agent.id);
         }
-        let mut map = self.tenants.write().unwrap_or_else(|p| p.into_inner());
-        map.remove(id);
-        tracing::info!(tenant = id, "tenant removed");
-        Ok(())
+        self.tenants
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        tracing::info!(tenant = id, "tenant removal begun");
+        self.spawn_removal(mark.clone());
+        Ok(Removal::from(&mark))
     }
 }

@@ -1,7 +1,7 @@
-//! Config values and secrets of a tenant's partners: stored, shared with every loaded version of
-//! the partner, and never shown back (secrets).
+//! Config values and secrets of a tenant's partners: stored (in files of their own, not in sled:
+//! `value_files`), shared with every loaded version of the partner, and never shown back
+//! (secrets).
 
-use super::records::*;
 use super::*;
 use crate::runtime::outbound::{AgentValues, SecretHeader};
 use serde_json::json;
@@ -14,11 +14,7 @@ impl Tenancy {
         if let Some(values) = map.get(agent) {
             return Ok(values.clone());
         }
-        let stored: AgentValues = match self.store.tenancy_get(&values_key(agent))? {
-            Some(bytes) => bytes.decode()?,
-            None => AgentValues::default(),
-        };
-        let values = Arc::new(RwLock::new(stored));
+        let values = Arc::new(RwLock::new(self.value_files.read(agent)?));
         map.insert(agent.to_string(), values.clone());
         Ok(values)
     }
@@ -36,10 +32,7 @@ impl Tenancy {
         let values = self.values_of(agent)?;
         let mut changed = values.read().unwrap_or_else(|p| p.into_inner()).clone();
         change(&mut changed)?;
-        let ticket = self
-            .store
-            .tenancy_apply(&[(values_key(agent), to_json(&changed)?)], &[])?;
-        self.store.durable(ticket).await?;
+        self.value_files.write(agent, &changed)?;
         *values.write().unwrap_or_else(|p| p.into_inner()) = changed;
         Ok(())
     }

@@ -260,8 +260,10 @@ pub(super) async fn remove_tenant(
     AdminPath(id): AdminPath<String>,
 ) -> AdminResult {
     operator(&state, &headers)?;
-    state.tenancy.remove_tenant(&id).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    // 202: the tenant is gone from the API at once; its data goes in the background, and the
+    // list of tenants shows it as removing until then (a DELETE meanwhile answers the same).
+    let removal = state.tenancy.remove_tenant(&id).await?;
+    Ok((StatusCode::ACCEPTED, Json(removal.to_json())).into_response())
 }
 
 #[derive(Deserialize)]

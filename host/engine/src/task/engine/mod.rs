@@ -32,6 +32,7 @@ mod invocations;
 mod journal;
 mod notifications;
 mod reads;
+mod removal;
 pub use reads::{MAX_PAGE_SIZE, PagePosition, TaskPage, TaskQuery};
 mod replies;
 mod reports;
