@@ -24,7 +24,7 @@ impl TaskEngine {
                 // Hold the task: no command or report of it runs while it goes.
                 let slot = self.hold(&key);
                 let mut st = slot.state.lock().await;
-                if let Err(e) = self.ensure_loaded(&key, &mut st) {
+                if let Err(e) = self.load(&key, &mut st) {
                     tracing::warn!(agent = %key.agent, task = %key.task, error = %e, "a task that cannot be read is removed all the same");
                 }
                 let deadline = st.stored_deadline;
