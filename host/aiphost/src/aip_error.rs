@@ -4,15 +4,31 @@
 
 use crate::protocol::{ErrorCode, RpcError};
 use crate::quota::QuotaError;
+use crate::store::StoreError;
 use crate::task::EngineError;
 use crate::tenant::LeaderAuthError;
 use serde_json::json;
+
+/// How long a client is asked to wait before retrying on a full disk: the host takes new work
+/// again at its first request after space returns, so this is only a pace.
+pub const STORE_FULL_RETRY_MS: u64 = 5_000;
 
 /// The JSON-RPC error for an engine failure; store details stay in the log.
 pub fn engine(e: EngineError) -> RpcError {
     match e {
         EngineError::Rpc(e) => e,
         EngineError::Quota(e) => quota(&e),
+        EngineError::Store(StoreError::Full { free, reserve, .. }) => RpcError::new(
+            ErrorCode::Unavailable,
+            json!({
+                "error": "store-full",
+                "reason": "the host's disk is full; nothing was stored, retry later",
+                "retryable": true,
+                "retryAfterMs": STORE_FULL_RETRY_MS,
+                "freeBytes": free,
+                "reserveBytes": reserve,
+            }),
+        ),
         EngineError::Store(e) => {
             tracing::error!(error = %e, "store failure while handling a command");
             RpcError::internal(

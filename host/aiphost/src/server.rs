@@ -45,6 +45,9 @@ pub struct ServerConfig {
     pub sse_keep_alive: std::time::Duration,
     /// sled's page cache, in bytes.
     pub store_cache_bytes: u64,
+    /// Free bytes kept on the store's disk: below them new work is refused (a retryable 503),
+    /// below a quarter of them every write (see `store/src/space.rs`).
+    pub store_reserve_bytes: u64,
     /// Task defaults and limits (timeouts, retention, histories, caps).
     pub tasks: TaskDefaults,
     /// The partner runtime (pool, memory and time limits, guest threads, outbound policy).
@@ -75,6 +78,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("public_url", &self.public_url)
             .field("sse_keep_alive", &self.sse_keep_alive)
             .field("store_cache_bytes", &self.store_cache_bytes)
+            .field("store_reserve_bytes", &self.store_reserve_bytes)
             .field("tasks", &self.tasks)
             .field("runtime", &self.runtime)
             .field("notify", &self.notify)
@@ -103,6 +107,7 @@ impl ServerConfig {
             public_url: None,
             sse_keep_alive: std::time::Duration::from_secs(15),
             store_cache_bytes: crate::store::DEFAULT_CACHE_BYTES,
+            store_reserve_bytes: crate::store::DEFAULT_RESERVE_BYTES,
             tasks: TaskDefaults::default(),
             notify: NotifyConfig::default(),
             groups: GroupConfig::default(),
@@ -220,6 +225,7 @@ impl Server {
                     },
                     e => ServerError::Store(e),
                 })?;
+        store.set_disk_reserve(config.store_reserve_bytes);
         let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
         let (agents, mut compiles) = Registry::load_dirs(&runtime, &config.agent_dirs)?;
         let agents = Arc::new(agents);

@@ -37,11 +37,15 @@ pub enum ErrorCode {
     AuthorizationFailed,
     /// -32010: the access token is not valid.
     AccessTokenInvalid,
+    /// -32000 (JSON-RPC's implementation-defined server errors; neither AIP nor A2A has one):
+    /// the host cannot take the request now — a partner still compiling, a full disk — and
+    /// says when to retry (`data.retryAfterMs`); over HTTP it is a 503 with `Retry-After`.
+    Unavailable,
 }
 
 impl ErrorCode {
     /// The numeric code.
-    pub fn code(self) -> i64 {
+    pub const fn code(self) -> i64 {
         match self {
             ErrorCode::ParseError => -32700,
             ErrorCode::InvalidRequest => -32600,
@@ -58,6 +62,7 @@ impl ErrorCode {
             ErrorCode::AuthenticationRequired => -32008,
             ErrorCode::AuthorizationFailed => -32009,
             ErrorCode::AccessTokenInvalid => -32010,
+            ErrorCode::Unavailable => -32000,
         }
     }
 
@@ -79,6 +84,7 @@ impl ErrorCode {
             ErrorCode::AuthenticationRequired => "Authentication required",
             ErrorCode::AuthorizationFailed => "Authorization failed",
             ErrorCode::AccessTokenInvalid => "Invalid access token",
+            ErrorCode::Unavailable => "Service unavailable, retry later",
         }
     }
 }
@@ -280,6 +286,7 @@ mod tests {
             (ErrorCode::AuthenticationRequired, -32008),
             (ErrorCode::AuthorizationFailed, -32009),
             (ErrorCode::AccessTokenInvalid, -32010),
+            (ErrorCode::Unavailable, -32000),
         ];
         for (code, n) in codes {
             assert_eq!(code.code(), n);

@@ -97,6 +97,7 @@ impl Store {
         config: &NotificationConfig,
         waiting_since: Option<i64>,
     ) -> Result<Ticket, StoreError> {
+        self.inner.space.writable()?;
         let value = to_json(config)?;
         let tasks = &self.inner.tasks;
         let config_key = key.config_key(&config.id);

@@ -25,6 +25,7 @@ pub(super) fn outbox_prefix(membership: &str) -> Vec<u8> {
 impl Store {
     /// Record a membership (replacing what was stored under `id`).
     pub fn put_membership(&self, id: &str, record: &Encoded) -> Result<Ticket, StoreError> {
+        self.inner.space.writable()?;
         self.inner.groups.insert(id.as_bytes(), record.as_bytes())?;
         Ok(self.inner.commit.written())
     }
@@ -81,6 +82,7 @@ impl Store {
         membership: &str,
         message: &Outgoing,
     ) -> Result<Ticket, StoreError> {
+        self.inner.space.writable()?;
         let body = to_json(message)?;
         let mut key = outbox_prefix(membership);
         key.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());

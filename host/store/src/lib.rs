@@ -57,6 +57,7 @@ mod parts;
 mod removal;
 mod retention;
 mod set_aside;
+mod space;
 mod tenancy;
 mod unwind;
 mod wal;
@@ -70,6 +71,7 @@ pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 pub use retention::DueTask;
 pub use set_aside::SetAside;
+pub use space::{DEFAULT_RESERVE_BYTES, Disk, DiskState};
 
 pub use committer::PendingWrite;
 use committer::{Committer, OnDamage};
@@ -101,6 +103,19 @@ pub enum StoreError {
         depth: usize,
         /// The most the store takes.
         limit: usize,
+    },
+    /// The store's disk is (nearly) full: the write was refused before it reached sled, nothing
+    /// of it is stored; retry once space returns (see `space.rs`).
+    #[error(
+        "the disk of the store {path} is full: {free} bytes free, below the {reserve} bytes it keeps in reserve; nothing was stored, retry once space is freed"
+    )]
+    Full {
+        /// The store's directory.
+        path: String,
+        /// Free bytes found.
+        free: u64,
+        /// The reserve.
+        reserve: u64,
     },
     /// A stored record or key could not be read.
     #[error("a stored record is unreadable: {0}")]
@@ -418,6 +433,8 @@ struct Inner {
     /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
     /// reading its head first).
     keys: KeyLocks,
+    /// Room on the disk: writes are refused before sled meets a full one.
+    space: space::Space,
 }
 
 /// A few locks, one per key by its hash: two writers of one key never overlap (two of different
@@ -509,6 +526,7 @@ impl Store {
                 tenancy: sled.tenancy,
                 commit,
                 keys: KeyLocks::new(),
+                space: space::Space::new(dir.to_path_buf()),
             }),
         };
         Ok((store, accepted))
@@ -537,6 +555,7 @@ impl Store {
     /// next is made): the parts a change replaces are read from what sled holds when it is
     /// made.
     pub fn write_task(&self, write: TaskWrite<'_>) -> Result<PendingWrite, StoreError> {
+        self.inner.space.writable()?;
         let batch = self.task_batch(write)?;
         Ok(self.inner.commit.apply(batch))
     }
@@ -1014,6 +1033,7 @@ impl Store {
         key: &str,
         value: &[u8],
     ) -> Result<Ticket, StoreError> {
+        self.inner.space.writable()?;
         let (kv, entry_key) = (&self.inner.kv, kv_key(agent, scope, key));
         // Invocations of one partner may set one agent-scoped key at once.
         let _writing = self.inner.keys.lock(&entry_key);

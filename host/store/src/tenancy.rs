@@ -19,6 +19,10 @@ impl Store {
         puts: &[(String, Encoded)],
         deletes: &[String],
     ) -> Result<Ticket, StoreError> {
+        // Deletions free room: only what adds is refused on a full disk.
+        if !puts.is_empty() {
+            self.inner.space.writable()?;
+        }
         let mut batch = sled::Batch::default();
         for (key, value) in puts {
             batch.insert(key.as_bytes(), value.as_bytes());

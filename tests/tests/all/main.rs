@@ -11,6 +11,7 @@ mod dev;
 mod durability;
 mod endpoints;
 mod first_hour;
+mod full_disk;
 mod group;
 mod hostile;
 mod install;

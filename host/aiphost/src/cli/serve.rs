@@ -146,6 +146,8 @@ struct TaskFlags {
     history_max_statuses: Option<usize>,
     #[arg(long, value_parser = units::mebibytes, help = help("sled's page cache, in MiB.", defaults().store_cache_bytes >> 20))]
     store_cache_mib: Option<u64>,
+    #[arg(long, value_parser = units::mebibytes, help = help("Free space kept on the store's disk, in MiB: below it new starts and continues are refused with a retryable 503 (and /readyz says 503), below a quarter of it every write; the host takes work again as soon as space returns.", defaults().store_reserve_bytes >> 20))]
+    store_reserve_mib: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -383,6 +385,10 @@ fn apply_tasks(config: &mut ServerConfig, flags: &TaskFlags) {
     set(
         &mut config.store_cache_bytes,
         flags.store_cache_mib.map(|mib| mib.max(1) << 20),
+    );
+    set(
+        &mut config.store_reserve_bytes,
+        flags.store_reserve_mib.map(|mib| mib << 20),
     );
 }
 

@@ -15,7 +15,7 @@ use crate::protocol::notification::Subscription;
 use crate::protocol::{ErrorCode, Inbound, RpcError};
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -69,6 +69,9 @@ pub async fn handle(
                         Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
                         Err(error) => {
                             tracing::debug!(code = error.code, data = %error.data, "request refused");
+                            if error.code == ErrorCode::Unavailable.code() {
+                                return unavailable(&jsonrpc::failure(&id, &error), &error);
+                            }
                             jsonrpc::failure(&id, &error)
                         }
                     }
@@ -195,4 +198,22 @@ pub(super) async fn command(
         agent.aic(),
         reply.history.as_ref(),
     ))
+}
+
+/// A JSON-RPC "unavailable" (-32000: a full disk) as HTTP says it too: 503 with `Retry-After`,
+/// so proxies and clients that read only the status retry as well.
+fn unavailable(reply: &Value, error: &RpcError) -> Response {
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "application/json")],
+        reply.to_string(),
+    )
+        .into_response();
+    if let Some(ms) = error.data.get("retryAfterMs").and_then(Value::as_u64) {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(ms.div_ceil(1000).max(1)),
+        );
+    }
+    response
 }

@@ -20,9 +20,8 @@ use serde_json::{Value, json};
 /// How long a client is asked to wait before trying a compiling partner again, in seconds.
 const RETRY_AFTER_S: u32 = 2;
 
-/// The JSON-RPC code of "the partner cannot run now" (the implementation-defined server-error
-/// range of JSON-RPC 2.0; AIP and A2A define none for it).
-pub const UNAVAILABLE: i64 = -32000;
+/// The JSON-RPC code of "the partner cannot run now".
+const UNAVAILABLE: i64 = crate::protocol::ErrorCode::Unavailable.code();
 /// JSON-RPC's "Invalid Request": what AIP has always answered for a partner not hosted.
 const INVALID_REQUEST: i64 = -32600;
 

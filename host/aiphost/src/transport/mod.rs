@@ -208,8 +208,10 @@ async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
     .into_response()
 }
 
-/// `GET /readyz`: 200 once every hosted partner is ready, 503 while any compiles; each partner's
-/// readiness either way. (`/healthz` says only that the process answers.)
+/// `GET /readyz`: 200 once every hosted partner is ready and the store's disk has room for new
+/// work; 503 while any partner compiles or while the disk is below its reserve (new work is
+/// refused then: take the host out of rotation). Each partner's readiness and the store's state
+/// either way. (`/healthz` says only that the process answers.)
 async fn readyz(State(state): State<AppState>) -> Response {
     let mut partners = serde_json::Map::new();
     let mut compiling = 0;
@@ -223,16 +225,23 @@ async fn readyz(State(state): State<AppState>) -> Response {
         }
         partners.insert(agent.id().to_string(), json!(readiness.as_str()));
     }
-    let status = if compiling > 0 {
+    let disk = state.engine.disk();
+    let store_ok = disk.state == crate::store::DiskState::Ok;
+    let status = if compiling > 0 || !store_ok {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
         StatusCode::OK
     };
     let body = json!({
-        "ready": compiling == 0,
+        "ready": compiling == 0 && store_ok,
         "compiling": compiling,
         "failed": failed,
         "partners": partners,
+        "store": {
+            "disk": disk.state.as_str(),
+            "freeBytes": disk.free,
+            "reserveBytes": disk.reserve,
+        },
     });
     (status, axum::Json(body)).into_response()
 }

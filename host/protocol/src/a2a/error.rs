@@ -40,6 +40,9 @@ pub enum A2aErrorKind {
     /// A quota of the partner's tenant is reached: its request rate (try again after
     /// `retryAfterMs`) or its stored bytes (HTTP 429).
     ResourceExhausted,
+    /// The host cannot take the request now (its disk is full): retry after `retryAfterMs`
+    /// (HTTP 503; JSON-RPC -32000, as AIP says it).
+    Unavailable,
 }
 
 impl A2aErrorKind {
@@ -65,6 +68,7 @@ impl A2aErrorKind {
             Unauthenticated => -32040,
             PermissionDenied => -32041,
             ResourceExhausted => -32042,
+            Unavailable => -32000,
         }
     }
 
@@ -95,6 +99,7 @@ impl A2aErrorKind {
             Unauthenticated => (401, "UNAUTHENTICATED"),
             PermissionDenied => (403, "PERMISSION_DENIED"),
             ResourceExhausted => (429, "RESOURCE_EXHAUSTED"),
+            Unavailable => (503, "UNAVAILABLE"),
         }
     }
 
@@ -118,6 +123,7 @@ impl A2aErrorKind {
             Unauthenticated => "UNAUTHENTICATED",
             PermissionDenied => "PERMISSION_DENIED",
             ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Unavailable => "UNAVAILABLE",
         }
     }
 
@@ -141,6 +147,7 @@ impl A2aErrorKind {
             Unauthenticated => "Authentication required",
             PermissionDenied => "Permission denied",
             ResourceExhausted => "Quota exceeded",
+            Unavailable => "Service unavailable, retry later",
         }
     }
 }
@@ -261,6 +268,7 @@ impl From<RpcError> for A2aError {
             -32008 | -32010 => Unauthenticated,
             -32009 if data.get("quota").is_some_and(Value::is_string) => ResourceExhausted,
             -32009 => PermissionDenied,
+            -32000 => Unavailable,
             _ => Internal,
         };
         A2aError::new(kind, data)

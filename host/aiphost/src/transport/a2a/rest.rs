@@ -32,9 +32,11 @@ fn error_response(error: &A2aError) -> Response {
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
-    // A quota that refills says when, in whole seconds, as HTTP clients and proxies read it.
+    // A quota that refills, or a full disk, says when, in whole seconds, as HTTP clients and proxies read it.
     let retry_after_ms = error.metadata.get("retryAfterMs").and_then(Value::as_u64);
-    if let (StatusCode::TOO_MANY_REQUESTS, Some(ms)) = (status, retry_after_ms) {
+    if let (StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE, Some(ms)) =
+        (status, retry_after_ms)
+    {
         response.headers_mut().insert(
             header::RETRY_AFTER,
             HeaderValue::from(ms.div_ceil(1000).max(1)),

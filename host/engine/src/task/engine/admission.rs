@@ -1,7 +1,8 @@
 //! What a command must pass before it reaches its task, whatever door it came through: the
 //! rate quota of the partner's tenant (each command counts once, from any door), its sender (a
 //! v2 `senderId` must be the authenticated Leader) and its content types (every data item of a
-//! start or continue must be one some skill of the partner accepts).
+//! start or continue must be one some skill of the partner accepts), and for a start or a
+//! continue, room on the store's disk.
 
 use super::{EngineError, TaskEngine};
 use crate::agent::Agent;
@@ -39,6 +40,14 @@ impl TaskEngine {
     ) -> Result<Admitted, EngineError> {
         self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
         admit(agent, &inbound)?;
+        // New work waits for room on the disk; reads, cancels and completes, which end work or
+        // add a little, go on (`store/src/space.rs`).
+        if matches!(
+            inbound.command.command,
+            CommandKind::Start | CommandKind::Continue
+        ) {
+            self.inner.store.room_for_new_work()?;
+        }
         let Inbound {
             dialect,
             command,

@@ -258,7 +258,14 @@ impl TaskEngine {
                         .as_mut()
                         .ok_or_else(|| RpcError::task_not_found(&task_id))?;
                     record.record_command(command, true, &self.inner.defaults.history);
-                    self.persist_history(slot, &mut st).await?;
+                    match self.persist_history(slot, &mut st).await {
+                        // On a full disk a read still answers, the task as stored; only its
+                        // entry in the history is not kept.
+                        Err(StoreError::Full { .. }) => {
+                            self.ensure_loaded(slot, &mut st).await?;
+                        }
+                        other => other?,
+                    }
                     self.durable_reply(slot, st, filter)
                         .await
                         .map(|r| applied(Some(r)))

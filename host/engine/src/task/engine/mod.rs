@@ -231,6 +231,11 @@ impl TaskEngine {
         self.inner.store.committed_changes()
     }
 
+    /// The store's disk as it is now: room for new work, or not (`/readyz`).
+    pub fn disk(&self) -> aiphost_store::Disk {
+        self.inner.store.disk()
+    }
+
     /// Make every write so far durable (at shutdown).
     pub async fn flush(&self) -> Result<(), StoreError> {
         self.inner.store.flush().await
