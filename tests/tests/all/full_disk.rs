@@ -2,8 +2,9 @@
 //! this test mounts (it runs as root, as CI does); a file fills it. Below the reserve new work
 //! is refused with a retryable 503 and nothing is left of it, reads and ends go on, `/readyz`
 //! says so; below the floor every write is refused and reads still answer; when space returns
-//! the host takes work again at once, the refused start retried with the same id, and after a
-//! restart everything acknowledged is there.
+//! the host takes work again at once, the refused start retried with the same id; a task whose
+//! partner finished while nothing could be written fails by itself once there is room; and after
+//! a restart everything acknowledged is there.
 
 use aiphost_tests::*;
 use serde_json::{Value, json};
@@ -145,9 +146,31 @@ async fn a_full_disk_refuses_new_work_keeps_reads_and_recovers_by_itself() {
     assert_eq!(status, 200, "{body}");
     let answer = post(&echo, &v2("start", "during", text("hello"), json!({}))).await;
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+
+    // A partner that ends its work while every write is refused: its task stays as stored
+    // (working) meanwhile, and fails by itself once there is room again.
+    let hostile = host.rpc("hostile");
+    let answer = post(
+        &hostile,
+        &v1(
+            "start",
+            "lost-work",
+            text("slow:2000"),
+            json!({"responseTimeout": 100}),
+        ),
+    )
+    .await;
+    assert_eq!(state(&answer), "working", "{answer}");
+    fill_leaving(&filler, 1 << 20);
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let answer = post(&hostile, &v1("get", "lost-work", json!([]), json!({}))).await;
+    assert_eq!(state(&answer), "working", "{answer}");
+    std::fs::remove_file(&filler).expect("free the space");
+    let answer = wait_for_state(&hostile, "lost-work", "failed", Duration::from_secs(20)).await;
+    assert!(answer.to_string().contains("disk was full"), "{answer}");
     let log = host.log();
-    assert_eq!(log.matches("below its reserve").count(), 1, "{log}");
-    assert_eq!(log.matches("has room again").count(), 1, "{log}");
+    assert_eq!(log.matches("below its reserve").count(), 2, "{log}");
+    assert_eq!(log.matches("has room again").count(), 2, "{log}");
 
     // What was acknowledged survives a restart.
     host.stop();
@@ -157,6 +180,12 @@ async fn a_full_disk_refuses_new_work_keeps_reads_and_recovers_by_itself() {
         let answer = post(&echo, &v2("get", task, json!([]), json!({}))).await;
         assert_eq!(state(&answer), want, "{task}: {answer}");
     }
+    let answer = post(
+        &host.rpc("hostile"),
+        &v1("get", "lost-work", json!([]), json!({})),
+    )
+    .await;
+    assert_eq!(state(&answer), "failed", "{answer}");
     drop(host);
     // Wait for the process to let go of the mount.
     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -9,7 +9,10 @@ use crate::task::record::TaskRecord;
 use aiphost_protocol::state;
 use aiphost_protocol::{DataItem, TaskState, TaskStatus};
 use aiphost_runtime::{Invocation, InvocationEnd, KvOwner, PartnerEvent};
-use aiphost_store::StoreError;
+use aiphost_store::{StoreError, TaskKey};
+
+/// How often a task whose end could not be stored on a full disk looks for room again.
+const ROOM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -100,8 +103,12 @@ impl TaskEngine {
                 let end = engine
                     .invoke(&agent, &slot, Some(run_id), invocation, abort)
                     .await;
-                if let Err(e) = engine.finish(&agent, &slot, run_id, end).await {
-                    tracing::error!(error = %e, "could not record the end of an invocation");
+                match engine.finish(&agent, &slot, run_id, end).await {
+                    Ok(()) => {}
+                    Err(StoreError::Full { .. }) => engine.fail_when_room(slot.key.clone()),
+                    Err(e) => {
+                        tracing::error!(error = %e, "could not record the end of an invocation")
+                    }
                 }
             }
             .instrument(span),
@@ -185,6 +192,8 @@ impl TaskEngine {
             return Ok(()); // aborted by a cancel, which already settled the task
         }
         st.running = None;
+        // A report refused on a full disk left the slot without its record: read what is stored.
+        self.ensure_loaded(slot, &mut st).await?;
         if let Some(event) = st.end_hook.take() {
             let hook = self.invocation_for(&st, event, Vec::new(), Default::default());
             self.spawn_hook(agent, slot, hook);
@@ -219,6 +228,51 @@ impl TaskEngine {
             .fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%reason, "partner failed; the task fails");
         self.fail_through(slot, &mut st, path, reason).await
+    }
+
+    /// The end of an invocation could not be stored (the disk is full): once there is room
+    /// again, fail the task if nothing else moved it meanwhile — else it would stay `working`,
+    /// with nothing to move it, until the next start-up.
+    fn fail_when_room(&self, key: TaskKey) {
+        const REASON: &str = "the host's disk was full when the partner's work was to be stored; \
+            that work was lost";
+        tracing::warn!(agent = %key.agent, task = %key.task,
+            "the end of an invocation could not be stored on a full disk; the task fails once there is room");
+        let engine = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(ROOM_POLL).await;
+                if engine.inner.store.room_for_new_work().is_err() {
+                    continue;
+                }
+                let slot = engine.hold(&key);
+                let mut st = slot.state.lock().await;
+                let failed = match engine.ensure_loaded(&slot, &mut st).await {
+                    Err(e) => Err(e),
+                    // Another command or invocation drives it now.
+                    Ok(_) if st.running.is_some() || st.pending.is_some() => return,
+                    Ok(_) => {
+                        let path =
+                            state::host_failure_path(st.record.as_ref().map(TaskRecord::state));
+                        if st.record.is_none() || path.is_empty() {
+                            return;
+                        }
+                        engine
+                            .fail_through(&slot, &mut st, path, REASON.to_string())
+                            .await
+                    }
+                };
+                match failed {
+                    Ok(()) => return,
+                    Err(StoreError::Full { .. }) => continue,
+                    Err(e) => {
+                        tracing::error!(agent = %key.agent, task = %key.task, error = %e,
+                            "could not fail a task whose work was lost on a full disk");
+                        return;
+                    }
+                }
+            }
+        });
     }
 
     /// Walk the slot's task along `path` (rows of the table) to its end, the last status
