@@ -215,3 +215,67 @@ async fn removing_a_tenant_removes_everything_of_it_and_nothing_of_the_others() 
     let listed = tenants(&host).await;
     assert_eq!(listed.len(), 1, "{listed:?}");
 }
+
+/// A removed tenant's partner leaves the groups it was a member of: a command sent to it in its
+/// group afterwards starts nothing, and the membership is gone from the operator's view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_tenants_partner_leaves_its_groups() {
+    use aiphost_tests::group::{Leader, is_result, is_status};
+    use aiphost_tests::tenants::aic_of;
+    use std::time::Duration;
+
+    let host = TestHost::start(HostOptions::default()).await;
+    let tenant = create_tenant(&host.url, "grouped", json!({})).await;
+    let keys = publish_keyed(&host.url, &tenant, "echo", "grouped-echo", &[LEADER]).await;
+    let member = aic_of("grouped-echo");
+    let mut leader = Leader::v2_as(LEADER).await;
+    let invite = json!({"jsonrpc": "2.0", "method": "group", "id": uuid(), "params": leader.invitation(&[&member])});
+    let group_url = format!("{}/agents/grouped-echo/group", host.url);
+    let answer = post_as(&group_url, Some(&keys[0]), &invite).await;
+    assert_eq!(result(&answer)["status"], "joining", "{answer}");
+    leader
+        .expect("the member's arrival", Duration::from_secs(10), |m| {
+            is_status(m, &member, true, false)
+        })
+        .await;
+    leader
+        .publish(&leader.command("start", "g-before", None, text("hi")))
+        .await;
+    leader
+        .expect("a result while hosted", Duration::from_secs(10), |m| {
+            is_result(m, &member, "g-before", "awaiting-completion")
+        })
+        .await;
+    let memberships = |url: String| async move {
+        let (status, body) = admin(&url, Method::GET, "/admin/groups", OPERATOR_TOKEN, None).await;
+        assert_eq!(status, 200, "{body}");
+        body["memberships"].as_array().cloned().unwrap_or_default()
+    };
+    assert_eq!(memberships(host.url.clone()).await.len(), 1);
+
+    let (status, body) = admin(
+        &host.url,
+        Method::DELETE,
+        "/admin/tenants/grouped",
+        OPERATOR_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let mut rounds = 0;
+    while !memberships(host.url.clone()).await.is_empty() {
+        rounds += 1;
+        assert!(rounds < 200, "the membership stayed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    leader
+        .publish(&leader.command("start", "g-after", None, text("hi")))
+        .await;
+    let heard = leader
+        .all_within(Duration::from_millis(1500), |m| m["senderId"] == member)
+        .await;
+    assert!(
+        heard.iter().all(|m| m["taskId"] != "g-after"),
+        "the removed partner answered: {heard:?}"
+    );
+}

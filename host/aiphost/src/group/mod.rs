@@ -165,6 +165,9 @@ impl GroupStats {
 /// What the actors share.
 struct Shared {
     engine: TaskEngine,
+    /// The partners hosted now: a session whose partner is gone (unpublished, its tenant
+    /// removed) leaves its group.
+    agents: Arc<Registry>,
     store: Store,
     config: GroupConfig,
     links: Arc<GroupLinks>,
@@ -247,6 +250,7 @@ impl Groups {
             shared: Arc::new(Shared {
                 store,
                 engine,
+                agents: agents.clone(),
                 config,
                 links,
                 views: Mutex::new(HashMap::new()),

@@ -29,6 +29,8 @@ struct Work {
 enum Ended {
     Left,
     Shutdown,
+    /// The member's partner is no longer hosted (unpublished, or its tenant removed).
+    Retired,
 }
 
 /// One membership's actor.
@@ -47,6 +49,8 @@ pub(super) struct Session {
 const WORKER_IDLE: Duration = Duration::from_secs(10);
 /// Results published per outbox read.
 const DRAIN_BATCH: usize = 64;
+/// How often a session checks that its partner is still hosted.
+const RESCAN: Duration = Duration::from_secs(2);
 
 impl Session {
     pub(super) fn new(
@@ -86,6 +90,10 @@ impl Session {
                                 _ = self.shared.shutdown.cancelled() => return,
                                 _ = tokio::time::sleep(backoff) => {}
                             }
+                            if !self.hosted() {
+                                self.retire();
+                                return;
+                            }
                             backoff = (backoff * 2).min(self.shared.config.reconnect_max);
                             continue;
                         }
@@ -96,6 +104,10 @@ impl Session {
                     Ok(Ended::Left) => {
                         self.shared.forget(&self.id);
                         tracing::info!("left the group");
+                        return;
+                    }
+                    Ok(Ended::Retired) => {
+                        self.retire();
                         return;
                     }
                     Ok(Ended::Shutdown) => return,
@@ -138,17 +150,51 @@ impl Session {
         .await
     }
 
+    /// Whether the member's partner is still hosted.
+    fn hosted(&self) -> bool {
+        self.shared.agents.get(&self.membership.agent).is_some()
+    }
+
+    /// The member's partner is no longer hosted: the membership goes (stored, and from the
+    /// operator's view) with one log line.
+    fn retire(&self) {
+        if let Err(e) = self.shared.store.delete_membership(&self.id) {
+            tracing::error!(error = %e, "could not forget the membership of a partner no longer hosted");
+        }
+        self.shared.forget(&self.id);
+        tracing::info!("left the group: the partner is no longer hosted");
+    }
+
+    /// Leave the group on the broker for a partner no longer hosted.
+    async fn leave_retired(link: Link) -> Result<Ended, BrokerError> {
+        if let Err(e) = link.leave().await {
+            tracing::warn!(error = %e, "could not clean up on the broker after leaving");
+        }
+        Ok(Ended::Retired)
+    }
+
     async fn serve(&mut self, mut link: Link) -> Result<Ended, BrokerError> {
         self.drain(&link).await?;
+        // Unpublishing or removing the partner is seen within a tick (and before any command).
+        let mut rescan = tokio::time::interval(RESCAN);
         loop {
             tokio::select! {
                 _ = self.shared.shutdown.cancelled() => {
                     link.close().await;
                     return Ok(Ended::Shutdown);
                 }
+                _ = rescan.tick() => {
+                    if !self.hosted() {
+                        return Self::leave_retired(link).await;
+                    }
+                }
                 _ = self.wake.notified() => self.drain(&link).await?,
                 delivery = link.next() => {
                     let delivery = delivery?;
+                    if !self.hosted() {
+                        // Not acknowledged: the queue goes with the membership.
+                        return Self::leave_retired(link).await;
+                    }
                     if let Some(ended) = self.on_delivery(&link, delivery).await? {
                         return match ended {
                             Ended::Left => {
@@ -157,6 +203,7 @@ impl Session {
                                 }
                                 Ok(Ended::Left)
                             }
+                            Ended::Retired => Self::leave_retired(link).await,
                             Ended::Shutdown => Ok(Ended::Shutdown),
                         };
                     }
