@@ -279,3 +279,65 @@ async fn a_removed_tenants_partner_leaves_its_groups() {
         "the removed partner answered: {heard:?}"
     );
 }
+
+/// A store that kept config values and secrets in sled (before they were files) has them moved
+/// to their files when it opens: readable as before, and gone from sled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_a_store_kept_in_sled_move_to_their_files() {
+    let mut host = TestHost::start(HostOptions::default()).await;
+    let token = create_tenant(&host.url, "older", json!({})).await;
+    let agent = "older-echo";
+    publish_keyed(&host.url, &token, "echo", agent, &[LEADER]).await;
+    let (status, body) = admin(
+        &host.url,
+        Method::PUT,
+        &format!("/admin/agents/{agent}/config/MODEL"),
+        &token,
+        Some(json!({"value": "older-config-value"})),
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+    if let Some(server) = host.server.take() {
+        server.shutdown().await;
+    }
+    // As an older host kept them: the same record in the tenancy tree, no file.
+    let data = host.data.path().to_path_buf();
+    let file = data.join("values").join(format!("{agent}.json"));
+    let record = std::fs::read(&file).expect("the values file");
+    std::fs::remove_file(&file).expect("remove the file");
+    {
+        let db = sled::open(data.join("store")).expect("the stopped host's store");
+        let tenancy = db.open_tree("tenancy").expect("tenancy");
+        tenancy
+            .insert(format!("values/{agent}"), record)
+            .expect("plant");
+        db.flush().expect("flush");
+    }
+
+    host.restart(HostOptions::default()).await;
+    let (status, values) = admin(
+        &host.url,
+        Method::GET,
+        &format!("/admin/agents/{agent}/values"),
+        &token,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{values}");
+    assert!(
+        values.to_string().contains("older-config-value"),
+        "{values}"
+    );
+    assert!(file.exists(), "moved to its file");
+    if let Some(server) = host.server.take() {
+        server.shutdown().await;
+    }
+    let store = Store::open(&data.join("store")).expect("the store");
+    assert!(
+        store
+            .tenancy_get(&format!("values/{agent}"))
+            .expect("read")
+            .is_none(),
+        "gone from sled"
+    );
+}
