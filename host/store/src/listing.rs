@@ -105,9 +105,12 @@ fn state_of(byte: u8) -> Option<TaskState> {
 
 const STATES: usize = TaskState::ALL.len();
 
-/// Tasks per namespace `(agent, leader)` and state, as the index holds them.
+/// A namespace: the agent and the Leader (`None`: the shared one).
+type Namespace = (String, Option<String>);
+
+/// Tasks per namespace and state, as the index holds them.
 #[derive(Default)]
-pub(crate) struct Counts(Mutex<HashMap<(String, Option<String>), [u64; STATES]>>);
+pub(crate) struct Counts(Mutex<HashMap<Namespace, [u64; STATES]>>);
 
 impl Counts {
     fn change(&self, key: &TaskKey, old: Option<TaskState>, new: Option<TaskState>) {
@@ -267,9 +270,9 @@ fn decode_indexed(v: &[u8]) -> Option<Listing> {
 
 /// The task an index entry or an indexed entry names, for `aiphost store check`.
 fn task_of_entry(k: &[u8]) -> Option<TaskKey> {
-    match k.first()? {
-        &INDEXED => k.get(2..).and_then(TaskKey::from_tail),
-        &INDEX => {
+    match *k.first()? {
+        INDEXED => k.get(2..).and_then(TaskKey::from_tail),
+        INDEX => {
             let rest = k.get(2..)?;
             let agent_end = rest.iter().position(|b| *b == 0)?;
             let agent = std::str::from_utf8(&rest[..agent_end]).ok()?;
