@@ -47,6 +47,7 @@ if $smoke; then
     "${bench[@]}" neighbours --loopers 0,1 --seconds 1 --runs 1
     "${bench[@]}" flood --floods 1 --rounds 1 --runs 1 --settle 1
     "${bench[@]}" sled-values --value-kib 16 --rounds 1
+    "${bench[@]}" list --tasks 20,60 --calls 3 --runs 1 --page-size 5
     # A2A SendMessage side by side (aiphost's A2A door, AIP rpc, AIP start + complete, the
     # a2a-sdk server from .venv, which the script kills whatever happens): every reply and the
     # work behind it checked; it fails on wrong work only, never on a ratio.
@@ -78,6 +79,7 @@ bench=(target/release/aiphost-bench)
     echo; echo "## the store alone, 1M completed tasks' writes"; "${bench[@]}" memory store --tasks 1000000
     echo; echo "## hostile neighbours: echo while partners loop"; "${bench[@]}" neighbours --loopers 0,4,8
     echo; echo "## hostile neighbours: RSS after product floods"; "${bench[@]}" flood --floods 8 --rounds 4
+    echo; echo "## ListTasks: host CPU per call at 1k, 10k and 100k tasks"; "${bench[@]}" list --tasks 1000,10000,100000
     echo; echo "## what sled keeps of 1 MiB values, whole and in 8 KiB parts"
     "${bench[@]}" sled-values --value-kib 1024 --rounds 8
     "${bench[@]}" sled-values --value-kib 1024 --split-kib 8 --rounds 8

@@ -8,6 +8,7 @@
 //! target/release/aiphost-bench group --partners 1,10 --seconds 10      # round trips via RabbitMQ
 //! target/release/aiphost-bench neighbours --loopers 0,4,8              # echo while partners loop
 //! target/release/aiphost-bench flood --floods 8                         # RSS after product floods
+//! target/release/aiphost-bench list --tasks 1000,10000,100000            # CPU per ListTasks call
 //! ```
 //!
 //! `rpc --url URL [--pid PID]` measures another partner instead (the reference partner, say).
@@ -15,6 +16,7 @@
 
 mod compare;
 mod group;
+mod listing;
 mod memory;
 mod neighbours;
 mod rpc;
@@ -58,6 +60,8 @@ enum Bench {
     Neighbours(neighbours::NeighboursArgs),
     /// Host memory during and after hostile product floods.
     Flood(neighbours::FloodArgs),
+    /// Host CPU per A2A ListTasks call at 1k, 10k and 100k stored tasks.
+    List(listing::ListArgs),
     /// What sled itself keeps in memory for values of a given size (no host).
     SledValues(sled_values::SledValuesArgs),
     /// A bare axum JSON echo (the floor of `compare`), serving POST /rpc on 127.0.0.1:PORT.
@@ -236,6 +240,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Catchup(a) => stream::catch_up(&args.aiphost, &args.agents, a).await,
         Bench::Group(a) => group::run(&args.aiphost, &args.agents, a).await,
         Bench::Memory(a) => memory::run(&args.aiphost, &args.agents, a).await,
+        Bench::List(a) => listing::run(&args.aiphost, &args.agents, a).await,
         Bench::Compare(a) => compare::run(&args.aiphost, &args.agents, a).await,
         Bench::Neighbours(a) => neighbours::neighbours(&args.aiphost, &args.agents, a).await,
         Bench::Flood(a) => neighbours::flood(&args.aiphost, &args.agents, a).await,

@@ -193,6 +193,11 @@ pub struct HostOptions {
     pub examples: bool,
     /// HTTP timeouts and the connection cap.
     pub http: aiphost::transport::connections::HttpLimits,
+    /// The example partners whose tasks clients may list although they do not authenticate
+    /// (`serve --list-tasks-on`; off by default, as in the host).
+    pub list_tasks_on: Vec<String>,
+    /// Requests a second (and burst) each example partner takes (`serve --requests-per-second`).
+    pub request_rate: Option<(u32, u32)>,
 }
 
 impl Default for HostOptions {
@@ -223,6 +228,8 @@ impl Default for HostOptions {
             inbox_broker: None,
             examples: true,
             http: aiphost::transport::connections::HttpLimits::default(),
+            list_tasks_on: Vec::new(),
+            request_rate: None,
         }
     }
 }
@@ -291,6 +298,8 @@ impl TestHost {
             .as_ref()
             .map(|url| url.parse().expect("an inbox broker as an AMQP URL"));
         config.http = options.http.clone();
+        config.operator_partners.list_tasks_on = options.list_tasks_on.clone();
+        config.operator_partners.request_rate = options.request_rate;
         let server = Server::start(config).await.expect("starting the host");
         server.ready().await;
         server

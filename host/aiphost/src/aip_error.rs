@@ -58,6 +58,14 @@ pub fn quota(e: &QuotaError) -> RpcError {
             "reason": reason, "tenant": tenant, "quota": e.quota(), "limit": limit,
             "storedBytes": stored,
         }),
+        QuotaError::PartnerRate {
+            agent,
+            limit,
+            retry_after_ms,
+        } => json!({
+            "reason": format!("the partner has reached the rate of requests the operator allows it ({limit} a second)"),
+            "agent": agent, "quota": e.quota(), "limit": limit, "retryAfterMs": retry_after_ms,
+        }),
         // Publishing is not an AIP request; said for completeness.
         QuotaError::PublishesAtOnce { tenant, limit }
         | QuotaError::PublishRate { tenant, limit, .. } => {

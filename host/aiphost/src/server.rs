@@ -10,6 +10,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::agent::policy::OperatorPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
 use crate::group::{GroupConfig, GroupLinks, Groups};
@@ -37,6 +38,9 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// Directories of the operator's partner bundles.
     pub agent_dirs: Vec<PathBuf>,
+    /// What the operator allows its own partners: listing an open partner's tasks, a request
+    /// rate.
+    pub operator_partners: OperatorPolicy,
     /// The largest AIP request body, in bytes.
     pub max_body_bytes: usize,
     /// The base URL written into ACS documents (`None`: the request's Host).
@@ -103,6 +107,7 @@ impl ServerConfig {
             runtime: RuntimeConfig::with_data_dir(&data_dir),
             data_dir,
             agent_dirs,
+            operator_partners: OperatorPolicy::default(),
             max_body_bytes: 4 * 1024 * 1024,
             public_url: None,
             sse_keep_alive: std::time::Duration::from_secs(15),
@@ -227,7 +232,8 @@ impl Server {
                 })?;
         store.set_disk_reserve(config.store_reserve_bytes);
         let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
-        let (agents, mut compiles) = Registry::load_dirs(&runtime, &config.agent_dirs)?;
+        let (agents, mut compiles) =
+            Registry::load_dirs(&runtime, &config.agent_dirs, &config.operator_partners)?;
         let agents = Arc::new(agents);
         if agents.is_empty() {
             tracing::warn!(dirs = ?config.agent_dirs, "no partner bundles found; serving no agents");

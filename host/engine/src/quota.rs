@@ -39,6 +39,9 @@ pub struct Quotas {
     /// Publishes a tenant may start in an hour (up to 5 at once, then evenly spread); more are
     /// refused with when to retry.
     pub publishes_per_hour: u32,
+    /// `ListTasks` answers on the tenant's partners whose Leaders do not authenticate (where it
+    /// shows every client's tasks to any client). Off unless the operator turns it on.
+    pub list_tasks_on_open_partners: bool,
 }
 
 impl Default for Quotas {
@@ -55,6 +58,7 @@ impl Default for Quotas {
             task_retention_secs: None,
             max_concurrent_publishes: 1,
             publishes_per_hour: 60,
+            list_tasks_on_open_partners: false,
         }
     }
 }
@@ -276,6 +280,19 @@ pub enum QuotaError {
         /// When a publish would be admitted again.
         retry_after_ms: u64,
     },
+    /// Over the request rate the operator set for its own partner (`serve
+    /// --requests-per-second`).
+    #[error(
+        "partner {agent} is over its rate of {limit} requests a second; retry in {retry_after_ms} ms"
+    )]
+    PartnerRate {
+        /// The partner.
+        agent: String,
+        /// Its requests a second.
+        limit: u32,
+        /// When a request would be admitted again.
+        retry_after_ms: u64,
+    },
     /// The tenant stores more than it may: no new tasks until it stores less.
     #[error("tenant {tenant} stores {stored} bytes, over its quota of {limit}")]
     StoredBytes {
@@ -292,7 +309,7 @@ impl QuotaError {
     /// The quota's name, as the admin API spells it.
     pub fn quota(&self) -> &'static str {
         match self {
-            QuotaError::RequestRate { .. } => "requestsPerSecond",
+            QuotaError::RequestRate { .. } | QuotaError::PartnerRate { .. } => "requestsPerSecond",
             QuotaError::StoredBytes { .. } => "maxStoredBytes",
             QuotaError::PublishesAtOnce { .. } => "maxConcurrentPublishes",
             QuotaError::PublishRate { .. } => "publishesPerHour",
@@ -303,6 +320,7 @@ impl QuotaError {
     pub fn retry_after_ms(&self) -> Option<u64> {
         match self {
             QuotaError::RequestRate { retry_after_ms, .. }
+            | QuotaError::PartnerRate { retry_after_ms, .. }
             | QuotaError::PublishRate { retry_after_ms, .. } => Some(*retry_after_ms),
             _ => None,
         }

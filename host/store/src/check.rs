@@ -5,7 +5,7 @@
 //! value), each decodes as what it is (a task record through the caller's decoder, since the
 //! store does not know the engine's type; events, outbox entries and notification configs as
 //! their types; the rest as JSON), the index entries (running `l`, deadline `d`, ended `x`,
-//! retention `r`) point at stored records, and a task's events, history, product chunks, outbox
+//! retention `r`, listing `i` and `k`) point at stored records, and a task's events, history, product chunks, outbox
 //! entries and given-up notifications belong to a stored task.
 //!
 //! A whole store is opened as the host would open it (the rounds sled lost are applied from the
@@ -252,6 +252,18 @@ fn task_entry(
         b'p' => {
             checked.count("group results waiting");
             return decodes::<IgnoredAny>(v);
+        }
+        b'i' | b'k' => {
+            let (kind, task) = super::listing::check_entry(k, v)?;
+            checked.count(kind);
+            return match tasks.contains_key(task.record_key()) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(format!(
+                    "its task {} is not stored",
+                    show(&task.record_key()[2..])
+                )),
+                Err(e) => Err(e.to_string()),
+            };
         }
         b'm' => {
             checked.count("marks");

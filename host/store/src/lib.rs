@@ -28,6 +28,9 @@
 //!   invocation's change is written before it rests), so that after a crash the tasks whose
 //!   invocation died with the host are found. A waiting task (awaiting input or completion) is
 //!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
+//!   `i\0…`, `k\0{agent}\0{task}` → the listing index, in the order listings page, and what
+//!   it holds for each task (`listing.rs`);
+//!   `m\0list-index` → marks that the listing index is complete (built once for older stores);
 //!   `m\0live-index` → marks that the running index is complete (stores written before it
 //!   existed get it built once, at start-up);
 //!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`);
@@ -52,6 +55,7 @@ mod encoded;
 mod event_batch;
 mod groups;
 mod identity;
+mod listing;
 mod outbox;
 mod parts;
 mod removal;
@@ -67,6 +71,7 @@ pub use check::Checked;
 pub use configs::WaitingConfigs;
 pub use encoded::Encoded;
 pub use groups::Pending;
+pub use listing::{ListQuery, Listed, Listing};
 pub use outbox::{OutboxEntry, Outgoing};
 pub use parts::PART_BYTES;
 pub use retention::DueTask;
@@ -355,6 +360,8 @@ pub struct TaskWrite<'a> {
     pub outbox: Vec<(u64, OutboxEntry)>,
     /// Results to publish to group memberships: `(membership, message)`.
     pub published: Vec<(String, Outgoing)>,
+    /// Where the task sorts in listings now (`None`: as it did; given with every record).
+    pub listing: Option<Listing>,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -392,6 +399,7 @@ impl<'a> TaskWrite<'a> {
             chunks: Vec::new(),
             outbox: Vec::new(),
             published: Vec::new(),
+            listing: None,
         }
     }
 }
@@ -430,6 +438,8 @@ struct Inner {
     groups: sled::Tree,
     tenancy: sled::Tree,
     commit: Committer,
+    /// Listed tasks per namespace and state (`listing.rs`).
+    listed: listing::Counts,
     /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
     /// reading its head first).
     keys: KeyLocks,
@@ -525,10 +535,12 @@ impl Store {
                 groups: sled.groups,
                 tenancy: sled.tenancy,
                 commit,
+                listed: listing::Counts::default(),
                 keys: KeyLocks::new(),
                 space: space::Space::new(dir.to_path_buf()),
             }),
         };
+        store.count_listed()?;
         Ok((store, accepted))
     }
 
@@ -676,6 +688,10 @@ impl Store {
             let mut k = groups::outbox_prefix(&membership);
             k.extend_from_slice(&self.inner.db.generate_id()?.to_be_bytes());
             parts::insert(&mut batch, db, &k, &to_json(&message)?, None)?;
+        }
+        // Last: the listing counts change with it, and nothing after it may fail.
+        if let Some(listing) = &write.listing {
+            self.relist(&mut batch, key, Some(listing))?;
         }
         Ok(batch)
     }

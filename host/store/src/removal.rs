@@ -78,6 +78,10 @@ impl Store {
             tasks.apply_batch(batch)?;
             deleted += in_batch;
         }
+        // Listing entries whose task went without them (none, unless a step was cut short).
+        let mut batch = sled::Batch::default();
+        deleted += self.unlist_agent(agent, &mut batch)?;
+        tasks.apply_batch(batch)?;
         let kv = &self.inner.kv;
         let mut prefix = agent.as_bytes().to_vec();
         prefix.push(0);
@@ -137,6 +141,11 @@ mod tests {
                         live: (None, (i == 1).then_some(crate::Liveness::Running)),
                         ended_at: (i > 1).then_some(1_000 + i),
                         delete_at: (i == 3).then_some(5_000),
+                        listing: Some(crate::Listing {
+                            changed_ms: 1_000 + i,
+                            state: aiphost_protocol::TaskState::Working,
+                            session: Some(format!("{agent}-session")),
+                        }),
                         ..TaskWrite::record_only(&key, record)
                     })
                     .unwrap();
@@ -191,5 +200,11 @@ mod tests {
         assert_eq!(kept, before, "the other agent's entries are untouched");
         assert_eq!(store.deadlines().unwrap().len(), 1);
         assert_eq!(store.due_for_deletion(10_000, 10).unwrap().len(), 1);
+        let all = crate::ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        assert_eq!(store.list_tasks("gone", Some("L"), &all).unwrap().1, 0);
+        assert_eq!(store.list_tasks("kept", Some("L"), &all).unwrap().1, 5);
     }
 }

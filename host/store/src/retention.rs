@@ -98,7 +98,7 @@ impl Store {
     /// Delete `key`'s task-scoped key-value entries, and answer the batch that deletes the rest
     /// of what is kept for it but its time index entries: record, history, events, product
     /// chunks, outbox entries and notifications given up on, notification configs (and their
-    /// waiting entries) and its running-index entry.
+    /// waiting entries), its running-index entry and its listing entries.
     pub(super) fn task_deletion(&self, key: &TaskKey) -> Result<sled::Batch, StoreError> {
         // Key-value entries first (another tree, another batch): a crash between the two leaves
         // the task, which is found and deleted again.
@@ -126,6 +126,7 @@ impl Store {
             batch.remove(entry?);
         }
         batch.remove(key.live_key());
+        self.relist(&mut batch, key, None)?;
         Ok(batch)
     }
 }
@@ -189,6 +190,11 @@ mod tests {
                     ended_at: Some(1_000),
                     delete_at: Some(5_000),
                     live: (None, Some(crate::Liveness::Running)),
+                    listing: Some(crate::Listing {
+                        changed_ms: 1_000,
+                        state: aiphost_protocol::TaskState::Completed,
+                        session: Some(format!("session of {}", key.task)),
+                    }),
                     ..TaskWrite::record_only(key, raw(&big))
                 })
                 .unwrap();
@@ -236,6 +242,13 @@ mod tests {
         );
         assert!(!store.has_task(&doomed).unwrap());
         assert!(store.has_task(&kept).unwrap());
+        // Its listing entries (which name it) went, and the count with them.
+        let all = crate::ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        let (page, total) = store.list_tasks("a", Some("L"), &all).unwrap();
+        assert_eq!((page.len(), total), (1, 1));
         assert_eq!(store.events_after(&kept, 0, 10).unwrap().len(), 2);
         assert_eq!(store.configs(&kept).unwrap().len(), 1);
         let left = store.due_for_deletion(5_001, 10).unwrap();

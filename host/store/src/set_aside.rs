@@ -63,6 +63,8 @@ impl Store {
                 batch.remove(key.deadline_key(at));
             }
         }
+        // Listed again when the engine writes the task's failed record.
+        self.relist(&mut batch, key, None)?;
         if found.live.is_none() && !found.deadlines.is_empty() {
             found.live = Some(Liveness::Waiting);
         }
@@ -112,6 +114,11 @@ mod tests {
                     live: (None, Some(Liveness::Waiting)),
                     events: vec![(1, Encoded::of(&"created").unwrap())],
                     history: vec![(0, Encoded::of(&"start").unwrap())],
+                    listing: Some(crate::Listing {
+                        changed_ms: deadline,
+                        state: aiphost_protocol::TaskState::AwaitingInput,
+                        session: None,
+                    }),
                     ..TaskWrite::record_only(k, unreadable())
                 })
                 .unwrap();
@@ -124,6 +131,17 @@ mod tests {
         assert!(found.bytes > 400);
         assert!(!store.has_task(&key).unwrap());
         assert!(store.events_after(&key, 0, 10).unwrap().is_empty());
+        // Not listed (until the engine writes its failed record), nor counted.
+        let all = crate::ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        let (page, total) = store.list_tasks("echo", Some("L"), &all).unwrap();
+        assert_eq!(
+            page.iter().map(|l| l.task_id.as_str()).collect::<Vec<_>>(),
+            ["t2"]
+        );
+        assert_eq!(total, 1);
         assert!(store.command_history(&key).unwrap().is_empty());
         assert_eq!(store.deadlines().unwrap(), vec![(6_000, other.clone())]);
         assert_eq!(store.set_aside_count().unwrap(), (1, found.bytes as u64));

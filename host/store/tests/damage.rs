@@ -315,6 +315,11 @@ async fn a_check_finds_entries_without_their_task() {
                 deadline: (None, Some(5_000)),
                 live: (None, Some(Liveness::Running)),
                 history: vec![(0, Encoded::of(&json!({"command": "start"})).unwrap())],
+                listing: Some(aiphost_store::Listing {
+                    changed_ms: 1_000,
+                    state: aiphost_protocol::TaskState::Working,
+                    session: Some("s".into()),
+                }),
                 ..TaskWrite::record_only(&key, big)
             })
             .unwrap();
@@ -352,11 +357,17 @@ async fn a_check_finds_entries_without_their_task() {
     let said = |what: &str| checked.problems.iter().filter(|p| p.contains(what)).count();
     assert_eq!(
         said("its task a/t1 is not stored"),
-        3,
+        3 + 4,
         "{:?}",
         checked.problems
     );
     assert!(said("at d/") == 1 && said("at l/") == 1 && said("at h/") == 1);
+    // The listing's three index entries (all, by state, by session) and what it holds.
+    assert!(
+        said("at i/") == 3 && said("at k/") == 1,
+        "{:?}",
+        checked.problems
+    );
     assert_eq!(said("no value names"), 3, "{:?}", checked.problems);
     assert_eq!(checked.counts["task records"], 1);
     assert_eq!(checked.counts["events"], 1);

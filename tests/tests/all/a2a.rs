@@ -79,7 +79,11 @@ async fn agent_cards_come_from_manifests_and_cache() {
 /// task refuses messages and a second cancel, leaving nothing behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_start_continue_and_end_tasks_on_the_engine() {
-    let host = TestHost::start(HostOptions::default()).await;
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["tck".into()],
+        ..HostOptions::default()
+    })
+    .await;
     let answer = call(
         &host,
         "echo",
@@ -248,7 +252,11 @@ async fn aip_tasks_read_over_a2a() {
 /// Every malformed or refused request gets its A2A error, in both bindings.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_in_both_bindings() {
-    let host = TestHost::start(HostOptions::default()).await;
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["echo".into()],
+        ..HostOptions::default()
+    })
+    .await;
     let endpoint = endpoint(&host, "echo");
     let plain = reqwest::Client::new()
         .post(&endpoint)
@@ -777,7 +785,7 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
     let busy = create_tenant(
         &host.url,
         "busy",
-        json!({"requestsPerSecond": 1, "requestBurst": 1}),
+        json!({"requestsPerSecond": 1, "requestBurst": 1, "listTasksOnOpenPartners": true}),
     )
     .await;
     let manifest = example_manifest("echo", "metered", "");

@@ -336,6 +336,7 @@ async fn configs_are_made_read_listed_and_deleted_in_both_bindings() {
 async fn push_urls_pass_the_address_policy() {
     let host = TestHost::start(HostOptions {
         webhook_allow_private: false,
+        list_tasks_on: vec!["echo".into()],
         ..HostOptions::default()
     })
     .await;

@@ -39,7 +39,12 @@ const KNOWN_INCOMPATIBLE: &[(&str, &str)] = &[];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_a2a_sdk_client_drives_the_host() {
     let python = sdk_python().await;
-    let host = TestHost::start(HostOptions::default()).await;
+    // Its list-tasks scenario lists echo's tasks (an open partner: the operator's opt-in).
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["echo".into()],
+        ..HostOptions::default()
+    })
+    .await;
 
     let ran = run_script(
         &python,

@@ -365,7 +365,11 @@ async fn streams_and_resubscription_in_v03_events() {
 /// methods, and 1.0 is refused with them as 0.3 is with v1.0's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_in_v03_form() {
-    let host = TestHost::start(HostOptions::default()).await;
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["echo".into()],
+        ..HostOptions::default()
+    })
+    .await;
     let with = |method: &'static str, params: Value| (method, params);
     for ((method, params), code, field) in [
         (with("message/send", json!({})), -32602, Some("message")),

@@ -820,7 +820,11 @@ fn nested(levels: usize) -> Value {
 /// partner's products), with the path, and nothing is stored; the deepest value taken reads back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_is_acknowledged_that_cannot_be_read_back() {
-    let host = TestHost::start(HostOptions::default()).await;
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["trip-planner".into()],
+        ..HostOptions::default()
+    })
+    .await;
     let listed = |answer: &Value| answer["result"]["tasks"].as_array().map_or(0, Vec::len);
     let before = listed(&a2a::call(&host, "trip-planner", "ListTasks", json!({})).await);
 

@@ -19,6 +19,7 @@ mod interop_acps_sdk;
 mod js_partners;
 mod mtls;
 mod notification;
+mod open_partners;
 mod outbound;
 mod python_partners;
 mod quotas;

@@ -53,6 +53,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     groups: GroupFlags,
     #[command(flatten)]
+    partners: PartnerFlags,
+    #[command(flatten)]
     tenancy: TenancyFlags,
 }
 
@@ -232,6 +234,25 @@ struct GroupFlags {
     inbox_broker: Option<aiphost::group::inbox::InboxBroker>,
 }
 
+#[derive(Args, Debug)]
+#[command(next_help_heading = "The operator's partners (--agents)")]
+struct PartnerFlags {
+    /// Answer ListTasks on this partner although its clients do not authenticate (they share
+    /// one namespace: any client then sees every client's tasks). Repeatable. Default: off on
+    /// every open partner. A tenant's partners take it from the tenant's quotas
+    /// (`listTasksOnOpenPartners`).
+    #[arg(long, value_name = "AGENT", value_delimiter = ',')]
+    list_tasks_on: Vec<String>,
+    /// Requests a second each of these partners takes (over either door, whoever sends them);
+    /// more are refused with when to retry (-32009 over AIP, 429 over A2A), as a tenant's
+    /// `requestsPerSecond`. Default: no limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    requests_per_second: Option<u32>,
+    /// Requests taken at once above --requests-per-second [default: twice it].
+    #[arg(long, value_name = "N", requires = "requests_per_second", value_parser = clap::value_parser!(u32).range(1..))]
+    request_burst: Option<u32>,
+}
+
 #[derive(Args)]
 #[command(next_help_heading = "Tenancy")]
 struct TenancyFlags {
@@ -309,6 +330,16 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     groups.brokers = flags.group_brokers.clone();
     groups.inbox_broker = flags.inbox_broker.clone();
     groups.allow_private = flags.group_allow_private;
+    config.operator_partners = aiphost::agent::policy::OperatorPolicy {
+        list_tasks_on: args.partners.list_tasks_on.clone(),
+        request_rate: args.partners.requests_per_second.map(|rate| {
+            let burst = args
+                .partners
+                .request_burst
+                .unwrap_or(rate.saturating_mul(2));
+            (rate, burst)
+        }),
+    };
     config.operator_token = args.tenancy.operator_token.clone();
     if let Some(quotas) = &args.tenancy.tenant_quotas {
         let quotas: aiphost::tenant::quota::Quotas =

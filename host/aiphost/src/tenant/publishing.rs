@@ -264,6 +264,9 @@ impl Tenancy {
             bundle: dir,
             version,
             tenant: Some(state.clone()),
+            // Its tenant's quotas say both.
+            list_tasks: false,
+            rate: None,
         };
         self.agents
             .switch(Arc::new(agent))

@@ -124,14 +124,15 @@ async fn dispatch(
             "no agent {agent_id:?} is hosted here; GET /agents lists them"
         ))
     })?;
-    // A command counts against the tenant's rate quota in the engine (whatever door it comes
-    // through); every other request counts here.
+    // A command counts against the partner's rate (its tenant's quota, or the operator's
+    // `--requests-per-second`) in the engine, whatever door it comes through; every other
+    // request counts here.
     let command = matches!(
         request.method.as_str(),
         "rpc" | "stream" | "notification/start"
     );
-    if let Some(tenant) = agent.tenant.as_ref().filter(|_| !command) {
-        tenant.admit_request().map_err(|e| aip_error::quota(&e))?;
+    if !command {
+        agent.admit_request().map_err(|e| aip_error::quota(&e))?;
     }
     let owner = app
         .tenancy

@@ -8,8 +8,9 @@ pub mod code;
 pub mod imports;
 pub mod manifest;
 pub mod parallel;
+pub mod policy;
 
-use crate::quota::TenantState;
+use crate::quota::{QuotaError, TenantState};
 use aiphost_protocol::Timestamp;
 use aiphost_runtime::outbound::{AgentValues, Capabilities, OutboundPolicy};
 use aiphost_runtime::{Prechecked, Runtime, RuntimeError};
@@ -27,6 +28,12 @@ pub const COMPONENT_FILE: &str = "partner.wasm";
 /// Why a bundle could not be hosted.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// The operator named a partner (`--list-tasks-on`) that no bundle of `--agents` is.
+    #[error("--list-tasks-on names {id:?}, which no bundle in --agents is")]
+    NotHosted {
+        /// The name given.
+        id: String,
+    },
     /// Its manifest was refused.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
@@ -102,6 +109,12 @@ pub struct Agent {
     pub version: u64,
     /// The tenant it belongs to (`None`: the operator's own).
     pub tenant: Option<Arc<TenantState>>,
+    /// An operator partner's `ListTasks` is on although its Leaders do not authenticate
+    /// (`serve --list-tasks-on`; a tenant's partner: its tenant's quotas say).
+    pub list_tasks: bool,
+    /// An operator partner's request rate (`serve --requests-per-second`; a tenant's partner:
+    /// its tenant's quota).
+    pub rate: Option<policy::PartnerRate>,
 }
 
 impl Agent {
@@ -113,6 +126,25 @@ impl Agent {
     /// The partner's AIC.
     pub fn aic(&self) -> &str {
         &self.manifest.agent.aic
+    }
+
+    /// Count one request to this partner against its rate: its tenant's quota, or the one the
+    /// operator set for its own partners.
+    pub fn admit_request(&self) -> Result<(), QuotaError> {
+        match (&self.tenant, &self.rate) {
+            (Some(tenant), _) => tenant.admit_request(),
+            (None, Some(rate)) => rate.admit(self.id()),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// Whether `ListTasks` answers in the shared namespace of Leaders that do not
+    /// authenticate, where it shows every client's tasks to any client.
+    pub fn lists_shared_tasks(&self) -> bool {
+        match &self.tenant {
+            Some(tenant) => tenant.quotas.list_tasks_on_open_partners,
+            None => self.list_tasks,
+        }
     }
 
     /// Load the bundle in `dir`, reading config values and secrets from `values`: compiled
@@ -170,6 +202,8 @@ impl Agent {
             bundle: dir.to_path_buf(),
             version: 0,
             tenant: None,
+            list_tasks: false,
+            rate: None,
         };
         Ok((agent, compile))
     }
@@ -313,6 +347,7 @@ impl Registry {
     pub fn load_dirs(
         runtime: &Runtime,
         dirs: &[PathBuf],
+        policy: &policy::OperatorPolicy,
     ) -> Result<(Self, Vec<Compile>), AgentError> {
         let registry = Registry::default();
         let mut all = Vec::new();
@@ -321,9 +356,21 @@ impl Registry {
         }
         let mut compiles = Vec::new();
         for bundle in &all {
-            let (agent, compile) = Agent::prepare(runtime, bundle, Arc::default())?;
+            let (mut agent, compile) = Agent::prepare(runtime, bundle, Arc::default())?;
+            agent.list_tasks = policy.list_tasks_on.iter().any(|id| id == agent.id());
+            agent.rate = policy
+                .request_rate
+                .map(|(rate, burst)| policy::PartnerRate::new(rate, burst));
             registry.insert(agent)?;
             compiles.push(compile);
+        }
+        // A name that is no partner is a typo: said now, not found out when listing fails.
+        if let Some(id) = policy
+            .list_tasks_on
+            .iter()
+            .find(|id| registry.get(id).is_none())
+        {
+            return Err(AgentError::NotHosted { id: id.clone() });
         }
         Ok((registry, compiles))
     }

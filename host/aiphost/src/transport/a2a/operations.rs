@@ -75,15 +75,13 @@ fn history_length(params: &Map<String, Value>) -> Result<Option<usize>, A2aError
         .transpose()
 }
 
-/// Count a request that is not a command against the tenant's rate quota (a command counts in
-/// the engine, as over AIP).
+/// Count a request that is not a command against the partner's rate (a command counts in the
+/// engine, as over AIP).
 pub(super) fn admit_read(caller: &Caller) -> Result<(), A2aError> {
-    match &caller.agent.tenant {
-        Some(tenant) => tenant
-            .admit_request()
-            .map_err(|e| aip_error::quota(&e).into()),
-        None => Ok(()),
-    }
+    caller
+        .agent
+        .admit_request()
+        .map_err(|e| aip_error::quota(&e).into())
 }
 
 /// The command of a `SendMessage`, with the flags that shape its answer and the push config
@@ -317,6 +315,7 @@ pub(super) async fn list(
         artifacts: optional_bool(params, "includeArtifacts", "include_artifacts")?.unwrap_or(false),
     };
     admit_read(caller)?;
+    refuse_shared_listing(caller)?;
     let query = TaskQuery {
         session_id: text("contextId", "context_id")?.map(str::to_string),
         states,
@@ -336,6 +335,30 @@ pub(super) async fn list(
         "pageSize": page_size,
         "totalSize": page.total,
     }))
+}
+
+/// UnsupportedOperation where the caller's Leader does not authenticate and the operator has
+/// not turned listing on: all such Leaders share one namespace, so a listing would hand any
+/// client every client's tasks (their messages and artifacts).
+fn refuse_shared_listing(caller: &Caller) -> Result<(), A2aError> {
+    if caller.owner.is_some() || caller.agent.lists_shared_tasks() {
+        return Ok(());
+    }
+    let how = match &caller.agent.tenant {
+        Some(_) => "the operator can turn it on in the tenant's quotas (listTasksOnOpenPartners)"
+            .to_string(),
+        None => format!(
+            "the operator can turn it on with `aiphost serve --list-tasks-on {}`",
+            caller.agent.id()
+        ),
+    };
+    Err(A2aError::new(
+        A2aErrorKind::UnsupportedOperation,
+        json!({
+            "reason": format!("ListTasks is off on this partner: its clients do not authenticate and share one task namespace, so a listing would show every client's tasks; {how}"),
+            "agent": caller.agent.id(),
+        }),
+    ))
 }
 
 /// The opaque cursor of a page: where the page ended.

@@ -73,9 +73,7 @@ impl TaskEngine {
 
 /// Refuse `inbound` for `agent` if it may not reach a task.
 fn admit(agent: &Agent, inbound: &Inbound) -> Result<(), EngineError> {
-    if let Some(tenant) = &agent.tenant {
-        tenant.admit_request()?;
-    }
+    agent.admit_request()?;
     inbound.check_sender()?;
     // Whatever door it came through: a value nested too deep to read back is never stored.
     inbound.command.check_depth().map_err(|e| {

@@ -148,6 +148,7 @@ impl TaskEngine {
         let (old, new) = (st.stored_deadline, record.deadline_ms);
         let live = liveness(record.state());
         let stored = record.encoded()?;
+        let listing = super::reads::listing_of(record);
         let history = record.take_history_writes();
         let written = self.inner.store.write_task(TaskWrite {
             key: &slot.key,
@@ -169,6 +170,7 @@ impl TaskEngine {
             chunks: all_chunks,
             outbox,
             published,
+            listing: Some(listing),
         });
         let pending = match written {
             Ok(pending) => pending,

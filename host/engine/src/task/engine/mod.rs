@@ -150,6 +150,7 @@ impl TaskEngine {
             timers.arm(at, key);
         }
         let interrupted = store.running_tasks(stored_liveness)?;
+        store.listing_index(|record| Ok(reads::listing_of(&record.decode::<TaskRecord>()?)))?;
         for key in &interrupted {
             live.moved(key, None, Some(Liveness::Running));
         }

@@ -9,9 +9,7 @@ use crate::task::feed::EventFeed;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::dialect::check_task_id;
 use aiphost_protocol::{ErrorCode, RpcError, Task, TaskState};
-use aiphost_store::TaskKey;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use aiphost_store::{ListQuery, Listing, TaskKey};
 
 /// The most tasks one page holds, whatever is asked.
 pub const MAX_PAGE_SIZE: usize = 100;
@@ -40,31 +38,6 @@ pub struct PagePosition {
     pub task_id: String,
 }
 
-impl PagePosition {
-    fn of(task: &Task) -> Self {
-        PagePosition {
-            changed_ms: task.status.state_changed_at.unix_millis(),
-            task_id: task.id.clone(),
-        }
-    }
-}
-
-impl Ord for PagePosition {
-    /// Listing order: the newer change first, then the smaller id.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .changed_ms
-            .cmp(&self.changed_ms)
-            .then_with(|| self.task_id.cmp(&other.task_id))
-    }
-}
-
-impl PartialOrd for PagePosition {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// One page of a listing.
 #[derive(Clone, Debug)]
 pub struct TaskPage {
@@ -74,22 +47,6 @@ pub struct TaskPage {
     pub next: Option<PagePosition>,
     /// How many tasks match the query, over all pages.
     pub total: u64,
-}
-
-impl TaskQuery {
-    /// Whether `task` is one this query asks for (wherever the page starts).
-    fn matches(&self, task: &Task) -> bool {
-        self.session_id
-            .as_ref()
-            .is_none_or(|s| task.session_id.as_ref() == Some(s))
-            && self
-                .states
-                .as_ref()
-                .is_none_or(|s| s.contains(&task.status.state))
-            && self
-                .changed_after_ms
-                .is_none_or(|after| task.status.state_changed_at.unix_millis() > after)
-    }
 }
 
 impl TaskEngine {
@@ -151,8 +108,9 @@ impl TaskEngine {
     }
 
     /// A page of `agent`'s tasks in `owner`'s namespace that match `query`, most recently
-    /// changed first. Every stored task of the namespace is looked at (there is no index by
-    /// time); memory holds one page.
+    /// changed first. The store's listing index is read in the order it pages: a page costs its
+    /// own entries (and, for a session or time filter, counting the matches for the total), and
+    /// only the page's tasks are read.
     pub async fn list(
         &self,
         agent: &Agent,
@@ -160,56 +118,49 @@ impl TaskEngine {
         query: &TaskQuery,
     ) -> Result<TaskPage, EngineError> {
         let size = query.page_size.clamp(1, MAX_PAGE_SIZE);
-        // The `size + 1` first positions after the cursor: a max-heap whose top is the last.
-        let mut best: BinaryHeap<PagePosition> = BinaryHeap::with_capacity(size + 2);
-        let mut total = 0u64;
-        let mut unreadable = Vec::new();
-        let mut consider = |task: &Task| {
-            if !query.matches(task) {
-                return;
-            }
-            total += 1;
-            let position = PagePosition::of(task);
-            if query.after.as_ref().is_some_and(|after| &position <= after) {
-                return;
-            }
-            best.push(position);
-            if best.len() > size + 1 {
-                best.pop();
-            }
-        };
-        for entry in self.inner.store.task_records(agent.id(), owner) {
-            let (key, encoded) = entry?;
-            match encoded.decode::<TaskRecord>() {
-                Ok(record) => consider(&record.task),
-                Err(_) => unreadable.push(key),
-            }
-        }
-        // Met unreadable: set aside (failed) now, and listed as such.
-        for key in unreadable {
-            let slot = self.hold(&key);
-            let mut st = slot.state.lock().await;
-            self.ensure_loaded(&slot, &mut st).await?;
-            if let Some(record) = &st.record {
-                consider(&record.task);
-            }
-        }
-        let mut positions = best.into_sorted_vec();
+        let (mut positions, total) = self.inner.store.list_tasks(
+            agent.id(),
+            owner,
+            &ListQuery {
+                session: query.session_id.as_deref(),
+                states: query.states.as_deref(),
+                changed_after_ms: query.changed_after_ms,
+                after: query
+                    .after
+                    .as_ref()
+                    .map(|a| (a.changed_ms, a.task_id.as_str())),
+                // One more than the page: whether there is a next one.
+                limit: size + 1,
+            },
+        )?;
         let more = positions.len() > size;
         positions.truncate(size);
         let mut tasks = Vec::with_capacity(positions.len());
         for position in &positions {
-            // The task as it is now (it may have changed, or gone, since the scan).
+            // The task as it is now (it may have changed, or gone, since the index was read; one
+            // that cannot be read is set aside and failed here, and listed as such).
             match self.read(agent, owner, &position.task_id).await {
                 Ok(reply) => tasks.push(reply.task),
                 Err(EngineError::Rpc(e)) if e.code == ErrorCode::TaskNotFound.code() => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(TaskPage {
-            tasks,
-            next: if more { positions.pop() } else { None },
-            total,
-        })
+        let next = match positions.pop() {
+            Some(last) if more => Some(PagePosition {
+                changed_ms: last.changed_ms(),
+                task_id: last.task_id,
+            }),
+            _ => None,
+        };
+        Ok(TaskPage { tasks, next, total })
+    }
+}
+
+/// Where a task's record sorts in listings, and what their filters look at.
+pub(super) fn listing_of(record: &TaskRecord) -> Listing {
+    Listing {
+        changed_ms: record.task.status.state_changed_at.unix_millis(),
+        state: record.task.status.state,
+        session: record.task.session_id.clone(),
     }
 }

@@ -267,6 +267,8 @@ impl Engine {
                     bundle: PathBuf::from("test"),
                     version: 0,
                     // `rated` belongs to a tenant that may send one request, then one a second.
+                    list_tasks: false,
+                    rate: None,
                     tenant: (id == "rated").then(|| {
                         let quotas = Quotas {
                             requests_per_second: 1,
