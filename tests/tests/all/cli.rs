@@ -325,7 +325,12 @@ fn refused(out: &Output, says: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a2a_call_start_get_continue_and_list() {
-    let host = TestHost::start(HostOptions::default()).await;
+    // Listing an open partner's shared tasks is the operator's choice.
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["trip-planner".into()],
+        ..HostOptions::default()
+    })
+    .await;
     // The partner's base URL, as for AIP: the client derives `/a2a`.
     let base = format!("{}/agents/trip-planner", host.url);
     let context = format!("ctx-{}", uuid());
