@@ -900,3 +900,74 @@ async fn a_rate_limited_message_is_refused_as_a_quota_and_stores_nothing() {
     assert_eq!(users, accepted, "{listed}");
     assert!(!users.contains(&refused_id) && !users.contains(&rest_id));
 }
+
+/// Issue 30 item 8: `ListTasks` shows every task of the caller in every state, a task whose
+/// first invocation still runs (its creation not yet written: it lives in its slot) included,
+/// on an open partner (listing turned on) and on one whose Leaders use API keys; its total
+/// counts it, and once it rests it is listed as it rests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_show_a_task_mid_invocation() {
+    let host = TestHost::start(HostOptions {
+        list_tasks_on: vec!["hostile".into()],
+        ..HostOptions::default()
+    })
+    .await;
+    let keys = keyed_partner(&host, "hostile", "keyed-hostile").await;
+    for (agent, key) in [("hostile", None), ("keyed-hostile", Some(keys[0].clone()))] {
+        let url = format!("{}/agents/{agent}/a2a", host.url);
+        let list = || {
+            let (url, key) = (url.clone(), key.clone());
+            async move {
+                let listed = post_as(&url, key.as_deref(), &request("ListTasks", json!({}))).await;
+                let tasks = listed["result"]["tasks"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                assert_eq!(
+                    listed["result"]["totalSize"].as_u64(),
+                    Some(tasks.len() as u64),
+                    "{listed}"
+                );
+                tasks
+            }
+        };
+        let before = list().await.len();
+        let sending = {
+            let (url, key) = (url.clone(), key.clone());
+            let message = message(&uuid(), "slow:2000");
+            tokio::spawn(async move {
+                post_as(
+                    &url,
+                    key.as_deref(),
+                    &request("SendMessage", json!({"message": message})),
+                )
+                .await
+            })
+        };
+        // The partner works for two seconds; the listing looks while it does.
+        let mut working = Vec::new();
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let tasks = list().await;
+            working = tasks
+                .iter()
+                .filter(|t| t["status"]["state"] == "TASK_STATE_WORKING")
+                .cloned()
+                .collect();
+            if !working.is_empty() {
+                assert_eq!(tasks.len(), before + 1, "{agent}: {tasks:?}");
+                break;
+            }
+        }
+        assert_eq!(working.len(), 1, "{agent}: the task at work is listed");
+        let sent = sending.await.expect("the send");
+        let id = &sent["result"]["task"]["id"];
+        assert_eq!(&working[0]["id"], id, "{sent}");
+        let after = list().await;
+        let rested = after.iter().find(|t| &t["id"] == id).expect("listed after");
+        assert_eq!(
+            rested["status"]["state"], "TASK_STATE_COMPLETED",
+            "{rested}"
+        );
+    }
+}

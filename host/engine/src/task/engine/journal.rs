@@ -182,6 +182,7 @@ impl TaskEngine {
             }
         };
         st.ticket = pending.ticket();
+        st.stored = true;
         if let Some(&(newest, _)) = notified.last() {
             let (fan_out, key) = (self.inner.fan_out.clone(), slot.key.clone());
             self.when_durable(st.ticket, "notifications", move || {

@@ -38,6 +38,43 @@ pub struct PagePosition {
     pub task_id: String,
 }
 
+impl PagePosition {
+    fn of(task: &Task) -> Self {
+        PagePosition {
+            changed_ms: task.status.state_changed_at.unix_millis(),
+            task_id: task.id.clone(),
+        }
+    }
+
+    /// Listing order: the newer change first, then the smaller id.
+    fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
+        b.changed_ms
+            .cmp(&a.changed_ms)
+            .then_with(|| a.task_id.cmp(&b.task_id))
+    }
+
+    /// Whether `self` comes after `other` in listing order.
+    fn follows(&self, other: &Self) -> bool {
+        Self::order(self, other) == std::cmp::Ordering::Greater
+    }
+}
+
+impl TaskQuery {
+    /// Whether `task` is one this query asks for (wherever the page starts).
+    fn matches(&self, task: &Task) -> bool {
+        self.session_id
+            .as_ref()
+            .is_none_or(|s| task.session_id.as_ref() == Some(s))
+            && self
+                .states
+                .as_ref()
+                .is_none_or(|s| s.contains(&task.status.state))
+            && self
+                .changed_after_ms
+                .is_none_or(|after| task.status.state_changed_at.unix_millis() > after)
+    }
+}
+
 /// One page of a listing.
 #[derive(Clone, Debug)]
 pub struct TaskPage {
@@ -118,7 +155,30 @@ impl TaskEngine {
         query: &TaskQuery,
     ) -> Result<TaskPage, EngineError> {
         let size = query.page_size.clamp(1, MAX_PAGE_SIZE);
-        let (mut positions, total) = self.inner.store.list_tasks(
+        // Tasks that exist in their slot alone first (created during an invocation that has
+        // not written them yet): looked at before the index, so a task written meanwhile is
+        // met twice (and kept once), never missed.
+        let mut positions = Vec::new();
+        let mut unstored = 0u64;
+        for slot in self.slots_of(agent.id(), owner) {
+            let st = slot.state.lock().await;
+            let Some(record) = st.record.as_ref().filter(|_| !st.stored) else {
+                continue;
+            };
+            if !query.matches(&record.task) {
+                continue;
+            }
+            unstored += 1;
+            let position = PagePosition::of(&record.task);
+            if query
+                .after
+                .as_ref()
+                .is_none_or(|after| position.follows(after))
+            {
+                positions.push(position);
+            }
+        }
+        let (listed, total) = self.inner.store.list_tasks(
             agent.id(),
             owner,
             &ListQuery {
@@ -133,6 +193,14 @@ impl TaskEngine {
                 limit: size + 1,
             },
         )?;
+        positions.extend(listed.into_iter().map(|l| PagePosition {
+            changed_ms: l.changed_ms(),
+            task_id: l.task_id,
+        }));
+        positions.sort_by(PagePosition::order);
+        let mut seen = std::collections::HashSet::new();
+        positions.retain(|p| seen.insert(p.task_id.clone()));
+        let total = total + unstored;
         let more = positions.len() > size;
         positions.truncate(size);
         let mut tasks = Vec::with_capacity(positions.len());
@@ -145,13 +213,7 @@ impl TaskEngine {
                 Err(e) => return Err(e),
             }
         }
-        let next = match positions.pop() {
-            Some(last) if more => Some(PagePosition {
-                changed_ms: last.changed_ms(),
-                task_id: last.task_id,
-            }),
-            _ => None,
-        };
+        let next = positions.pop().filter(|_| more);
         Ok(TaskPage { tasks, next, total })
     }
 }

@@ -65,6 +65,10 @@ pub(super) struct SlotState {
     /// Changes made while an invocation runs that nobody can have seen yet; they go to the store
     /// with the next change somebody can see (see [`TaskEngine::persist`]).
     pub(super) unwritten: Unwritten,
+    /// Whether the store holds a record of the task: a task created during an invocation may
+    /// exist in the slot alone for a while (its creation kept back), and a listing must still
+    /// show it (`reads.rs`).
+    pub(super) stored: bool,
 }
 
 /// How [`TaskEngine::ensure_loaded`] found the task.
@@ -114,6 +118,16 @@ impl TaskEngine {
             engine: self.clone(),
             slot: slot.clone(),
         }
+    }
+
+    /// The slots of `agent`'s tasks in `owner`'s namespace that are in memory now.
+    pub(super) fn slots_of(&self, agent: &str, owner: Option<&str>) -> Vec<Arc<Slot>> {
+        let slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .iter()
+            .filter(|(key, _)| key.agent == agent && key.leader.as_deref() == owner)
+            .map(|(_, slot)| slot.clone())
+            .collect()
     }
 
     /// Slots in memory now (tasks in use).
@@ -198,6 +212,7 @@ impl TaskEngine {
                     StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
                 })?;
             }
+            st.stored = st.record.is_some();
             st.stored_deadline = st.record.as_ref().and_then(|r| r.deadline_ms);
             st.stored_live = st.record.as_ref().and_then(|r| liveness(r.state()));
             st.loaded = true;
