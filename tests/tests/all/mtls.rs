@@ -180,6 +180,16 @@ async fn tls_host(ca: &Ca, pki: &Path) -> TestHost {
 
 /// A new tenant publishes echo as `guarded` with `access` (TOML), over HTTPS.
 async fn publish_guarded(host: &TestHost, trust: &CertificateDer<'static>, access: &str) {
+    publish_guarded_bundle(host, trust, "echo", access).await;
+}
+
+/// A new tenant publishes the example `bundle` as `guarded` with `access` (TOML), over HTTPS.
+async fn publish_guarded_bundle(
+    host: &TestHost,
+    trust: &CertificateDer<'static>,
+    bundle: &str,
+    access: &str,
+) {
     let (status, created) = https(
         &host.url,
         "POST",
@@ -193,8 +203,8 @@ async fn publish_guarded(host: &TestHost, trust: &CertificateDer<'static>, acces
     .unwrap();
     assert_eq!(status, 201, "{created}");
     let token = created["adminToken"].as_str().unwrap().to_string();
-    let manifest = aiphost_tests::tenants::example_manifest("echo", "guarded", access);
-    let wasm = std::fs::read(plugins_dist().join("echo/partner.wasm")).unwrap();
+    let manifest = aiphost_tests::tenants::example_manifest(bundle, "guarded", access);
+    let wasm = std::fs::read(plugins_dist().join(bundle).join("partner.wasm")).unwrap();
     let (status, published) = https(
         &host.url,
         "POST",
@@ -589,4 +599,57 @@ async fn a2a_takes_leaders_by_client_certificate() {
     .await
     .unwrap();
     assert_eq!(error_code(&answer), -32001, "{answer}");
+}
+
+/// Issue 30 item 8 over mutual TLS: a certified Leader's `ListTasks` shows its task while the
+/// partner still works on it (the task lives in its slot alone then), and only its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certified_leaders_listing_shows_its_task_mid_invocation() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let host = tls_host(&ca, pki.path()).await;
+    let trust = ca.der();
+    publish_guarded_bundle(&host, &trust, "hostile", "[access]\nleaders = \"mtls\"\n").await;
+    let (a, b) = (ca.leader(Some(LEADER_A)), ca.leader(Some(LEADER_B)));
+    let a2a = "/agents/guarded/a2a";
+    let request = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let sending = {
+        let (url, trust, a) = (host.url.clone(), trust.clone(), a.clone());
+        let body = request(
+            "SendMessage",
+            json!({"message": {"role": "ROLE_USER", "messageId": uuid(), "parts": [{"text": "slow:2000"}]}}),
+        );
+        tokio::spawn(
+            async move { https(&url, "POST", a2a, &trust, Some(&a), None, Some(&body)).await },
+        )
+    };
+    let list = |who: Identity| {
+        let (url, trust) = (host.url.clone(), trust.clone());
+        let body = request("ListTasks", json!({}));
+        async move {
+            let (_, listed) = https(&url, "POST", a2a, &trust, Some(&who), None, Some(&body))
+                .await
+                .unwrap();
+            listed["result"]["tasks"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    let mut working = Vec::new();
+    for _ in 0..30 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        working = list(a.clone()).await;
+        if !working.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(working.len(), 1, "{working:?}");
+    assert_eq!(
+        working[0]["status"]["state"], "TASK_STATE_WORKING",
+        "{working:?}"
+    );
+    assert!(list(b).await.is_empty(), "another Leader sees none of it");
+    let (_, sent) = sending.await.unwrap().unwrap();
+    assert_eq!(sent["result"]["task"]["id"], working[0]["id"], "{sent}");
 }
