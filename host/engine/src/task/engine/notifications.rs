@@ -168,7 +168,7 @@ impl TaskEngine {
         Ok(())
     }
 
-    /// -32602 unless `key`'s task has the config a start subscribes with.
+    /// Refused (an unknown config) unless `key`'s task has the config a start subscribes with.
     pub(super) fn check_subscription(
         &self,
         key: &TaskKey,
@@ -189,7 +189,7 @@ impl TaskEngine {
         Ok(())
     }
 
-    /// -32009 unless `key`'s task may have one more config: it has fewer than
+    /// Refused (a config quota) unless `key`'s task may have one more config: it has fewer than
     /// [`MAX_CONFIGS_PER_TASK`], and, if it has not started, its namespace holds fewer than
     /// [`MAX_WAITING_CONFIGS`] waiting configs once those whose task started or whose time ran
     /// out are swept. (Concurrent sets may pass the count together: the bound holds up to the
