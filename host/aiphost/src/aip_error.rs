@@ -1,11 +1,13 @@
-//! Domain errors in AIP's words: the one place where what the engine, the tenancy and the quotas
-//! refuse becomes a JSON-RPC error. Every AIP door (rpc, stream, notification, group) answers
-//! through these; another protocol's door maps the same errors to its own.
+//! The AIP door's errors: the one place where what the engine, the tenancy and the quotas refuse
+//! (typed, in their own words) becomes a JSON-RPC error with AIP's code and its facts in `data`.
+//! Every AIP door (rpc, stream, notification, group) answers through these; the A2A door maps
+//! the same errors to its own in `transport/a2a/errors.rs`.
 
-use crate::protocol::{ErrorCode, RpcError};
+use crate::protocol::depth::MAX_JSON_DEPTH;
+use crate::protocol::{CommandKind, ErrorCode, RpcError};
 use crate::quota::QuotaError;
 use crate::store::StoreError;
-use crate::task::EngineError;
+use crate::task::{ConfigRef, EngineError};
 use crate::tenant::LeaderAuthError;
 use serde_json::json;
 
@@ -13,10 +15,120 @@ use serde_json::json;
 /// again at its first request after space returns, so this is only a pace.
 pub const STORE_FULL_RETRY_MS: u64 = 5_000;
 
-/// The JSON-RPC error for an engine failure; store details stay in the log.
+/// The JSON-RPC error for an engine failure, its facts in `data`; store details stay in the log.
 pub fn engine(e: EngineError) -> RpcError {
+    // What the engine says in words is the `reason` (the `details` of a -32001, as AIP's example
+    // has it).
+    let words = e.to_string();
     match e {
-        EngineError::Rpc(e) => e,
+        EngineError::TaskNotFound { task_id } => RpcError::task_not_found(&task_id),
+        EngineError::EventsGone {
+            task_id,
+            last_event_seq,
+            oldest_available_seq,
+        } => RpcError::new(
+            ErrorCode::TaskNotFound,
+            json!({
+                "taskId": task_id,
+                "lastEventSeq": last_event_seq,
+                "oldestAvailableSeq": oldest_available_seq,
+                "details": words,
+            }),
+        ),
+        EngineError::ReStreamNotStreamed => RpcError::new(
+            ErrorCode::UnsupportedOperation,
+            json!({"command": CommandKind::ReStream, "reason": words}),
+        ),
+        EngineError::TaskEnded {
+            task_id,
+            state,
+            command,
+        } => RpcError::new(
+            if command == CommandKind::Cancel {
+                ErrorCode::TaskNotCancelable
+            } else {
+                ErrorCode::UnsupportedOperation
+            },
+            json!({"taskId": task_id, "state": state, "command": command, "reason": words}),
+        ),
+        EngineError::OtherSession {
+            task_id,
+            session_id,
+            task_session_id,
+        } => RpcError::new(
+            ErrorCode::InvalidParams,
+            json!({
+                "field": "sessionId",
+                "reason": words,
+                "taskId": task_id,
+                "sessionId": session_id,
+                "taskSessionId": task_session_id,
+            }),
+        ),
+        EngineError::InvalidInput(field) => field.into(),
+        EngineError::TooDeep(too_deep) => RpcError::new(
+            ErrorCode::InvalidParams,
+            json!({"field": too_deep.path, "reason": words, "maxDepth": MAX_JSON_DEPTH}),
+        ),
+        EngineError::ContentTypeNotAccepted {
+            item,
+            mime_type,
+            accepted,
+        } => RpcError::new(
+            ErrorCode::ContentTypeNotSupported,
+            json!({
+                "dataItem": format!("dataItems[{item}]"),
+                "mimeType": mime_type,
+                "accepted": accepted,
+            }),
+        ),
+        EngineError::NotTheLeader { sender_id, leader } => RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({"reason": words, "senderId": sender_id, "authenticated": leader}),
+        ),
+        EngineError::TooManyLiveTasks {
+            task_id,
+            limit,
+            live,
+        } => RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": words,
+                "quota": "maxLiveTasks",
+                "limit": limit,
+                "liveTasks": live,
+                "taskId": task_id,
+            }),
+        ),
+        EngineError::TooManyConfigs { task_id, limit } => RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": words,
+                "quota": "notificationConfigsPerTask",
+                "limit": limit,
+                "taskId": task_id,
+            }),
+        ),
+        EngineError::TooManyWaitingConfigs {
+            task_id,
+            limit,
+            ttl_seconds,
+        } => RpcError::new(
+            ErrorCode::AuthorizationFailed,
+            json!({
+                "reason": words,
+                "quota": "waitingNotificationConfigs",
+                "limit": limit,
+                "taskId": task_id,
+                "waitingConfigTtlSeconds": ttl_seconds,
+            }),
+        ),
+        EngineError::UnknownConfig { named_by, .. } => {
+            RpcError::invalid_params(config_field(named_by), config_reason(named_by, words))
+        }
+        EngineError::PartnerVersionUnavailable { .. } | EngineError::Internal(_) => {
+            RpcError::internal(words)
+        }
         EngineError::Quota(e) => quota(&e),
         EngineError::Store(StoreError::Full { free, reserve, .. }) => RpcError::new(
             ErrorCode::Unavailable,
@@ -35,6 +147,24 @@ pub fn engine(e: EngineError) -> RpcError {
                 "the host could not store the task; the command may not have taken effect, retry it",
             )
         }
+    }
+}
+
+/// The AIP parameter that named a notification config that does not exist.
+pub fn config_field(named_by: ConfigRef) -> &'static str {
+    match named_by {
+        ConfigRef::Replace => "params.id",
+        ConfigRef::Lookup => "params.notificationConfigId",
+        ConfigRef::Subscription => "commandParams.notificationConfigId",
+    }
+}
+
+/// The engine's words for a config that does not exist, with what to do in AIP's methods.
+pub fn config_reason(named_by: ConfigRef, words: String) -> String {
+    match named_by {
+        ConfigRef::Replace => format!("{words}; omit the id to create one"),
+        ConfigRef::Lookup => words,
+        ConfigRef::Subscription => format!("{words}; make one with notification/set"),
     }
 }
 

@@ -30,6 +30,8 @@
 
 pub mod aip_error;
 pub mod client;
+#[cfg(test)]
+mod door_errors_tests;
 pub mod fan_out;
 pub mod group;
 pub mod notify;

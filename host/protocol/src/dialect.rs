@@ -4,6 +4,7 @@
 //! absent, either filter name) and precise where a value is simply wrong: every error names the field.
 //! Rendering follows the caller's dialect to the letter.
 
+use super::field::InvalidField;
 use super::jsonrpc::RpcError;
 use super::model::{
     CommandKind, DataItem, JsonObject, LeaderCommand, Mentions, Product, TaskStatus,
@@ -74,21 +75,15 @@ pub struct CommandPolicy {
 }
 
 impl Inbound {
-    /// -32009 when the command says it comes from another Leader than the one authenticated:
-    /// a credential authenticates one AIC, and a Leader cannot act under another's name (an
-    /// empty `senderId` is taken as the authenticated Leader's).
-    pub fn check_sender(&self) -> Result<(), RpcError> {
+    /// The command's `senderId` and the authenticated Leader, when the command says it comes
+    /// from another Leader than the one authenticated: a credential authenticates one AIC, and a
+    /// Leader cannot act under another's name (an empty `senderId` is taken as the authenticated
+    /// Leader's). Whoever admits commands refuses such a one.
+    pub fn foreign_sender(&self) -> Option<(&str, &str)> {
         let sender = &self.command.sender_id;
         match &self.owner {
-            Some(leader) if !sender.is_empty() && sender != leader => Err(RpcError::new(
-                super::jsonrpc::ErrorCode::AuthorizationFailed,
-                json!({
-                    "reason": "the command's senderId is not the authenticated Leader",
-                    "senderId": sender,
-                    "authenticated": leader,
-                }),
-            )),
-            _ => Ok(()),
+            Some(leader) if !sender.is_empty() && sender != leader => Some((sender, leader)),
+            _ => None,
         }
     }
 }
@@ -215,12 +210,12 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
 }
 
 /// Check a task id: non-empty, bounded, no control characters.
-pub fn check_task_id<'a>(id: &'a str, field: &str) -> Result<&'a str, RpcError> {
+pub fn check_task_id<'a>(id: &'a str, field: &str) -> Result<&'a str, InvalidField> {
     if id.is_empty() {
-        return Err(RpcError::invalid_params(field, "must not be empty"));
+        return Err(InvalidField::new(field, "must not be empty"));
     }
     if id.len() > MAX_TASK_ID_LEN {
-        return Err(RpcError::invalid_params(
+        return Err(InvalidField::new(
             field,
             format!(
                 "is {} bytes long; at most {MAX_TASK_ID_LEN} are allowed",
@@ -229,7 +224,7 @@ pub fn check_task_id<'a>(id: &'a str, field: &str) -> Result<&'a str, RpcError> 
         ));
     }
     if id.chars().any(char::is_control) {
-        return Err(RpcError::invalid_params(
+        return Err(InvalidField::new(
             field,
             "must not contain control characters",
         ));
@@ -404,17 +399,17 @@ pub struct HistoryFilter {
 
 impl HistoryFilter {
     /// Read the filter from a get's `commandParams`, accepting either dialect's name.
-    pub fn from_params(params: &JsonObject) -> Result<Self, RpcError> {
-        let read = |name: &str| -> Result<Option<Timestamp>, RpcError> {
+    pub fn from_params(params: &JsonObject) -> Result<Self, InvalidField> {
+        let read = |name: &str| -> Result<Option<Timestamp>, InvalidField> {
             match params.get(name) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Timestamp::parse(s).map(Some).ok_or_else(|| {
-                    RpcError::invalid_params(
+                    InvalidField::new(
                         &format!("commandParams.{name}"),
                         "must be an ISO 8601 timestamp or null",
                     )
                 }),
-                Some(_) => Err(RpcError::invalid_params(
+                Some(_) => Err(InvalidField::new(
                     &format!("commandParams.{name}"),
                     "must be an ISO 8601 timestamp or null",
                 )),

@@ -6,6 +6,7 @@ pub mod a2a;
 pub mod depth;
 pub mod dialect;
 pub mod event;
+pub mod field;
 pub mod group;
 pub mod jsonrpc;
 pub mod model;
@@ -16,6 +17,7 @@ pub mod time;
 
 pub use dialect::{CommandPolicy, Dialect, HistoryFilter, Inbound, Task};
 pub use event::{EventContext, EventKind, TaskEvent};
+pub use field::InvalidField;
 pub use jsonrpc::{ErrorCode, RpcError};
 pub use model::{
     CommandKind, DataItem, JsonObject, LeaderCommand, Product, ProductChunk, TaskState, TaskStatus,

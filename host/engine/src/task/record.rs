@@ -3,7 +3,7 @@
 
 use super::history::{self, CommandLog, HistoryLimits, HistoryWrites, UnreadableEntry};
 use aiphost_protocol::{
-    DataItem, Dialect, JsonObject, LeaderCommand, ProductChunk, RpcError, Task, TaskState,
+    DataItem, Dialect, InvalidField, JsonObject, LeaderCommand, ProductChunk, Task, TaskState,
     TaskStatus,
 };
 use aiphost_store::{Encoded, StoreError};
@@ -77,21 +77,21 @@ const MAX_AWAITING_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
 
 impl TaskLimits {
     /// Read a start command's `commandParams` (v1 names, and v2's `timeout` for the response).
-    pub fn from_params(params: &JsonObject, defaults: &TaskDefaults) -> Result<Self, RpcError> {
-        let read = |names: &[&str], max: u64| -> Result<Option<u64>, RpcError> {
+    pub fn from_params(params: &JsonObject, defaults: &TaskDefaults) -> Result<Self, InvalidField> {
+        let read = |names: &[&str], max: u64| -> Result<Option<u64>, InvalidField> {
             for name in names {
                 match params.get(*name) {
                     None | Some(Value::Null) => continue,
                     Some(v) => {
                         let field = format!("commandParams.{name}");
                         let n = v.as_u64().ok_or_else(|| {
-                            RpcError::invalid_params(
+                            InvalidField::new(
                                 &field,
                                 "must be a non-negative whole number of milliseconds or bytes",
                             )
                         })?;
                         if n > max {
-                            return Err(RpcError::invalid_params(
+                            return Err(InvalidField::new(
                                 &field,
                                 format!("is {n}; at most {max} is allowed"),
                             ));
@@ -487,11 +487,11 @@ mod tests {
         let err =
             TaskLimits::from_params(json!({"awaitingInputTimeout": -1}).as_object().unwrap(), &d)
                 .unwrap_err();
-        assert_eq!(err.data["field"], "commandParams.awaitingInputTimeout");
+        assert_eq!(err.field, "commandParams.awaitingInputTimeout");
         let err =
             TaskLimits::from_params(json!({"responseTimeout": "soon"}).as_object().unwrap(), &d)
                 .unwrap_err();
-        assert_eq!(err.code, -32602);
+        assert_eq!(err.field, "commandParams.responseTimeout");
     }
 
     #[test]

@@ -238,6 +238,13 @@ impl A2aError {
     }
 }
 
+impl From<crate::InvalidField> for A2aError {
+    /// InvalidParams naming the field.
+    fn from(e: crate::InvalidField) -> Self {
+        A2aError::invalid_params(&e.field, e.reason)
+    }
+}
+
 impl From<RpcError> for A2aError {
     /// The A2A error for an error of the engine (whose codes are AIP's): the task errors and
     /// the JSON-RPC ones keep their meaning; AIP's authentication codes become A2A's. AIP has

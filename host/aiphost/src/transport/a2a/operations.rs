@@ -3,8 +3,7 @@
 //! through the same engine as AIP, and answers with A2A objects or a stream of them.
 
 use super::events::{Close, Events, events};
-use super::{Caller, push};
-use crate::aip_error;
+use super::{Caller, errors, push};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
 use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
 use crate::task::{EngineError, PagePosition, StreamStart, TaskQuery};
@@ -23,9 +22,9 @@ const POLICY: CommandPolicy = CommandPolicy {
 /// A page of `ListTasks` when the client asks for no size.
 const DEFAULT_PAGE_SIZE: usize = 50;
 
-/// The A2A error of an engine failure (the engine speaks AIP's codes; see `aip_error`).
+/// The A2A error of an engine failure (see `errors.rs`).
 pub(super) fn engine_error(e: EngineError) -> A2aError {
-    aip_error::engine(e).into()
+    errors::engine(e)
 }
 
 /// A field by its ProtoJSON name or its proto name (clients send either).
@@ -78,10 +77,7 @@ fn history_length(params: &Map<String, Value>) -> Result<Option<usize>, A2aError
 /// Count a request that is not a command against the partner's rate (a command counts in the
 /// engine, as over AIP).
 pub(super) fn admit_read(caller: &Caller) -> Result<(), A2aError> {
-    caller
-        .agent
-        .admit_request()
-        .map_err(|e| aip_error::quota(&e).into())
+    caller.agent.admit_request().map_err(|e| errors::quota(&e))
 }
 
 /// The command of a `SendMessage`, with the flags that shape its answer and the push config

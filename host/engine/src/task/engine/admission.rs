@@ -6,11 +6,8 @@
 
 use super::{EngineError, TaskEngine};
 use crate::agent::Agent;
-use aiphost_protocol::{
-    CommandKind, CommandPolicy, Dialect, ErrorCode, Inbound, LeaderCommand, RpcError,
-};
+use aiphost_protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand};
 use aiphost_store::TaskKey;
-use serde_json::json;
 use std::sync::atomic::Ordering;
 
 /// A command let in: the task it acts on, and the span its work is traced in.
@@ -74,23 +71,22 @@ impl TaskEngine {
 /// Refuse `inbound` for `agent` if it may not reach a task.
 fn admit(agent: &Agent, inbound: &Inbound) -> Result<(), EngineError> {
     agent.admit_request()?;
-    inbound.check_sender()?;
+    if let Some((sender, leader)) = inbound.foreign_sender() {
+        return Err(EngineError::NotTheLeader {
+            sender_id: sender.to_string(),
+            leader: leader.to_string(),
+        });
+    }
     // Whatever door it came through: a value nested too deep to read back is never stored.
-    inbound.command.check_depth().map_err(|e| {
-        RpcError::new(
-            ErrorCode::InvalidParams,
-            json!({
-                "field": e.path,
-                "reason": e.to_string(),
-                "maxDepth": aiphost_protocol::depth::MAX_JSON_DEPTH,
-            }),
-        )
-    })?;
-    Ok(content_types(agent, inbound)?)
+    inbound
+        .command
+        .check_depth()
+        .map_err(EngineError::TooDeep)?;
+    content_types(agent, inbound)
 }
 
-/// -32005 when a start or continue carries an item none of the partner's skills accepts.
-fn content_types(agent: &Agent, inbound: &Inbound) -> Result<(), RpcError> {
+/// Refused when a start or continue carries an item none of the partner's skills accepts.
+fn content_types(agent: &Agent, inbound: &Inbound) -> Result<(), EngineError> {
     if !matches!(
         inbound.command.command,
         CommandKind::Start | CommandKind::Continue
@@ -100,14 +96,16 @@ fn content_types(agent: &Agent, inbound: &Inbound) -> Result<(), RpcError> {
     for (i, item) in inbound.command.data_items.iter().enumerate() {
         let mime = item.mime_type();
         if !agent.manifest.accepts(mime) {
-            return Err(RpcError::new(
-                ErrorCode::ContentTypeNotSupported,
-                json!({
-                    "dataItem": format!("dataItems[{i}]"),
-                    "mimeType": mime,
-                    "accepted": agent.manifest.input_modes(),
-                }),
-            ));
+            return Err(EngineError::ContentTypeNotAccepted {
+                item: i,
+                mime_type: mime.to_string(),
+                accepted: agent
+                    .manifest
+                    .input_modes()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            });
         }
     }
     Ok(())

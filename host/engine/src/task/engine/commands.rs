@@ -10,12 +10,11 @@ use crate::task::record::{TaskLimits, TaskRecord};
 use aiphost_protocol::notification::Subscription;
 use aiphost_protocol::state::{self, CommandEffect};
 use aiphost_protocol::{
-    CommandKind, CommandPolicy, DataItem, Dialect, ErrorCode, EventKind, HistoryFilter, Inbound,
-    LeaderCommand, RpcError, Task, TaskState, TaskStatus,
+    CommandKind, CommandPolicy, DataItem, Dialect, EventKind, HistoryFilter, Inbound,
+    LeaderCommand, Task, TaskState, TaskStatus,
 };
 use aiphost_runtime::{EndReason, Invocation, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
-use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -113,11 +112,7 @@ impl TaskEngine {
             span,
         } = self.let_in(agent, inbound, style)?;
         if command.command == CommandKind::ReStream {
-            return Err(RpcError::new(
-                ErrorCode::UnsupportedOperation,
-                json!({"command": "re-stream", "reason": "re-stream reconnects a stream; send it with the `stream` method"}),
-            )
-            .into());
+            return Err(EngineError::ReStreamNotStreamed);
         }
         if let Some(subscription) = &notify {
             self.check_subscription(&key, subscription)?;
@@ -140,9 +135,9 @@ impl TaskEngine {
                 )
                 .await;
 
-            result?.reply.ok_or_else(|| {
-                RpcError::internal("the command was applied but not answered").into()
-            })
+            result?.reply.ok_or(EngineError::Internal(
+                "the command was applied but not answered",
+            ))
         }
         .instrument(span)
         .await
@@ -169,14 +164,14 @@ impl TaskEngine {
             self.ensure_loaded(slot, &mut st).await?;
             // A task runs on the partner version it started on, whatever serves new tasks now.
             let pinned = match st.record.as_ref() {
-                Some(r) if r.agent_version != agent.version => {
-                    Some(self.inner.agents.version(agent.id(), r.agent_version).ok_or_else(|| {
-                        RpcError::internal(format!(
-                            "version {} of the partner, which this task runs on, cannot be loaded",
-                            r.agent_version
-                        ))
-                    })?)
-                }
+                Some(r) if r.agent_version != agent.version => Some(
+                    self.inner
+                        .agents
+                        .version(agent.id(), r.agent_version)
+                        .ok_or(EngineError::PartnerVersionUnavailable {
+                            version: r.agent_version,
+                        })?,
+                ),
                 _ => None,
             };
             let agent = pinned.as_ref().unwrap_or(agent);
@@ -201,7 +196,7 @@ impl TaskEngine {
                 refuse_strictly(&record.task, &command, effect)?;
             }
             return match effect {
-                CommandEffect::NotFound => Err(RpcError::task_not_found(&task_id).into()),
+                CommandEffect::NotFound => Err(EngineError::task_not_found(&task_id)),
                 CommandEffect::Decide => {
                     if let Some(tenant) = &agent.tenant {
                         tenant.admit_new_task()?;
@@ -256,7 +251,7 @@ impl TaskEngine {
                     let record = st
                         .record
                         .as_mut()
-                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                        .ok_or_else(|| EngineError::task_not_found(&task_id))?;
                     record.record_command(command, true, &self.inner.defaults.history);
                     match self.persist_history(slot, &mut st).await {
                         // On a full disk a read still answers, the task as stored; only its
@@ -277,7 +272,7 @@ impl TaskEngine {
                     let record = st
                         .record
                         .as_mut()
-                        .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+                        .ok_or_else(|| EngineError::task_not_found(&task_id))?;
                     record.record_command(command, false, &self.inner.defaults.history);
                     self.transition(slot, &mut st, to, Vec::new(), row).await?;
                     match kind {
@@ -380,18 +375,13 @@ impl TaskEngine {
             .await
     }
 
-    /// The -32009 of a start over the Leader's cap of tasks that have not ended.
-    pub(super) fn too_many_live_tasks(&self, key: &TaskKey, live: u64) -> RpcError {
-        RpcError::new(
-            ErrorCode::AuthorizationFailed,
-            json!({
-                "reason": "the Leader has as many tasks with this partner that have not ended as it may; complete or cancel some first",
-                "quota": "maxLiveTasks",
-                "limit": self.inner.live.max(),
-                "liveTasks": live,
-                "taskId": key.task,
-            }),
-        )
+    /// The refusal of a start over the Leader's cap of tasks that have not ended.
+    pub(super) fn too_many_live_tasks(&self, key: &TaskKey, live: u64) -> EngineError {
+        EngineError::TooManyLiveTasks {
+            task_id: key.task.clone(),
+            limit: self.inner.live.max(),
+            live,
+        }
     }
 }
 
@@ -401,38 +391,24 @@ fn refuse_strictly(
     task: &Task,
     command: &LeaderCommand,
     effect: CommandEffect,
-) -> Result<(), RpcError> {
+) -> Result<(), EngineError> {
     let state = task.status.state;
     if effect == CommandEffect::Ignored && state.is_terminal() {
-        let code = if command.command == CommandKind::Cancel {
-            ErrorCode::TaskNotCancelable
-        } else {
-            ErrorCode::UnsupportedOperation
-        };
-        return Err(RpcError::new(
-            code,
-            json!({
-                "taskId": task.id,
-                "state": state,
-                "command": command.command,
-                "reason": "the task has ended; an ended task does not change again",
-            }),
-        ));
+        return Err(EngineError::TaskEnded {
+            task_id: task.id.clone(),
+            state,
+            command: command.command,
+        });
     }
     if command.command == CommandKind::Continue
         && let Some(given) = &command.session_id
         && task.session_id.as_ref() != Some(given)
     {
-        return Err(RpcError::new(
-            ErrorCode::InvalidParams,
-            json!({
-                "field": "sessionId",
-                "reason": "the command names another session than its task's",
-                "taskId": task.id,
-                "sessionId": given,
-                "taskSessionId": task.session_id,
-            }),
-        ));
+        return Err(EngineError::OtherSession {
+            task_id: task.id.clone(),
+            session_id: given.clone(),
+            task_session_id: task.session_id.clone(),
+        });
     }
     Ok(())
 }

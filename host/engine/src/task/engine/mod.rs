@@ -2,7 +2,8 @@
 //! time per task, persisting every transition before anyone hears of it, and runs the partner
 //! invocations that commands call for.
 //!
-//! One concept per file: [`TaskEngine`] and its start-up here; `admission` (what a command must
+//! One concept per file: [`TaskEngine`] and its start-up here; `error` (what it refuses, in its
+//! own words: [`EngineError`]), `admission` (what a command must
 //! pass whatever door it came through), `commands` (applying a command to its task), `slots`
 //! (a task in use: its lock, cached record and change ticks), `journal` (the one write path,
 //! and what may be kept back), `invocations` (running the partner), `reports` (the partner's
@@ -18,7 +19,7 @@ use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
 use crate::task::{FanOut, PartnerRunner};
-use aiphost_protocol::{HistoryFilter, RpcError, Task, Timestamp};
+use aiphost_protocol::{HistoryFilter, Task, Timestamp};
 use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -27,6 +28,8 @@ use tokio::sync::mpsc;
 
 mod admission;
 mod commands;
+mod error;
+pub use error::{ConfigRef, EngineError};
 mod expiry;
 mod invocations;
 mod journal;
@@ -44,20 +47,6 @@ mod tests;
 
 use commands::Incoming;
 use slots::{Held, Slot, current_after};
-
-/// Why a command could not be carried out.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The request is wrong (bad params, unknown task...): answered as this JSON-RPC error.
-    #[error(transparent)]
-    Rpc(#[from] RpcError),
-    /// The store failed; nothing was acknowledged.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The partner's tenant is over a quota: the command was not taken.
-    #[error(transparent)]
-    Quota(#[from] crate::quota::QuotaError),
-}
 
 /// What a command answers: the task as it durably is, and whether histories were asked for.
 #[derive(Clone, Debug)]

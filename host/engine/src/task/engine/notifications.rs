@@ -7,11 +7,10 @@
 //! not started. A waiting config whose task has not started [`WAITING_CONFIG_TTL`] after it was
 //! made is deleted when the namespace is full.
 
-use super::{EngineError, TaskEngine};
+use super::{ConfigRef, EngineError, TaskEngine};
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
-use aiphost_protocol::{ErrorCode, RpcError, TaskState, Timestamp};
+use aiphost_protocol::{TaskState, Timestamp};
 use aiphost_store::{StoreError, TaskKey};
-use serde_json::json;
 use std::time::Duration;
 
 /// The most notification configs one task may have.
@@ -35,14 +34,7 @@ impl TaskEngine {
         let id = match set.id {
             Some(id) => {
                 if store.config(key, &id)?.is_none() {
-                    return Err(RpcError::invalid_params(
-                        "params.id",
-                        format!(
-                            "no notification config {id:?} for task {:?}; omit the id to create one",
-                            set.task_id
-                        ),
-                    )
-                    .into());
+                    return Err(unknown_config(&id, key, ConfigRef::Replace));
                 }
                 id
             }
@@ -75,12 +67,12 @@ impl TaskEngine {
         let configs = match id {
             Some(id) => match store.config(key, id)? {
                 Some(config) => vec![config],
-                None => return Err(unknown_config(id, key).into()),
+                None => return Err(unknown_config(id, key, ConfigRef::Lookup)),
             },
             None => store.configs(key)?,
         };
         if configs.is_empty() && !self.task_exists(key)? {
-            return Err(RpcError::task_not_found(&key.task).into());
+            return Err(EngineError::task_not_found(&key.task));
         }
         Ok(configs)
     }
@@ -95,10 +87,10 @@ impl TaskEngine {
         let (deleted, ticket) = store.delete_configs(key, id)?;
         if deleted == 0 {
             if let Some(id) = id {
-                return Err(unknown_config(id, key).into());
+                return Err(unknown_config(id, key, ConfigRef::Lookup));
             }
             if !self.task_exists(key)? {
-                return Err(RpcError::task_not_found(&key.task).into());
+                return Err(EngineError::task_not_found(&key.task));
             }
         }
         store.durable(ticket).await?;
@@ -126,7 +118,7 @@ impl TaskEngine {
         self.ensure_loaded(&slot, &mut st).await?;
         let started = st.record.is_some() || self.task_exists(key)?;
         if !started && !may_wait {
-            return Err(RpcError::task_not_found(&key.task).into());
+            return Err(EngineError::task_not_found(&key.task));
         }
         if store.config(key, &config.id)?.is_none() {
             self.room_for_a_config(key, started)?;
@@ -168,7 +160,7 @@ impl TaskEngine {
     /// TaskNotFound if the task does not exist.
     pub async fn delete_push_config(&self, key: &TaskKey, id: &str) -> Result<(), EngineError> {
         if !self.task_exists(key)? {
-            return Err(RpcError::task_not_found(&key.task).into());
+            return Err(EngineError::task_not_found(&key.task));
         }
         let store = &self.inner.store;
         let (_, ticket) = store.delete_configs(key, Some(id))?;
@@ -176,7 +168,7 @@ impl TaskEngine {
         Ok(())
     }
 
-    /// -32602 unless `key`'s task has the config a start subscribes with.
+    /// Refused (an unknown config) unless `key`'s task has the config a start subscribes with.
     pub(super) fn check_subscription(
         &self,
         key: &TaskKey,
@@ -188,19 +180,16 @@ impl TaskEngine {
             .config(key, &subscription.config_id)?
             .is_none()
         {
-            return Err(RpcError::invalid_params(
-                "commandParams.notificationConfigId",
-                format!(
-                    "no notification config {:?} for task {:?}; make one with notification/set",
-                    subscription.config_id, key.task
-                ),
-            )
-            .into());
+            return Err(unknown_config(
+                &subscription.config_id,
+                key,
+                ConfigRef::Subscription,
+            ));
         }
         Ok(())
     }
 
-    /// -32009 unless `key`'s task may have one more config: it has fewer than
+    /// Refused (a config quota) unless `key`'s task may have one more config: it has fewer than
     /// [`MAX_CONFIGS_PER_TASK`], and, if it has not started, its namespace holds fewer than
     /// [`MAX_WAITING_CONFIGS`] waiting configs once those whose task started or whose time ran
     /// out are swept. (Concurrent sets may pass the count together: the bound holds up to the
@@ -209,13 +198,10 @@ impl TaskEngine {
         let store = &self.inner.store;
         let configs = store.count_configs(key, MAX_CONFIGS_PER_TASK)?;
         if configs >= MAX_CONFIGS_PER_TASK {
-            return Err(config_quota(
-                key,
-                "notificationConfigsPerTask",
-                MAX_CONFIGS_PER_TASK,
-                "the task has as many notification configs as it may; replace one by its id or delete one",
-            )
-            .into());
+            return Err(EngineError::TooManyConfigs {
+                task_id: key.task.clone(),
+                limit: MAX_CONFIGS_PER_TASK,
+            });
         }
         if started || store.count_waiting_configs(key, MAX_WAITING_CONFIGS)? < MAX_WAITING_CONFIGS {
             return Ok(());
@@ -226,13 +212,11 @@ impl TaskEngine {
             tracing::info!(expired = left.expired, agent = %key.agent, "notification configs of tasks that never started deleted");
         }
         if left.waiting >= MAX_WAITING_CONFIGS {
-            return Err(config_quota(
-                key,
-                "waitingNotificationConfigs",
-                MAX_WAITING_CONFIGS,
-                "this namespace holds as many notification configs of tasks that have not started as it may; start those tasks, delete configs, or wait until they expire (waitingConfigTtlSeconds after they were made)",
-            )
-            .into());
+            return Err(EngineError::TooManyWaitingConfigs {
+                task_id: key.task.clone(),
+                limit: MAX_WAITING_CONFIGS,
+                ttl_seconds: WAITING_CONFIG_TTL.as_secs(),
+            });
         }
         Ok(())
     }
@@ -243,22 +227,10 @@ impl TaskEngine {
     }
 }
 
-fn unknown_config(id: &str, key: &TaskKey) -> RpcError {
-    RpcError::invalid_params(
-        "params.notificationConfigId",
-        format!("no notification config {id:?} for task {:?}", key.task),
-    )
-}
-
-fn config_quota(key: &TaskKey, quota: &str, limit: usize, reason: &str) -> RpcError {
-    let mut data = json!({
-            "reason": reason,
-            "quota": quota,
-            "limit": limit,
-            "taskId": key.task,
-    });
-    if quota == "waitingNotificationConfigs" {
-        data["waitingConfigTtlSeconds"] = json!(WAITING_CONFIG_TTL.as_secs());
+fn unknown_config(id: &str, key: &TaskKey, named_by: ConfigRef) -> EngineError {
+    EngineError::UnknownConfig {
+        task_id: key.task.clone(),
+        config_id: id.to_string(),
+        named_by,
     }
-    RpcError::new(ErrorCode::AuthorizationFailed, data)
 }

@@ -8,7 +8,7 @@ use crate::agent::Agent;
 use crate::task::feed::EventFeed;
 use crate::task::record::TaskRecord;
 use aiphost_protocol::dialect::check_task_id;
-use aiphost_protocol::{ErrorCode, RpcError, Task, TaskState};
+use aiphost_protocol::{Task, TaskState};
 use aiphost_store::{ListQuery, Listing, TaskKey};
 
 /// The most tasks one page holds, whatever is asked.
@@ -88,7 +88,7 @@ pub struct TaskPage {
 
 impl TaskEngine {
     /// The key of task `task_id` of `agent` in `owner`'s namespace, the id checked.
-    fn key_of(agent: &Agent, owner: Option<&str>, task_id: &str) -> Result<TaskKey, RpcError> {
+    fn key_of(agent: &Agent, owner: Option<&str>, task_id: &str) -> Result<TaskKey, EngineError> {
         check_task_id(task_id, "id")?;
         Ok(TaskKey::owned(agent.id(), owner, task_id))
     }
@@ -105,7 +105,7 @@ impl TaskEngine {
         let mut st = slot.state.lock().await;
         self.ensure_loaded(&slot, &mut st).await?;
         if st.record.is_none() {
-            return Err(RpcError::task_not_found(task_id).into());
+            return Err(EngineError::task_not_found(task_id));
         }
         self.durable_reply(&slot, st, None).await
     }
@@ -125,7 +125,7 @@ impl TaskEngine {
         let mut st = slot.state.lock().await;
         self.ensure_loaded(&slot, &mut st).await?;
         let Some(record) = &st.record else {
-            return Err(RpcError::task_not_found(task_id).into());
+            return Err(EngineError::task_not_found(task_id));
         };
         let ids = (record.task.session_id.clone(), record.task.group_id.clone());
         let ended = record.state().is_terminal();
@@ -209,7 +209,7 @@ impl TaskEngine {
             // that cannot be read is set aside and failed here, and listed as such).
             match self.read(agent, owner, &position.task_id).await {
                 Ok(reply) => tasks.push(reply.task),
-                Err(EngineError::Rpc(e)) if e.code == ErrorCode::TaskNotFound.code() => {}
+                Err(EngineError::TaskNotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
         }

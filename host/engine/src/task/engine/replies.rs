@@ -3,7 +3,7 @@
 
 use super::slots::{Slot, SlotState};
 use super::{EngineError, Reply, TaskEngine};
-use aiphost_protocol::{HistoryFilter, RpcError};
+use aiphost_protocol::HistoryFilter;
 use aiphost_store::{TaskKey, Ticket};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +53,7 @@ impl TaskEngine {
             .record
             .as_ref()
             .map(|r| (r.task.clone(), r.last_event_seq))
-            .ok_or_else(|| RpcError::internal("the task vanished while answering"))?;
+            .ok_or(EngineError::Internal("the task vanished while answering"))?;
         drop(st);
         self.inner.store.durable(ticket).await?;
         Ok(Reply { task, history, seq })
@@ -79,9 +79,9 @@ impl TaskEngine {
             let undecided = st.record.is_none();
             if undecided && st.pending.is_none() && st.running.is_none() {
                 // The start ended without a stored task (the store failed under it).
-                return Err(
-                    RpcError::internal("the task could not be stored; retry the start").into(),
-                );
+                return Err(EngineError::Internal(
+                    "the task could not be stored; retry the start",
+                ));
             }
             drop(st);
             // Until the partner decides there is no task to report, so only then does the
@@ -89,9 +89,9 @@ impl TaskEngine {
             // deadline an undecided start waits for the change itself (never a busy loop).
             if undecided && tokio::time::Instant::now() >= deadline {
                 if changes.changed().await.is_err() {
-                    return Err(
-                        RpcError::internal("the task's slot went away while answering").into(),
-                    );
+                    return Err(EngineError::Internal(
+                        "the task's slot went away while answering",
+                    ));
                 }
             } else {
                 let _ = tokio::time::timeout_at(deadline, changes.changed()).await;

@@ -6,8 +6,7 @@ use super::{EngineError, Incoming, StreamStart, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
 use aiphost_protocol::notification::Subscription;
-use aiphost_protocol::{CommandKind, ErrorCode, Inbound, JsonObject, RpcError};
-use serde_json::json;
+use aiphost_protocol::{CommandKind, Inbound, InvalidField, JsonObject};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -63,7 +62,7 @@ impl TaskEngine {
             if kind == CommandKind::Get {
                 let reply = applied
                     .reply
-                    .ok_or_else(|| RpcError::internal("get was not answered"))?;
+                    .ok_or(EngineError::Internal("get was not answered"))?;
                 let seq = reply.seq;
                 return Ok(StreamStart::Snapshot { reply, seq });
             }
@@ -76,7 +75,7 @@ impl TaskEngine {
                 CommandKind::ReStream => {
                     let after = after_param.unwrap_or(0);
                     if after > last {
-                        return Err(RpcError::invalid_params(
+                        return Err(InvalidField::new(
                             "commandParams.lastEventSeq",
                             format!("is {after}, beyond the task's newest event {last}"),
                         )
@@ -84,16 +83,11 @@ impl TaskEngine {
                     }
                     let oldest = self.inner.store.first_event_seq(&key)?;
                     if after < last && oldest.is_none_or(|first| first > after + 1) {
-                        return Err(RpcError::new(
-                            ErrorCode::TaskNotFound,
-                            json!({
-                                "taskId": task_id,
-                                "lastEventSeq": after,
-                                "oldestAvailableSeq": oldest,
-                                "details": "the events after lastEventSeq are no longer stored (retention); get the task instead",
-                            }),
-                        )
-                        .into());
+                        return Err(EngineError::EventsGone {
+                            task_id,
+                            last_event_seq: after,
+                            oldest_available_seq: oldest,
+                        });
                     }
                     after
                 }
@@ -124,11 +118,11 @@ impl TaskEngine {
 }
 
 /// `lastEventSeq` of a re-stream: absent or null = from the first event.
-fn last_event_seq(params: &JsonObject) -> Result<Option<u64>, RpcError> {
+fn last_event_seq(params: &JsonObject) -> Result<Option<u64>, InvalidField> {
     match params.get("lastEventSeq") {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-            RpcError::invalid_params(
+            InvalidField::new(
                 "commandParams.lastEventSeq",
                 "must be a non-negative whole number or null",
             )

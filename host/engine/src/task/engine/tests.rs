@@ -329,13 +329,10 @@ fn state(reply: &Reply) -> TaskState {
     reply.task.status.state
 }
 
-fn rpc_code(result: Result<Reply, EngineError>) -> i64 {
+fn refusal(result: Result<Reply, EngineError>) -> EngineError {
     match result {
-        Err(EngineError::Rpc(e)) => e.code,
-        other => panic!(
-            "expected a JSON-RPC error, got {:?}",
-            other.map(|r| r.task.status)
-        ),
+        Err(e) => e,
+        Ok(r) => panic!("expected a refusal, got {:?}", r.task.status),
     }
 }
 
@@ -504,11 +501,17 @@ async fn commands_with_content_no_skill_accepts_are_refused_and_leave_nothing() 
     let refused = e
         .send("numbers", command("start", "t6", text("1 2 3"), json!({})))
         .await;
-    assert_eq!(rpc_code(refused), -32005);
+    assert!(matches!(
+        refusal(refused),
+        EngineError::ContentTypeNotAccepted { .. }
+    ));
     let get = e
         .send("numbers", command("get", "t6", json!([]), json!({})))
         .await;
-    assert_eq!(rpc_code(get), -32001, "no task was stored");
+    assert!(
+        matches!(refusal(get), EngineError::TaskNotFound { .. }),
+        "no task was stored"
+    );
     assert!(e.partners.calls().is_empty());
     // The same rule holds for a command from a group.
     let group = e
@@ -519,7 +522,10 @@ async fn commands_with_content_no_skill_accepts_are_refused_and_leave_nothing() 
             "live-m".into(),
         )
         .await;
-    assert_eq!(rpc_code(group), -32005);
+    assert!(matches!(
+        refusal(group),
+        EngineError::ContentTypeNotAccepted { .. }
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -902,7 +908,10 @@ async fn the_tenants_rate_quota_applies_to_commands_from_every_door() {
     let later = e
         .send("rated", command("get", "q2", json!([]), json!({})))
         .await;
-    assert_eq!(rpc_code(later), -32001, "the refused start stored no task");
+    assert!(
+        matches!(refusal(later), EngineError::TaskNotFound { .. }),
+        "the refused start stored no task"
+    );
 }
 
 /// `command` with a door's policy.
@@ -1000,11 +1009,7 @@ async fn strict_commands_leave_ended_tasks_as_they_are() {
     assert_eq!(done.task.status.state, TaskState::Completed);
     let agent = e.agent("echo");
     let before = e.engine.read(&agent, None, "t-1").await.expect("read");
-    for (kind, code) in [
-        ("continue", -32004),
-        ("cancel", -32002),
-        ("complete", -32004),
-    ] {
+    for kind in ["continue", "cancel", "complete"] {
         let refused = e
             .send(
                 "echo",
@@ -1012,9 +1017,11 @@ async fn strict_commands_leave_ended_tasks_as_they_are() {
             )
             .await;
         match refused {
-            Err(EngineError::Rpc(err)) => {
-                assert_eq!(err.code, code, "{kind}");
-                assert_eq!(err.data["taskId"], "t-1");
+            Err(EngineError::TaskEnded {
+                task_id, command, ..
+            }) => {
+                assert_eq!(command.as_str(), kind);
+                assert_eq!(task_id, "t-1");
             }
             other => panic!("{kind} on an ended task: {other:?}"),
         }
@@ -1032,7 +1039,7 @@ async fn strict_commands_leave_ended_tasks_as_they_are() {
     let mut other = command("continue", "t-2", text("x"), json!({}));
     other.command.session_id = Some("another".into());
     match e.send("asker", with_policy(other, A2A_LIKE)).await {
-        Err(EngineError::Rpc(err)) => assert_eq!(err.code, -32602),
+        Err(EngineError::OtherSession { session_id, .. }) => assert_eq!(session_id, "another"),
         other => panic!("a continue in another session: {other:?}"),
     }
     // AIP's rule: recorded and answered.
@@ -1203,7 +1210,7 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
         .put_push_config(&other, config("x", "p2"), Vec::new(), false)
         .await;
     assert!(
-        matches!(&refused, Err(EngineError::Rpc(r)) if r.code == -32001),
+        matches!(&refused, Err(EngineError::TaskNotFound { .. })),
         "{refused:?}"
     );
     assert!(e.engine.inner.store.configs(&other).unwrap().is_empty());

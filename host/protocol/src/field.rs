@@ -1,0 +1,30 @@
+//! [`InvalidField`]: one input field is wrong, said without a protocol's error code, so that
+//! code which is not a door (the engine) can check input with these functions and say what it
+//! found in its own error; each door renders it (AIP: -32602 `{field, reason}`).
+
+/// An input field that is wrong: where (a dotted path such as `params.taskId`) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field} {reason}")]
+pub struct InvalidField {
+    /// The field's path.
+    pub field: String,
+    /// What is wrong with it, worded to follow the field's name ("must not be empty").
+    pub reason: String,
+}
+
+impl InvalidField {
+    /// `field` is wrong because of `reason`.
+    pub fn new(field: &str, reason: impl Into<String>) -> Self {
+        InvalidField {
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<InvalidField> for crate::RpcError {
+    /// -32602 naming the field.
+    fn from(e: InvalidField) -> Self {
+        crate::RpcError::invalid_params(&e.field, e.reason)
+    }
+}
