@@ -7,9 +7,6 @@ mod aip;
 mod body;
 pub mod connections;
 mod gate;
-mod notification;
-mod rpc;
-mod stream;
 pub mod tls;
 
 use crate::agent::Registry;

@@ -1,28 +1,22 @@
 //! The AIP entry: every AIP path accepts any method; the method picks the door (`rpc`, `stream`,
 //! `notification/*`, `group`). Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises
-//! on any other status).
-//!
-//! What the doors share is here too (parsing a command in the caller's namespace, carrying it out
-//! and rendering the task, the wire error of an engine error), so no door imports another.
+//! on any other status), but for -32000 (unavailable: a full disk), which is a 503 too.
 
-use super::AppState;
-use super::tls::Peer;
-use crate::agent::Agent;
+use super::{notification, rpc, stream};
 use crate::aip_error;
-use crate::protocol::dialect::{self, render_task};
 use crate::protocol::jsonrpc::{self, Request};
-use crate::protocol::notification::Subscription;
-use crate::protocol::{ErrorCode, Inbound, RpcError};
+use crate::protocol::{ErrorCode, RpcError};
+use crate::transport::AppState;
+use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tracing::Instrument;
 
 /// Methods this host knows, for `-32601` answers.
-pub(super) const METHODS: &[&str] = &[
+const METHODS: &[&str] = &[
     "rpc",
     "stream",
     "notification/set",
@@ -55,7 +49,7 @@ pub async fn handle(
             return ([(header::CONTENT_TYPE, "application/json")], reply.to_string())
                 .into_response();
         }
-        let reply = match super::body::read(body, app.config.max_body_bytes).await {
+        let reply = match crate::transport::body::read(body, app.config.max_body_bytes).await {
             Err(e) => jsonrpc::failure(
                 &Value::Null,
                 &RpcError::new(ErrorCode::InvalidRequest, e.details()),
@@ -136,27 +130,29 @@ async fn dispatch(
     }
     let owner = app
         .tenancy
-        .authenticate_leader(&agent, super::admin::bearer(headers), peer.certificate())
+        .authenticate_leader(
+            &agent,
+            crate::transport::admin::bearer(headers),
+            peer.certificate(),
+        )
         .map_err(|e| aip_error::leader_auth(&e))?;
     let owner = owner.as_deref();
     let params = &request.params;
     match request.method.as_str() {
-        "rpc" => super::rpc::rpc(app, &agent, owner, params)
+        "rpc" => rpc::rpc(app, &agent, owner, params)
             .await
             .map(Answer::Result),
-        "stream" => super::stream::stream(app, &agent, owner, request.id.clone(), params)
+        "stream" => stream::stream(app, &agent, owner, request.id.clone(), params)
             .await
             .map(Answer::Stream),
-        "notification/set" => super::notification::set(app, &agent, owner, params)
+        "notification/set" => notification::set(app, &agent, owner, params)
             .await
             .map(Answer::Result),
-        "notification/get" => {
-            super::notification::get(app, &agent, owner, params).map(Answer::Result)
-        }
-        "notification/delete" => super::notification::delete(app, &agent, owner, params)
+        "notification/get" => notification::get(app, &agent, owner, params).map(Answer::Result),
+        "notification/delete" => notification::delete(app, &agent, owner, params)
             .await
             .map(Answer::Result),
-        "notification/start" => super::notification::start(app, &agent, owner, params)
+        "notification/start" => notification::start(app, &agent, owner, params)
             .await
             .map(Answer::Result),
         "group" | "group/rpc" => app
@@ -169,36 +165,6 @@ async fn dispatch(
             json!({"method": other, "supported": METHODS}),
         )),
     }
-}
-
-/// The Leader command in `params`, acting in `owner`'s task namespace (the authenticated Leader;
-/// `None` for an open partner).
-pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<Inbound, RpcError> {
-    let mut inbound = dialect::parse_command(params)?;
-    inbound.owner = owner.map(str::to_string);
-    Ok(inbound)
-}
-
-/// Carry out a command and answer with the task in the caller's
-/// dialect; `notify` for a `notification/start`.
-pub(super) async fn command(
-    app: &AppState,
-    agent: &Arc<Agent>,
-    inbound: Inbound,
-    notify: Option<Subscription>,
-) -> Result<Value, RpcError> {
-    let dialect = inbound.dialect;
-    let reply = app
-        .engine
-        .command(agent, inbound, notify)
-        .await
-        .map_err(aip_error::engine)?;
-    Ok(render_task(
-        &reply.task,
-        dialect,
-        agent.aic(),
-        reply.history.as_ref(),
-    ))
 }
 
 /// A JSON-RPC "unavailable" (-32000: a full disk) as HTTP says it too: 503 with `Retry-After`,

@@ -1,12 +1,12 @@
 //! The notification style's methods (spec 6.3): `notification/set`, `get`, `delete` and `start`.
 
-use super::AppState;
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::notify::policy;
 use crate::protocol::notification::{self, NotificationConfig};
 use crate::protocol::{CommandKind, RpcError};
 use crate::store::TaskKey;
+use crate::transport::AppState;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -80,7 +80,7 @@ pub async fn start(
     owner: Option<&str>,
     params: &Value,
 ) -> Result<Value, RpcError> {
-    let inbound = super::aip::parse_command_of(owner, params)?;
+    let inbound = super::command::parse_command_of(owner, params)?;
     let field = if params.get("command").is_some_and(Value::is_object) {
         "params.command"
     } else {
@@ -102,5 +102,5 @@ pub async fn start(
         ));
     }
     let subscription = notification::parse_subscription(&inbound.command.params)?;
-    super::aip::command(app, agent, inbound, Some(subscription)).await
+    super::command::command(app, agent, inbound, Some(subscription)).await
 }

@@ -1,9 +1,9 @@
 //! The `rpc` door: one command, answered with the task in the caller's dialect.
 
-use super::AppState;
-use super::aip::{command, parse_command_of};
+use super::command::{command, parse_command_of};
 use crate::agent::Agent;
 use crate::protocol::RpcError;
+use crate::transport::AppState;
 use serde_json::Value;
 use std::sync::Arc;
 

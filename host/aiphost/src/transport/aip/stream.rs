@@ -5,13 +5,13 @@
 //! batch in memory however slowly its client reads; it ends after the event that ends the task,
 //! and frees everything as soon as the client goes away.
 
-use super::AppState;
 use crate::agent::Agent;
 use crate::protocol::dialect::{Dialect, render_task};
 use crate::protocol::event::render_event;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, EventContext, RpcError};
 use crate::task::{EventFeed, FeedError, StreamStart};
+use crate::transport::AppState;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -30,7 +30,7 @@ pub async fn stream(
     id: Value,
     params: &Value,
 ) -> Result<Response, RpcError> {
-    let inbound = super::aip::parse_command_of(owner, params)?;
+    let inbound = super::command::parse_command_of(owner, params)?;
     let dialect = inbound.dialect;
     let start = app
         .engine

@@ -1,0 +1,41 @@
+//! What the AIP methods share: a command parsed in the caller's namespace, carried out by the
+//! engine, and the task rendered in the caller's dialect (the engine's refusal in AIP's words).
+
+use crate::agent::Agent;
+use crate::aip_error;
+use crate::protocol::dialect::{self, render_task};
+use crate::protocol::notification::Subscription;
+use crate::protocol::{Inbound, RpcError};
+use crate::transport::AppState;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The Leader command in `params`, acting in `owner`'s task namespace (the authenticated Leader;
+/// `None` for an open partner).
+pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<Inbound, RpcError> {
+    let mut inbound = dialect::parse_command(params)?;
+    inbound.owner = owner.map(str::to_string);
+    Ok(inbound)
+}
+
+/// Carry out a command and answer with the task in the caller's
+/// dialect; `notify` for a `notification/start`.
+pub(super) async fn command(
+    app: &AppState,
+    agent: &Arc<Agent>,
+    inbound: Inbound,
+    notify: Option<Subscription>,
+) -> Result<Value, RpcError> {
+    let dialect = inbound.dialect;
+    let reply = app
+        .engine
+        .command(agent, inbound, notify)
+        .await
+        .map_err(aip_error::engine)?;
+    Ok(render_task(
+        &reply.task,
+        dialect,
+        agent.aic(),
+        reply.history.as_ref(),
+    ))
+}
