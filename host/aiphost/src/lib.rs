@@ -36,6 +36,7 @@ pub mod fan_out;
 pub mod group;
 pub mod notify;
 pub mod redact;
+pub mod refusal;
 pub mod server;
 pub mod tenant;
 pub mod transport;
