@@ -126,6 +126,8 @@ pub fn engine(e: EngineError) -> RpcError {
         EngineError::UnknownConfig { named_by, .. } => {
             RpcError::invalid_params(config_field(named_by), config_reason(named_by, words))
         }
+        // AIP's configs come by themselves, `notification/set`'s `params.url`.
+        EngineError::TargetRefused { .. } => RpcError::invalid_params("params.url", words),
         EngineError::PartnerVersionUnavailable { .. } | EngineError::Internal(_) => {
             RpcError::internal(words)
         }

@@ -11,8 +11,8 @@ use crate::agent::Agent;
 use crate::aip_error;
 use crate::protocol::dialect::{self, render_task};
 use crate::protocol::jsonrpc::{self, Request};
-use crate::protocol::notification::Subscription;
 use crate::protocol::{ErrorCode, Inbound, RpcError};
+use crate::task::Subscribe;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -180,17 +180,17 @@ pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<In
 }
 
 /// Carry out a command and answer with the task in the caller's
-/// dialect; `notify` for a `notification/start`.
+/// dialect; `subscribe` for a `notification/start`.
 pub(super) async fn command(
     app: &AppState,
     agent: &Arc<Agent>,
     inbound: Inbound,
-    notify: Option<Subscription>,
+    subscribe: Option<Subscribe>,
 ) -> Result<Value, RpcError> {
     let dialect = inbound.dialect;
     let reply = app
         .engine
-        .command(agent, inbound, notify)
+        .command(agent, inbound, subscribe)
         .await
         .map_err(aip_error::engine)?;
     Ok(render_task(

@@ -127,6 +127,15 @@ pub(crate) fn engine(e: EngineError) -> A2aError {
         EngineError::UnknownConfig { named_by, .. } => {
             A2aError::invalid_params(config_field(named_by), config_reason(named_by, words))
         }
+        // A config by itself is `params`; one sent with a message is in its configuration.
+        EngineError::TargetRefused { with_command, .. } => {
+            let field = if with_command {
+                "configuration.taskPushNotificationConfig.url"
+            } else {
+                "params.url"
+            };
+            A2aError::invalid_params(field, words)
+        }
         EngineError::PartnerVersionUnavailable { .. } | EngineError::Internal(_) => {
             A2aError::new(Internal, json!({"reason": words}))
         }
