@@ -5,6 +5,7 @@
 //! expectation is that conversion of the literal AIP one.
 
 use crate::aip_error;
+use crate::net_policy::TargetError;
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::protocol::depth::TooDeep;
 use crate::protocol::{CommandKind, InvalidField, RpcError, TaskState};
@@ -212,6 +213,16 @@ fn cases() -> Vec<Case> {
             K::InvalidParams,
         ),
         (
+            || EngineError::TargetRefused {
+                with_command: false,
+                reason: TargetError::Scheme("ftp".into()),
+            },
+            json!({"code": -32602, "message": "Invalid method parameters", "data": {
+                "field": "params.url",
+                "reason": "the scheme must be http or https, not \"ftp\""}}),
+            K::InvalidParams,
+        ),
+        (
             || EngineError::PartnerVersionUnavailable { version: 3 },
             json!({"code": -32603, "message": "Internal server error", "data": {
                 "reason": "version 3 of the partner, which this task runs on, cannot be loaded"}}),
@@ -309,4 +320,21 @@ fn the_a2a_door_answers_engine_errors_as_before() {
         assert_eq!(a2a.kind, kind, "{said}");
         assert_eq!(a2a, A2aError::from(today), "{said}");
     }
+}
+
+/// A config sent with an A2A message is refused at the field of the message it was in, as the
+/// door named it when it checked the URL itself.
+#[test]
+fn a_refused_target_sent_with_a_message_names_the_message_field() {
+    let e = EngineError::TargetRefused {
+        with_command: true,
+        reason: TargetError::NoHost,
+    };
+    assert_eq!(
+        a2a_errors::engine(e),
+        A2aError::invalid_params(
+            "configuration.taskPushNotificationConfig.url",
+            "the URL has no host"
+        )
+    );
 }

@@ -174,6 +174,16 @@ pub fn engine(e: EngineError) -> Refusal {
             InvalidParams,
             json!({"field": config_field(named_by), "reason": config_reason(named_by, words)}),
         ),
+        // A config by itself names its URL as `params.url` (AIP's `notification/set`, A2A's
+        // push methods); one sent with an A2A message is in the message's configuration.
+        EngineError::TargetRefused { with_command, .. } => {
+            let field = if with_command {
+                "configuration.taskPushNotificationConfig.url"
+            } else {
+                "params.url"
+            };
+            Refusal::new(InvalidParams, json!({"field": field, "reason": words}))
+        }
         EngineError::PartnerVersionUnavailable { .. } | EngineError::Internal(_) => {
             Refusal::new(Internal, json!({"reason": words}))
         }

@@ -14,6 +14,7 @@ use crate::agent::policy::OperatorPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
 use crate::group::{GroupConfig, GroupLinks, Groups};
+use crate::net_policy::TargetPolicy;
 use crate::notify::{Notifier, NotifyConfig};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::store::{Store, StoreError};
@@ -244,7 +245,14 @@ impl Server {
             store.clone(),
             runtime.clone(),
             agents.clone(),
-            config.tasks.clone(),
+            // Where a webhook may point: the notifier's rule, checked by the engine when a config
+            // is made (whatever door) and by the notifier at every delivery.
+            TaskDefaults {
+                webhook_targets: TargetPolicy {
+                    allow_private: config.notify.allow_private,
+                },
+                ..config.tasks.clone()
+            },
             Arc::new(Deliverers {
                 notifier: notifier.clone(),
                 groups: links.clone(),

@@ -12,6 +12,10 @@
 
 #![deny(missing_docs)]
 
+mod targets;
+
+pub use targets::{TargetError, TargetPolicy, check_url};
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 

@@ -78,6 +78,7 @@ pub use retention::DueTask;
 pub use set_aside::SetAside;
 pub use space::{DEFAULT_RESERVE_BYTES, Disk, DiskState};
 
+use aiphost_protocol::notification::NotificationConfig;
 pub use committer::PendingWrite;
 use committer::{Committer, OnDamage};
 use serde::de::DeserializeOwned;
@@ -362,6 +363,9 @@ pub struct TaskWrite<'a> {
     pub published: Vec<(String, Outgoing)>,
     /// Where the task sorts in listings now (`None`: as it did; given with every record).
     pub listing: Option<Listing>,
+    /// Notification configs of the task to store (each replacing the one with its id): a config
+    /// sent with the command that makes this change is stored with it, or not at all.
+    pub configs: Vec<NotificationConfig>,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -400,6 +404,7 @@ impl<'a> TaskWrite<'a> {
             outbox: Vec::new(),
             published: Vec::new(),
             listing: None,
+            configs: Vec::new(),
         }
     }
 }
@@ -679,6 +684,17 @@ impl Store {
             let mut chunk_key = prefix;
             chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
             parts::insert(&mut batch, db, &chunk_key, chunk.items.as_bytes(), None)?;
+        }
+        for config in write.configs {
+            let config_key = key.config_key(&config.id);
+            let old = tasks.get(&config_key)?;
+            parts::insert(
+                &mut batch,
+                db,
+                &config_key,
+                &to_json(&config)?,
+                old.as_deref(),
+            )?;
         }
         for (seq, entry) in write.outbox {
             let bytes = to_json(&entry)?;

@@ -450,3 +450,168 @@ async fn each_config_of_a_task_is_given_up_on_by_itself() {
         "{urls:?}"
     );
 }
+
+/// A message refused by the engine (here: it names another `contextId` than its task's) stores
+/// nothing of the config it carries: neither a new config nor a change to one of the same id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_message_stores_nothing_of_its_config() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let task = asked["result"]["task"]["id"].as_str().unwrap().to_string();
+    let made = call(
+        &host,
+        "tck",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "hook", "url": "http://127.0.0.1:9/before", "token": "t1"}),
+    )
+    .await;
+    assert_eq!(made["result"]["id"], "hook", "{made}");
+    for (id, url) in [
+        ("hook", "http://127.0.0.1:9/after"),
+        ("fresh", "http://127.0.0.1:9/new"),
+    ] {
+        let mut elsewhere = message_to(&task, &format!("m-{id}"), "go on");
+        elsewhere["contextId"] = json!("another-context");
+        let refused = call(
+            &host,
+            "tck",
+            "SendMessage",
+            json!({"message": elsewhere, "configuration": {
+                "taskPushNotificationConfig": {"id": id, "url": url, "token": "t2"}}}),
+        )
+        .await;
+        assert_eq!(error_code(&refused), -32602, "{refused}");
+    }
+    let listed = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert_eq!(
+        listed["result"]["configs"],
+        json!([{"id": "hook", "taskId": task, "url": "http://127.0.0.1:9/before", "token": "t1"}]),
+        "{listed}"
+    );
+}
+
+/// A message's config is stored with the change the message makes, in one durable write: a host
+/// killed while a start waits for its partner's turn (after the door has handed the message to
+/// the engine, before the task is created) keeps neither the task nor its config; a start that
+/// got its task created keeps both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_killed_mid_message_keeps_a_config_only_with_its_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let args = [
+        "--webhook-allow-private",
+        "--max-invocations-per-partner",
+        "1",
+        "--list-tasks-on",
+        "hostile",
+    ];
+    let host = ProcessHost::start(&data, &args);
+    let a2a = format!("{}/agents/hostile/a2a", host.url);
+    let send = |id: &'static str, text: &'static str| {
+        let a2a = a2a.clone();
+        tokio::spawn(async move {
+            let body = request(
+                "SendMessage",
+                json!({"message": message(&format!("m-{id}"), text), "configuration": {
+                    "taskPushNotificationConfig": {"id": id, "url": "http://127.0.0.1:9/hook"}}}),
+            );
+            // The host is killed before it answers.
+            let _ = reqwest::Client::new().post(&a2a).json(&body).send().await;
+        })
+    };
+    let running = "aiphost_partner_invocations_running{agent=\"hostile\"}";
+    let waiting = "aiphost_partner_invocations_waiting{agent=\"hostile\"}";
+    let first = send("first", "slow:2500");
+    metric_reaches(&host.url, running, 1, LIMIT).await;
+    let second = send("second", "hello");
+    metric_reaches(&host.url, waiting, 1, LIMIT).await;
+    host.kill();
+    let _ = (first.await, second.await);
+
+    {
+        let store = aiphost::store::Store::open(&data.join("store")).unwrap();
+        let namespace = aiphost::store::TaskKey::owned("hostile", None, "any");
+        // Nothing expires (cut-off at the beginning of time): what is left waits for a task.
+        let (left, _) = store.sweep_waiting_configs(&namespace, i64::MIN).unwrap();
+        assert_eq!(left.waiting, 0, "a config whose task was never stored");
+    }
+    let host = ProcessHost::start(&data, &args);
+    let a2a = format!("{}/agents/hostile/a2a", host.url);
+    let listed = post(&a2a, &request("ListTasks", json!({}))).await;
+    let tasks = listed["result"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "the first message's task alone: {listed}");
+    let task = tasks[0]["id"].as_str().unwrap();
+    let configs = post(
+        &a2a,
+        &request("ListTaskPushNotificationConfigs", json!({"taskId": task})),
+    )
+    .await;
+    let configs = configs["result"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 1, "{configs:?}");
+    assert_eq!(configs[0]["id"], "first");
+}
+
+/// One address rule below both doors: an AIP notification config and an A2A push config to a
+/// private address are refused alike, with the same reason, and neither is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_doors_refuse_a_private_address_by_the_same_rule() {
+    let host = TestHost::start(HostOptions {
+        webhook_allow_private: false,
+        ..HostOptions::default()
+    })
+    .await;
+    let asked = call(
+        &host,
+        "tck",
+        "SendMessage",
+        json!({"message": message("tck-input-required-1", "start")}),
+    )
+    .await;
+    let task = asked["result"]["task"]["id"].as_str().unwrap().to_string();
+    let url = "http://10.1.2.3/hook";
+    let aip = post(
+        &host.rpc("tck"),
+        &notification_request(
+            "notification/set",
+            json!({"url": url, "token": "t", "taskId": task}),
+        ),
+    )
+    .await;
+    let a2a = call(
+        &host,
+        "tck",
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "url": url}),
+    )
+    .await;
+    for answer in [&aip, &a2a] {
+        assert_eq!(error_code(answer), -32602, "{answer}");
+    }
+    let reason = aip["error"]["data"]["reason"].as_str().unwrap();
+    assert!(reason.contains("10.1.2.3, a private address"), "{reason}");
+    assert_eq!(
+        a2a["error"]["data"].to_string().matches(reason).count(),
+        1,
+        "{a2a}"
+    );
+    let listed = call(
+        &host,
+        "tck",
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert_eq!(listed["result"]["configs"], json!([]), "{listed}");
+}

@@ -137,11 +137,6 @@ impl Notifier {
         })
     }
 
-    /// Whether webhooks may target private addresses.
-    pub fn allows_private(&self) -> bool {
-        self.config.allow_private
-    }
-
     /// Start delivering every task's pending notifications (after a restart).
     pub fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
         let tasks = self.store.outbox_tasks()?;

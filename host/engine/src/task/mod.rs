@@ -12,8 +12,8 @@ pub mod shares;
 pub mod timers;
 
 pub use engine::{
-    ConfigRef, EngineError, MAX_PAGE_SIZE, PagePosition, Reply, StreamStart, TaskEngine, TaskPage,
-    TaskQuery,
+    ConfigRef, EngineError, MAX_PAGE_SIZE, PagePosition, Reply, StreamStart, Subscribe, TaskEngine,
+    TaskPage, TaskQuery,
 };
 pub use fan_out::FanOut;
 pub use feed::{EventFeed, FeedError};

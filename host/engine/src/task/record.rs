@@ -2,6 +2,7 @@
 //! limits, the pending deadline, the bytes its products hold).
 
 use super::history::{self, CommandLog, HistoryLimits, HistoryWrites, UnreadableEntry};
+use aiphost_net_policy::TargetPolicy;
 use aiphost_protocol::{
     DataItem, Dialect, InvalidField, JsonObject, LeaderCommand, ProductChunk, Task, TaskState,
     TaskStatus,
@@ -36,6 +37,9 @@ pub struct TaskDefaults {
     /// Invocations of one partner that run at once; more wait their turn (see
     /// [`super::shares`]).
     pub max_invocations_per_partner: u32,
+    /// Where a notification config may point (the operator's `--webhook-allow-private`):
+    /// checked when a config is made, whatever door it came through.
+    pub webhook_targets: TargetPolicy,
 }
 
 impl Default for TaskDefaults {
@@ -51,6 +55,7 @@ impl Default for TaskDefaults {
             history: HistoryLimits::default(),
             max_live_tasks: 10_000,
             max_invocations_per_partner: 8,
+            webhook_targets: TargetPolicy::default(),
         }
     }
 }

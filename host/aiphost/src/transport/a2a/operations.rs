@@ -120,14 +120,12 @@ pub(super) async fn send(
         view,
         push,
     } = read_send(caller, params)?;
-    let (inline, notify) = push::inline(app, caller, &mut inbound, push).await?;
-    let reply = match app.engine.command(&caller.agent, inbound, notify).await {
-        Ok(reply) => reply,
-        Err(e) => {
-            push::undo(app, inline).await;
-            return Err(engine_error(e));
-        }
-    };
+    let subscribe = push::inline(caller, &mut inbound, push);
+    let reply = app
+        .engine
+        .command(&caller.agent, inbound, subscribe)
+        .await
+        .map_err(engine_error)?;
     Ok(json!({"task": render_task(&reply.task, view)}))
 }
 
@@ -154,14 +152,12 @@ pub(super) async fn send_streaming(
         ),
         _ => None,
     };
-    let (inline, notify) = push::inline(app, caller, &mut inbound, push).await?;
-    let start = match app.engine.stream(&caller.agent, inbound, notify).await {
-        Ok(start) => start,
-        Err(e) => {
-            push::undo(app, inline).await;
-            return Err(engine_error(e));
-        }
-    };
+    let subscribe = push::inline(caller, &mut inbound, push);
+    let start = app
+        .engine
+        .stream(&caller.agent, inbound, subscribe)
+        .await
+        .map_err(engine_error)?;
     let StreamStart::Events(feed) = start else {
         return Err(A2aError::new(
             A2aErrorKind::Internal,

@@ -3,18 +3,19 @@
 //! policy as AIP's notifications (`crate::notify`), rendered as A2A `StreamResponse`s.
 //!
 //! A config made while its task lives is subscribed to the task's status changes at once (under
-//! the task's lock, so no change slips between); one sent with the message that starts a task is
-//! stored first and subscribed by the start itself. A config made for an ended task is stored
-//! (A2A lets clients make one) and never used. Every change a client of A2A can see is
-//! notified: awaiting-completion is only a step on the way to completed under A2A's policy.
+//! the task's lock, so no change slips between); one sent with a message goes to the engine with
+//! the message's command, which stores it in the same write as the change the message makes (or,
+//! if the message is refused, not at all). A config made for an ended task is stored (A2A lets
+//! clients make one) and never used. Every change a client of A2A can see is notified:
+//! awaiting-completion is only a step on the way to completed under A2A's policy. Where a
+//! config's URL may point is the engine's rule, the same as for AIP's notification configs.
 
 use super::Caller;
 use super::operations::{admit_read, engine_error, field, object};
-use crate::notify::policy;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, PushConfig};
-use crate::protocol::notification::{NotificationConfig, Subscription};
-use crate::protocol::{CommandKind, Inbound, TaskState};
-use crate::store::TaskKey;
+use crate::protocol::notification::NotificationConfig;
+use crate::protocol::{Inbound, TaskState};
+use crate::task::Subscribe;
 use crate::transport::AppState;
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -27,91 +28,27 @@ fn notified_states() -> Vec<TaskState> {
         .collect()
 }
 
-/// Store `config` for `key`'s task once its URL passes the address policy (`path`: where the
-/// URL was in the request). A task that does not exist is TaskNotFound unless `may_wait` (the
-/// config comes with the message that starts it).
-async fn put(
-    app: &AppState,
-    key: &TaskKey,
-    config: NotificationConfig,
-    may_wait: bool,
-    path: &str,
-) -> Result<NotificationConfig, A2aError> {
-    policy::check_target(&config.url, app.notifier.allows_private())
-        .await
-        .map_err(|e| A2aError::invalid_params(&format!("{path}.url"), e.to_string()))?;
-    app.engine
-        .put_push_config(key, config, notified_states(), may_wait)
-        .await
-        .map_err(engine_error)
-}
-
-/// A config that came with a message and was stored before the message was carried out (so
-/// that none of the changes the message causes is missed).
-pub(super) struct Inline {
-    key: TaskKey,
-    id: String,
-    /// Whether this request made it (rather than replacing one of the same id).
-    made: bool,
-}
-
-/// Store the config `push` that came with `inbound` (a start gets its task id here, so the
-/// config can be stored under it). Returns what to undo if the message is refused, and, for a
-/// start, the subscription the start makes.
-pub(super) async fn inline(
-    app: &AppState,
+/// The config `push` that came with `inbound`, as the engine stores it with the message's
+/// change (a start gets its task id here, so the config can name it).
+pub(super) fn inline(
     caller: &Caller,
     inbound: &mut Inbound,
     push: Option<PushConfig>,
-) -> Result<(Option<Inline>, Option<Subscription>), A2aError> {
-    let Some(push) = push else {
-        return Ok((None, None));
-    };
-    let start = inbound.command.command == CommandKind::Start;
+) -> Option<Subscribe> {
+    let push = push?;
     let task_id = inbound
         .command
         .task_id
         .get_or_insert_with(|| format!("task-{}", uuid::Uuid::new_v4()))
         .clone();
-    let key = caller.key(&task_id);
     let config = NotificationConfig {
         format: caller.notice_format(),
         ..push.into_config(&task_id)
     };
-    let made = start
-        || !app
-            .engine
-            .notification_configs(&key, None)
-            .map_err(engine_error)?
-            .iter()
-            .any(|c| c.id == config.id);
-    let path = "configuration.taskPushNotificationConfig";
-    let stored = put(app, &key, config, start, path).await?;
-    let subscription = start.then(|| Subscription {
-        config_id: stored.id.clone(),
+    Some(Subscribe::Inline {
+        config,
         states: notified_states(),
-    });
-    let inline = Inline {
-        key,
-        id: stored.id,
-        made,
-    };
-    Ok((Some(inline), subscription))
-}
-
-/// Undo `inline` after its message was refused: nothing a refused request made stays.
-pub(super) async fn undo(app: &AppState, inline: Option<Inline>) {
-    let Some(inline) = inline.filter(|i| i.made) else {
-        return;
-    };
-    if let Err(e) = app
-        .engine
-        .delete_notification_configs(&inline.key, Some(&inline.id))
-        .await
-    {
-        tracing::warn!(task = %inline.key.task, error = %e,
-            "could not delete the push notification config of a refused message");
-    }
+    })
 }
 
 /// `CreateTaskPushNotificationConfig`. `path_task`: the task the HTTP+JSON path names (the
@@ -144,7 +81,11 @@ pub(super) async fn create(
         format: caller.notice_format(),
         ..push.into_config(&task_id)
     };
-    let config = put(app, &key, config, false, "params").await?;
+    let config = app
+        .engine
+        .put_push_config(&key, config, notified_states())
+        .await
+        .map_err(engine_error)?;
     Ok(a2a::render_push_config(&config))
 }
 

@@ -4,8 +4,8 @@
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::protocol::dialect::{self, render_task};
-use crate::protocol::notification::Subscription;
 use crate::protocol::{Inbound, RpcError};
+use crate::task::Subscribe;
 use crate::transport::AppState;
 use serde_json::Value;
 use std::sync::Arc;
@@ -19,17 +19,17 @@ pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<In
 }
 
 /// Carry out a command and answer with the task in the caller's
-/// dialect; `notify` for a `notification/start`.
+/// dialect; `subscribe` for a `notification/start`.
 pub(super) async fn command(
     app: &AppState,
     agent: &Arc<Agent>,
     inbound: Inbound,
-    notify: Option<Subscription>,
+    subscribe: Option<Subscribe>,
 ) -> Result<Value, RpcError> {
     let dialect = inbound.dialect;
     let reply = app
         .engine
-        .command(agent, inbound, notify)
+        .command(agent, inbound, subscribe)
         .await
         .map_err(aip_error::engine)?;
     Ok(render_task(

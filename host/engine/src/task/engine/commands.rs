@@ -2,12 +2,13 @@
 //! is checked against the state machine and the Leader's caps, and changes its task.
 
 use super::admission::Admitted;
+use super::notifications::{Split, Subscribe};
 use super::slots::{Slot, SlotState, is_resting};
 use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::live_tasks::{Starting, liveness};
 use crate::task::record::{TaskLimits, TaskRecord};
-use aiphost_protocol::notification::Subscription;
+use aiphost_protocol::notification::{NotificationConfig, Subscription};
 use aiphost_protocol::state::{self, CommandEffect};
 use aiphost_protocol::{
     CommandKind, CommandPolicy, DataItem, Dialect, EventKind, HistoryFilter, Inbound,
@@ -27,8 +28,11 @@ pub(super) struct Incoming {
     pub(super) dialect: Dialect,
     /// What its door asks where protocols differ.
     pub(super) policy: CommandPolicy,
-    /// Where to notify the task's changes (`notification/start`).
+    /// Where a start notifies the task's changes (`notification/start`, or a config sent with
+    /// it).
     pub(super) notify: Option<Subscription>,
+    /// A config sent with the command, to store with its change, and the states it hears of.
+    pub(super) inline: Option<(NotificationConfig, Vec<TaskState>)>,
     /// The group membership the task's results are published to (a command from a group).
     pub(super) group: Option<String>,
 }
@@ -47,6 +51,8 @@ pub(super) struct PendingStart {
     pub(super) dialect: Dialect,
     pub(super) limits: TaskLimits,
     pub(super) notify: Option<Subscription>,
+    /// The config sent with the start: stored with the task's creation.
+    pub(super) config: Option<NotificationConfig>,
     pub(super) group: Option<String>,
     /// The host completes it as soon as the partner has a result.
     pub(super) complete_on_result: bool,
@@ -57,14 +63,15 @@ pub(super) struct PendingStart {
 }
 
 impl TaskEngine {
-    /// Carry out a Leader command for `agent` and answer with the task.
+    /// Carry out a Leader command for `agent` and answer with the task; `subscribe`: where the
+    /// task's changes are to be notified from this command on.
     pub async fn command(
         &self,
         agent: &Arc<Agent>,
         inbound: Inbound,
-        notify: Option<Subscription>,
+        subscribe: Option<Subscribe>,
     ) -> Result<Reply, EngineError> {
-        self.routed_command(agent, inbound, notify, None).await
+        self.routed_command(agent, inbound, subscribe, None).await
     }
 
     /// Carry out a command that came from the group of `membership`: a task it starts publishes
@@ -95,10 +102,11 @@ impl TaskEngine {
         &self,
         agent: &Arc<Agent>,
         inbound: Inbound,
-        notify: Option<Subscription>,
+        subscribe: Option<Subscribe>,
         group: Option<String>,
     ) -> Result<Reply, EngineError> {
-        let style = match (&notify, &group) {
+        self.check_inline_target(subscribe.as_ref()).await?;
+        let style = match (&subscribe, &group) {
             (_, Some(_)) => "group",
             (Some(_), None) => "notification",
             (None, None) => "rpc",
@@ -114,9 +122,8 @@ impl TaskEngine {
         if command.command == CommandKind::ReStream {
             return Err(EngineError::ReStreamNotStreamed);
         }
-        if let Some(subscription) = &notify {
-            self.check_subscription(&key, subscription)?;
-        }
+        let Split { notify, inline } =
+            self.split_subscribe(&key, subscribe, command.command == CommandKind::Start)?;
         async move {
             let slot = self.hold(&key);
             let result = self
@@ -129,6 +136,7 @@ impl TaskEngine {
                         dialect,
                         policy,
                         notify,
+                        inline,
                         group,
                     },
                     true,
@@ -156,6 +164,7 @@ impl TaskEngine {
             dialect,
             policy,
             mut notify,
+            mut inline,
             mut group,
         } = incoming;
         let mut changes = slot.changed.subscribe();
@@ -230,6 +239,7 @@ impl TaskEngine {
                         dialect,
                         limits,
                         notify: notify.take(),
+                        config: inline.take().map(|(config, _)| config),
                         group: group.take(),
                         complete_on_result: policy.complete_on_result,
                         agent_version: agent.version,
@@ -248,6 +258,13 @@ impl TaskEngine {
                             None
                         }
                     };
+                    if st.record.is_none() {
+                        return Err(EngineError::task_not_found(&task_id));
+                    }
+                    let with_config = inline.is_some();
+                    if let Some((config, states)) = inline.take() {
+                        self.take_inline(&slot.key, &mut st, config, states)?;
+                    }
                     let record = st
                         .record
                         .as_mut()
@@ -255,8 +272,9 @@ impl TaskEngine {
                     record.record_command(command, true, &self.inner.defaults.history);
                     match self.persist_history(slot, &mut st).await {
                         // On a full disk a read still answers, the task as stored; only its
-                        // entry in the history is not kept.
-                        Err(StoreError::Full { .. }) => {
+                        // entry in the history is not kept (but a config sent with the
+                        // command is refused with it: it is stored with the command or not).
+                        Err(StoreError::Full { .. }) if !with_config => {
                             self.ensure_loaded(slot, &mut st).await?;
                         }
                         other => other?,
@@ -269,6 +287,12 @@ impl TaskEngine {
                     let kind = command.command;
                     let data_items = command.data_items.clone();
                     let params = command.params.clone();
+                    if st.record.is_none() {
+                        return Err(EngineError::task_not_found(&task_id));
+                    }
+                    if let Some((config, states)) = inline.take() {
+                        self.take_inline(&slot.key, &mut st, config, states)?;
+                    }
                     let record = st
                         .record
                         .as_mut()
@@ -341,6 +365,7 @@ impl TaskEngine {
         );
         record.agent_version = p.agent_version;
         record.notify = p.notify;
+        st.unwritten.configs.extend(p.config);
         record.group = p.group;
         record.task.completes_on_result = p.complete_on_result;
         // Counted before the start's reservation (in `p`) is given back.

@@ -4,6 +4,7 @@
 //! text is what the doors tell the client, so it is worded for them.
 
 use crate::quota::QuotaError;
+use aiphost_net_policy::TargetError;
 use aiphost_protocol::depth::TooDeep;
 use aiphost_protocol::{CommandKind, InvalidField, TaskState};
 use aiphost_store::StoreError;
@@ -107,6 +108,15 @@ pub enum EngineError {
         limit: usize,
         /// How long a waiting config lives, in seconds.
         ttl_seconds: u64,
+    },
+    /// A notification config's URL is one the host does not call back: its form, or where it
+    /// points under the address policy the engine was given.
+    #[error("{reason}")]
+    TargetRefused {
+        /// The config came with a command (A2A's message), not by itself.
+        with_command: bool,
+        /// Why.
+        reason: TargetError,
     },
     /// The task has no notification config with this id.
     #[error("no notification config {config_id:?} for task {task_id:?}")]

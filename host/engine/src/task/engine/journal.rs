@@ -6,6 +6,7 @@ use super::TaskEngine;
 use super::slots::{Slot, SlotState};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
+use aiphost_protocol::notification::NotificationConfig;
 use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, TaskState, Timestamp};
 use aiphost_store::{
     ChunkWrite, Encoded, OutboxEntry, Outgoing, PendingWrite, StoreError, TaskKey, TaskWrite,
@@ -18,9 +19,15 @@ use std::sync::atomic::Ordering;
 pub(super) struct Unwritten {
     pub(super) events: Vec<(u64, Encoded)>,
     pub(super) chunks: Vec<ChunkWrite>,
+    /// Notification configs sent with the command that made these changes: stored with them.
+    pub(super) configs: Vec<NotificationConfig>,
 }
 
 impl Unwritten {
+    pub(super) fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.chunks.is_empty() && self.configs.is_empty()
+    }
+
     fn bytes(&self) -> usize {
         bytes_of(&self.events, &self.chunks)
     }
@@ -171,6 +178,7 @@ impl TaskEngine {
             outbox,
             published,
             listing: Some(listing),
+            configs: held_back.configs,
         });
         let pending = match written {
             Ok(pending) => pending,
@@ -242,7 +250,7 @@ impl TaskEngine {
             .record
             .as_ref()
             .is_some_and(TaskRecord::has_history_writes);
-        if st.unwritten.events.is_empty() && st.unwritten.chunks.is_empty() && !history {
+        if st.unwritten.is_empty() && !history {
             return Ok(());
         }
         self.store_change(slot, st, Vec::new(), false).await
@@ -257,7 +265,7 @@ impl TaskEngine {
         st: &mut SlotState,
     ) -> Result<(), StoreError> {
         let rewrite = st.record.as_ref().is_some_and(TaskRecord::must_rewrite);
-        if rewrite || !st.unwritten.events.is_empty() || !st.unwritten.chunks.is_empty() {
+        if rewrite || !st.unwritten.is_empty() {
             return self.store_change(slot, st, Vec::new(), false).await;
         }
         let Some(record) = st.record.as_mut() else {

@@ -34,6 +34,7 @@ mod expiry;
 mod invocations;
 mod journal;
 mod notifications;
+pub use notifications::Subscribe;
 mod reads;
 mod removal;
 pub use reads::{MAX_PAGE_SIZE, PagePosition, TaskPage, TaskQuery};

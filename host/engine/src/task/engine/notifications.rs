@@ -6,12 +6,40 @@
 //! partner's shared namespace) holds at most [`MAX_WAITING_CONFIGS`] configs of tasks that have
 //! not started. A waiting config whose task has not started [`WAITING_CONFIG_TTL`] after it was
 //! made is deleted when the namespace is full.
+//!
+//! Where a config may point is checked here, below every door, with the address policy the
+//! engine was given ([`crate::task::TaskDefaults::webhook_targets`]). A config sent with a command
+//! ([`Subscribe::Inline`], A2A's message) is stored in the same write as the change the command
+//! makes, or, if the command is refused, not at all.
 
+use super::slots::SlotState;
 use super::{ConfigRef, EngineError, TaskEngine};
 use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
 use aiphost_protocol::{TaskState, Timestamp};
 use aiphost_store::{StoreError, TaskKey};
 use std::time::Duration;
+
+/// How a command subscribes its task to notifications.
+#[derive(Clone, Debug)]
+pub enum Subscribe {
+    /// A start subscribes its task to a config the task has already (AIP `notification/start`).
+    Named(Subscription),
+    /// A config sent with the command (A2A's `configuration.taskPushNotificationConfig`): the
+    /// task's status changes that `states` lets through (empty: every one) go to it from the
+    /// command's change on, stored with that change.
+    Inline {
+        /// The config, replacing the task's config with its id if there is one.
+        config: NotificationConfig,
+        /// The states whose entry it is told of.
+        states: Vec<TaskState>,
+    },
+}
+
+/// A [`Subscribe`] split into what a start records and what is stored with the change.
+pub(super) struct Split {
+    pub(super) notify: Option<Subscription>,
+    pub(super) inline: Option<(NotificationConfig, Vec<TaskState>)>,
+}
 
 /// The most notification configs one task may have.
 pub const MAX_CONFIGS_PER_TASK: usize = 16;
@@ -22,13 +50,14 @@ pub const WAITING_CONFIG_TTL: Duration = Duration::from_secs(600);
 
 impl TaskEngine {
     /// Create (no id) or replace (the id of one of the task's configs) a config of `key`'s task,
-    /// durably. The task need not exist yet. Whether the URL may be called is the caller's rule
-    /// (the notifier's address policy), checked before this.
+    /// durably. The task need not exist yet. A URL the address policy refuses is
+    /// [`EngineError::TargetRefused`].
     pub async fn set_notification_config(
         &self,
         key: &TaskKey,
         set: SetParams,
     ) -> Result<NotificationConfig, EngineError> {
+        self.check_target(&set.url, false).await?;
         let store = &self.inner.store;
         let started = self.task_exists(key)?;
         let id = match set.id {
@@ -101,29 +130,48 @@ impl TaskEngine {
     /// notification configs: the client may choose the id), durably. While the task lives, its
     /// status changes that `states` lets through (empty: every one) go to the config from now
     /// on. A config for an ended task is stored and never used (A2A lets clients make one); a
-    /// task that does not exist is TaskNotFound unless `may_wait`: then the config waits for a
-    /// start that subscribes to it, like one made with `notification/set` before its task.
+    /// task that does not exist is TaskNotFound, a URL the address policy refuses
+    /// [`EngineError::TargetRefused`].
     pub async fn put_push_config(
         &self,
         key: &TaskKey,
         config: NotificationConfig,
         states: Vec<TaskState>,
-        may_wait: bool,
     ) -> Result<NotificationConfig, EngineError> {
+        self.check_target(&config.url, false).await?;
         let store = &self.inner.store;
         let slot = self.hold(key);
         // Under the slot's lock, so that no status change is written between storing the
         // config and subscribing the task to it.
         let mut st = slot.state.lock().await;
         self.ensure_loaded(&slot, &mut st).await?;
-        let started = st.record.is_some() || self.task_exists(key)?;
-        if !started && !may_wait {
+        if st.record.is_none() {
             return Err(EngineError::task_not_found(&key.task));
         }
-        if store.config(key, &config.id)?.is_none() {
-            self.room_for_a_config(key, started)?;
+        self.take_inline(key, &mut st, config.clone(), states)?;
+        self.store_change(&slot, &mut st, Vec::new(), false).await?;
+        let ticket = st.ticket;
+        drop(st);
+        store.durable(ticket).await?;
+        Ok(config)
+    }
+
+    /// Take `config` into the slot's task, to be stored with its next change: room for it is
+    /// checked (unless it replaces one), and a task that has not ended is subscribed to it with
+    /// `states` unless it is already.
+    pub(super) fn take_inline(
+        &self,
+        key: &TaskKey,
+        st: &mut SlotState,
+        config: NotificationConfig,
+        states: Vec<TaskState>,
+    ) -> Result<(), EngineError> {
+        let store = &self.inner.store;
+        let known = store.config(key, &config.id)?.is_some()
+            || st.unwritten.configs.iter().any(|c| c.id == config.id);
+        if !known {
+            self.room_for_a_config(key, true)?;
         }
-        let ticket = store.put_config(key, &config, (!started).then(Timestamp::now_ms))?;
         let subscribe = st.record.as_ref().is_some_and(|r| {
             !r.state().is_terminal() && r.subscriptions().all(|s| s.config_id != config.id)
         });
@@ -137,7 +185,9 @@ impl TaskEngine {
                 .map(|r| r.push.clone())
                 .unwrap_or_default()
             {
-                if store.config(key, &s.config_id)?.is_some() {
+                if store.config(key, &s.config_id)?.is_some()
+                    || st.unwritten.configs.iter().any(|c| c.id == s.config_id)
+                {
                     kept.push(s);
                 }
             }
@@ -148,12 +198,76 @@ impl TaskEngine {
             if let Some(record) = st.record.as_mut() {
                 record.push = kept;
             }
-            self.store_change(&slot, &mut st, Vec::new(), false).await?;
         }
-        let ticket = st.ticket.max(ticket);
-        drop(st);
-        store.durable(ticket).await?;
-        Ok(config)
+        st.unwritten.configs.retain(|c| c.id != config.id);
+        st.unwritten.configs.push(config);
+        Ok(())
+    }
+
+    /// Refused ([`EngineError::TargetRefused`]) unless `url` is one the host may call back
+    /// under its address policy. `with_command`: the config came with a command.
+    pub(super) async fn check_target(
+        &self,
+        url: &str,
+        with_command: bool,
+    ) -> Result<(), EngineError> {
+        self.inner
+            .defaults
+            .webhook_targets
+            .check(url)
+            .await
+            .map(drop)
+            .map_err(|reason| EngineError::TargetRefused {
+                with_command,
+                reason,
+            })
+    }
+
+    /// Refused unless an inline config's URL passes the address policy: checked before the
+    /// command is admitted, as the doors did.
+    pub(super) async fn check_inline_target(
+        &self,
+        subscribe: Option<&Subscribe>,
+    ) -> Result<(), EngineError> {
+        match subscribe {
+            Some(Subscribe::Inline { config, .. }) => self.check_target(&config.url, true).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// What `subscribe` asks of a command on `key`'s task (`start`: the command is a start),
+    /// checked before the command is let into its slot: a named config exists.
+    pub(super) fn split_subscribe(
+        &self,
+        key: &TaskKey,
+        subscribe: Option<Subscribe>,
+        start: bool,
+    ) -> Result<Split, EngineError> {
+        Ok(match subscribe {
+            None => Split {
+                notify: None,
+                inline: None,
+            },
+            Some(Subscribe::Named(subscription)) => {
+                self.check_subscription(key, &subscription)?;
+                Split {
+                    notify: Some(subscription),
+                    inline: None,
+                }
+            }
+            Some(Subscribe::Inline { config, states }) => {
+                // A start subscribes its new task as `notification/start` does; a later
+                // command adds the config to the task's push list.
+                let notify = start.then(|| Subscription {
+                    config_id: config.id.clone(),
+                    states: states.clone(),
+                });
+                Split {
+                    notify,
+                    inline: Some((config, states)),
+                }
+            }
+        })
     }
 
     /// Delete config `id` of `key`'s task if it has one (A2A: deleting twice is no error);

@@ -153,8 +153,7 @@ impl TaskEngine {
             && let Ok(st) = slot.state.try_lock()
             && st.running.is_none()
             && st.pending.is_none()
-            && st.unwritten.events.is_empty()
-            && st.unwritten.chunks.is_empty()
+            && st.unwritten.is_empty()
             && !st
                 .record
                 .as_ref()

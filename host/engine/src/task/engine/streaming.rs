@@ -2,10 +2,10 @@
 //! with the task's events rather than a snapshot.
 
 use super::admission::Admitted;
+use super::notifications::{Split, Subscribe};
 use super::{EngineError, Incoming, StreamStart, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
-use aiphost_protocol::notification::Subscription;
 use aiphost_protocol::{CommandKind, Inbound, InvalidField, JsonObject};
 use std::sync::Arc;
 use tracing::Instrument;
@@ -13,14 +13,15 @@ use tracing::Instrument;
 impl TaskEngine {
     /// Carry out a Leader command that came with the `stream` method: the answer is the task's
     /// events, from the ones this command causes on (all of them for a start or a re-stream from
-    /// the beginning), live until the task ends. A start may subscribe the task to a
-    /// notification config (`notify`), as `command` does.
+    /// the beginning), live until the task ends. The command may subscribe the task to
+    /// notifications (`subscribe`), as `command`'s does.
     pub async fn stream(
         &self,
         agent: &Arc<Agent>,
         inbound: Inbound,
-        notify: Option<Subscription>,
+        subscribe: Option<Subscribe>,
     ) -> Result<StreamStart, EngineError> {
+        self.check_inline_target(subscribe.as_ref()).await?;
         let Admitted {
             key,
             task_id,
@@ -35,9 +36,8 @@ impl TaskEngine {
             _ => None,
         };
         let command_ids = (command.session_id.clone(), command.group_id.clone());
-        if let Some(subscription) = &notify {
-            self.check_subscription(&key, subscription)?;
-        }
+        let Split { notify, inline } =
+            self.split_subscribe(&key, subscribe, kind == CommandKind::Start)?;
         async move {
             // Follow before anything can happen to the task, so no event slips past the stream.
             let follow = self.inner.watermarks.follow(&key);
@@ -52,6 +52,7 @@ impl TaskEngine {
                         dialect,
                         policy,
                         notify,
+                        inline,
                         group: None,
                     },
                     false,

@@ -3,7 +3,7 @@
 //! the state machine through the engine, its timers, its serialisation of one task's commands,
 //! its admission of commands, and what it hands the fan-out once a change is durable.
 
-use super::{EngineError, Reply, TaskEngine, TaskQuery};
+use super::{EngineError, Reply, Subscribe, TaskEngine, TaskQuery};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, Registry};
 use crate::quota::{QuotaError, Quotas, TenantState};
@@ -1152,7 +1152,12 @@ async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_configs_made_while_a_task_lives_hear_its_changes() {
     use aiphost_protocol::notification::{NoticeFormat, NotificationConfig};
-    let e = Engine::start(TaskDefaults::default());
+    let e = Engine::start(TaskDefaults {
+        webhook_targets: aiphost_net_policy::TargetPolicy {
+            allow_private: true,
+        },
+        ..TaskDefaults::default()
+    });
     let asked = e
         .send("asker", command("start", "p1", text("trip"), json!({})))
         .await
@@ -1166,10 +1171,8 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
         format: NoticeFormat::A2a,
         ..Default::default()
     };
-    let push = |id: &str, states: Vec<TaskState>| {
-        e.engine
-            .put_push_config(&key, config(id, "p1"), states, false)
-    };
+    let push =
+        |id: &str, states: Vec<TaskState>| e.engine.put_push_config(&key, config(id, "p1"), states);
     push("gone", Vec::new()).await.unwrap();
     e.engine.delete_push_config(&key, "gone").await.unwrap();
     // Deleting twice is no error.
@@ -1203,11 +1206,11 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
         ("all", &["ends".to_string()][..])
     );
 
-    // No task: refused and nothing stored; allowed to wait for a start.
+    // No task: refused and nothing stored.
     let other = TaskKey::owned("asker", None, "p2");
     let refused = e
         .engine
-        .put_push_config(&other, config("x", "p2"), Vec::new(), false)
+        .put_push_config(&other, config("x", "p2"), Vec::new())
         .await;
     assert!(
         matches!(&refused, Err(EngineError::TaskNotFound { .. })),
@@ -1215,9 +1218,98 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
     );
     assert!(e.engine.inner.store.configs(&other).unwrap().is_empty());
     assert!(e.engine.delete_push_config(&other, "x").await.is_err());
+
+    // Sent with a command: stored with the command's change or not at all. A continue of the
+    // ended task refused under a strict policy stores none...
+    let inline = |id: &str, task: &str| {
+        Some(Subscribe::Inline {
+            config: config(id, task),
+            states: Vec::new(),
+        })
+    };
+    let mut late = command("continue", "p1", text("more"), json!({}));
+    late.policy.strict = true;
+    let refused = e
+        .engine
+        .command(&e.agent("asker"), late, inline("late", "p1"))
+        .await;
+    assert!(
+        matches!(&refused, Err(EngineError::TaskEnded { .. })),
+        "{refused:?}"
+    );
+    assert!(e.engine.inner.store.config(&key, "late").unwrap().is_none());
+    // ... and a start stores its config with the task it creates, subscribed to it.
     e.engine
-        .put_push_config(&other, config("x", "p2"), Vec::new(), true)
+        .command(
+            &e.agent("asker"),
+            command("start", "p2", text("trip"), json!({})),
+            inline("x", "p2"),
+        )
         .await
         .unwrap();
     assert_eq!(e.engine.inner.store.configs(&other).unwrap().len(), 1);
+    let record = e
+        .engine
+        .inner
+        .store
+        .load_task::<crate::task::record::TaskRecord>(&other)
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.notify.map(|n| n.config_id).as_deref(), Some("x"));
+}
+
+/// Where a config may point is the engine's rule, whatever door it came through: under the
+/// default policy a private address is refused for a config made by itself and for one sent
+/// with a command (which then starts nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configs_to_private_addresses_are_refused_below_the_doors() {
+    use aiphost_protocol::notification::{NotificationConfig, SetParams};
+    let e = Engine::start(TaskDefaults::default());
+    let key = TaskKey::owned("asker", None, "p1");
+    let set = SetParams {
+        id: None,
+        url: "http://127.0.0.1:9/hook".into(),
+        token: "t".into(),
+        task_id: "p1".into(),
+    };
+    let refused = e.engine.set_notification_config(&key, set).await;
+    assert!(
+        matches!(
+            &refused,
+            Err(EngineError::TargetRefused {
+                with_command: false,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    let config = NotificationConfig {
+        id: "c".into(),
+        url: "http://10.0.0.1/hook".into(),
+        task_id: "p1".into(),
+        ..Default::default()
+    };
+    let refused = e
+        .engine
+        .command(
+            &e.agent("asker"),
+            command("start", "p1", text("trip"), json!({})),
+            Some(Subscribe::Inline {
+                config,
+                states: Vec::new(),
+            }),
+        )
+        .await;
+    assert!(
+        matches!(
+            &refused,
+            Err(EngineError::TargetRefused {
+                with_command: true,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert!(e.engine.inner.store.configs(&key).unwrap().is_empty());
+    assert!(!e.engine.inner.store.has_task(&key).unwrap());
 }
