@@ -8,7 +8,7 @@ use crate::quota::QuotaError;
 use crate::refusal::{self, Kind, Refusal};
 use crate::task::EngineError;
 use crate::tenant::LeaderAuthError;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The JSON-RPC error for an engine failure, its facts in `data`; store details stay in the log.
 pub fn engine(e: EngineError) -> RpcError {
@@ -28,6 +28,8 @@ fn rpc(refusal: Refusal) -> RpcError {
         Kind::NotCancelable => ErrorCode::TaskNotCancelable,
         Kind::Unsupported => ErrorCode::UnsupportedOperation,
         Kind::InvalidParams => ErrorCode::InvalidParams,
+        Kind::Unauthenticated => ErrorCode::AuthenticationRequired,
+        Kind::InvalidCredential => ErrorCode::AccessTokenInvalid,
         Kind::ContentType => ErrorCode::ContentTypeNotSupported,
         // AIP has no code of its own for a quota: -32009, with the `quota` in its data.
         Kind::NotAllowed | Kind::Quota => ErrorCode::AuthorizationFailed,
@@ -47,21 +49,5 @@ fn rpc(refusal: Refusal) -> RpcError {
 /// -32008 (no credential), -32010 (a credential that is not valid), -32009 (a Leader that may
 /// not call this partner) or -32603 (the host could not check).
 pub fn leader_auth(e: &LeaderAuthError) -> RpcError {
-    match e {
-        LeaderAuthError::Missing { scheme, reason } => RpcError::new(
-            ErrorCode::AuthenticationRequired,
-            json!({"reason": reason, "scheme": scheme.as_str()}),
-        ),
-        LeaderAuthError::Invalid { scheme, reason } => RpcError::new(
-            ErrorCode::AccessTokenInvalid,
-            json!({"reason": reason, "scheme": scheme.as_str()}),
-        ),
-        LeaderAuthError::NotAllowed { leader, reason } => RpcError::new(
-            ErrorCode::AuthorizationFailed,
-            json!({"reason": reason, "leader": leader}),
-        ),
-        LeaderAuthError::Unavailable => {
-            RpcError::internal("the host could not check the API key; retry")
-        }
-    }
+    rpc(refusal::leader_auth(e))
 }

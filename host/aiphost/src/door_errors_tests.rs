@@ -338,3 +338,52 @@ fn a_refused_target_sent_with_a_message_names_the_message_field() {
         )
     );
 }
+
+/// A Leader's authentication refused, as each door answered it before (the A2A error was the
+/// AIP one turned into A2A).
+#[test]
+fn both_doors_answer_a_refused_authentication_as_before() {
+    use crate::tenant::{LeaderAuthError, Scheme};
+    let cases: Vec<(LeaderAuthError, Value, A2aErrorKind)> = vec![
+        (
+            LeaderAuthError::Missing {
+                scheme: Scheme::Bearer,
+                reason: "send an API key",
+            },
+            json!({"code": -32008, "message": "Authentication required", "data": {
+                "reason": "send an API key", "scheme": "bearer"}}),
+            A2aErrorKind::Unauthenticated,
+        ),
+        (
+            LeaderAuthError::Invalid {
+                scheme: Scheme::Mtls,
+                reason: "unknown key",
+            },
+            json!({"code": -32010, "message": "Invalid access token", "data": {
+                "reason": "unknown key", "scheme": "mtls"}}),
+            A2aErrorKind::Unauthenticated,
+        ),
+        (
+            LeaderAuthError::NotAllowed {
+                leader: "L".into(),
+                reason: "not on the list",
+            },
+            json!({"code": -32009, "message": "Authorization failed", "data": {
+                "reason": "not on the list", "leader": "L"}}),
+            A2aErrorKind::PermissionDenied,
+        ),
+        (
+            LeaderAuthError::Unavailable,
+            json!({"code": -32603, "message": "Internal server error", "data": {
+                "reason": "the host could not check the API key; retry"}}),
+            A2aErrorKind::Internal,
+        ),
+    ];
+    for (e, expected, kind) in cases {
+        let rpc = aip_error::leader_auth(&e);
+        assert_eq!(serde_json::to_value(&rpc).unwrap(), expected, "{e:?}");
+        let a2a = a2a_errors::leader_auth(&e);
+        assert_eq!(a2a.kind, kind, "{e:?}");
+        assert_eq!(a2a, A2aError::from(rpc), "{e:?}");
+    }
+}

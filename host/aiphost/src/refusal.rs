@@ -12,6 +12,7 @@ use crate::protocol::depth::MAX_JSON_DEPTH;
 use crate::quota::QuotaError;
 use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};
+use crate::tenant::LeaderAuthError;
 use serde_json::{Value, json};
 
 /// How long a client is asked to wait before retrying on a full disk: the host takes new work
@@ -29,6 +30,10 @@ pub enum Kind {
     Unsupported,
     /// A parameter is wrong; `field` names it.
     InvalidParams,
+    /// The caller needs a credential and sent none.
+    Unauthenticated,
+    /// The caller's credential is not valid.
+    InvalidCredential,
     /// A data item of a type no skill accepts.
     ContentType,
     /// The caller may not do this.
@@ -263,4 +268,27 @@ pub fn quota(e: &QuotaError) -> Refusal {
         }),
     };
     Refusal::new(Kind::Quota, facts)
+}
+
+/// The refusal of a Leader's authentication: no credential, one that is not valid, a Leader
+/// the partner does not take, or a check the host could not make.
+pub fn leader_auth(e: &LeaderAuthError) -> Refusal {
+    match e {
+        LeaderAuthError::Missing { scheme, reason } => Refusal::new(
+            Kind::Unauthenticated,
+            json!({"reason": reason, "scheme": scheme.as_str()}),
+        ),
+        LeaderAuthError::Invalid { scheme, reason } => Refusal::new(
+            Kind::InvalidCredential,
+            json!({"reason": reason, "scheme": scheme.as_str()}),
+        ),
+        LeaderAuthError::NotAllowed { leader, reason } => Refusal::new(
+            Kind::NotAllowed,
+            json!({"reason": reason, "leader": leader}),
+        ),
+        LeaderAuthError::Unavailable => Refusal::new(
+            Kind::Internal,
+            json!({"reason": "the host could not check the API key; retry"}),
+        ),
+    }
 }

@@ -6,10 +6,17 @@ use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::quota::QuotaError;
 use crate::refusal::{self, Kind, Refusal};
 use crate::task::EngineError;
+use crate::tenant::LeaderAuthError;
 
 /// The A2A error of an engine failure; store details stay in the log.
 pub(crate) fn engine(e: EngineError) -> A2aError {
     a2a(refusal::engine(e))
+}
+
+/// Unauthenticated (no credential, or one that is not valid), PermissionDenied (a Leader the
+/// partner does not take) or Internal (the host could not check).
+pub(crate) fn leader_auth(e: &LeaderAuthError) -> A2aError {
+    a2a(refusal::leader_auth(e))
 }
 
 /// ResourceExhausted with the quota, its limit and when to retry.
@@ -26,6 +33,7 @@ fn a2a(refusal: Refusal) -> A2aError {
         Kind::NotCancelable => TaskNotCancelable,
         Kind::Unsupported => UnsupportedOperation,
         Kind::InvalidParams => InvalidParams,
+        Kind::Unauthenticated | Kind::InvalidCredential => Unauthenticated,
         Kind::ContentType => ContentTypeNotSupported,
         Kind::NotAllowed => PermissionDenied,
         // A quota is not a denied permission here.

@@ -23,7 +23,6 @@ mod rest;
 use super::AppState;
 use super::tls::Peer;
 use crate::agent::Agent;
-use crate::aip_error;
 use crate::protocol::a2a::{A2aError, A2aErrorKind, VERSION};
 use crate::protocol::notification::NoticeFormat;
 use crate::store::TaskKey;
@@ -116,7 +115,7 @@ fn caller(
     let owner = app
         .tenancy
         .authenticate_leader(&agent, super::admin::bearer(headers), peer.certificate())
-        .map_err(|e| A2aError::from(aip_error::leader_auth(&e)))?;
+        .map_err(|e| errors::leader_auth(&e))?;
     Ok(Caller {
         agent,
         owner,
