@@ -7,7 +7,6 @@ use aiphost_tests::tenants::{
 use aiphost_tests::*;
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
 
 const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
@@ -22,22 +21,6 @@ async fn versions(host: &TestHost, token: &str, agent: &str) -> (u16, Value) {
         None,
     )
     .await
-}
-
-/// Every file under `dir`, recursively.
-fn files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.extend(files(&path));
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
@@ -152,7 +135,7 @@ async fn operator_manages_tenants_and_the_admin_api_refuses_everyone_else() {
     if let Some(server) = host.server.take() {
         server.shutdown().await;
     }
-    for file in files(host.data.path()) {
+    for file in files_under(host.data.path()) {
         let bytes = std::fs::read(&file).unwrap_or_default();
         for token in [&acme, &globex] {
             assert!(

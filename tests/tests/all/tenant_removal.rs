@@ -11,25 +11,9 @@ use std::path::{Path, PathBuf};
 
 const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
 
-/// Every file under `dir`, recursively.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.extend(files(&path));
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 /// The files under `dir` that hold `needle`.
 fn holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    files(dir)
+    files_under(dir)
         .into_iter()
         .filter(|f| {
             let bytes = std::fs::read(f).unwrap_or_default();
@@ -283,7 +267,7 @@ async fn a_removed_tenants_partner_leaves_its_groups() {
 /// A store that kept config values and secrets in sled (before they were files) has them moved
 /// to their files when it opens: readable as before, and gone from sled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_a_store_kept_in_sled_move_to_their_files() {
+async fn values_a_store_kept_in_sled_move_to_their_files_under() {
     let mut host = TestHost::start(HostOptions::default()).await;
     let token = create_tenant(&host.url, "older", json!({})).await;
     let agent = "older-echo";

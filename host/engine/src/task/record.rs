@@ -200,7 +200,14 @@ impl TaskRecord {
             status_history: vec![status],
             completes_on_result: false,
         };
-        let mut record = TaskRecord {
+        let mut record = TaskRecord::fresh(task, dialect, limits, 0);
+        record.record_command(start, false, history);
+        record
+    }
+
+    /// A record of `task` as it comes into being: no deadline, products, events or configs yet.
+    fn fresh(task: Task, dialect: Dialect, limits: TaskLimits, agent_version: u64) -> Self {
+        TaskRecord {
             task,
             dialect,
             limits,
@@ -210,13 +217,11 @@ impl TaskRecord {
             notify: None,
             push: Vec::new(),
             group: None,
-            agent_version: 0,
+            agent_version,
             next_command: 0,
             log: CommandLog::default(),
             adopted: false,
-        };
-        record.record_command(start, false, history);
-        record
+        }
     }
 
     /// The record that takes the place of one that could not be read (see
@@ -232,37 +237,25 @@ impl TaskRecord {
     ) -> Self {
         let defaults = TaskDefaults::default();
         let status = TaskStatus::now(TaskState::Failed, vec![DataItem::text(reason)]);
-        TaskRecord {
-            task: Task {
-                id: task_id.to_string(),
-                session_id: None,
-                leader_id: leader.map(str::to_string),
-                group_id: None,
-                status: status.clone(),
-                products: Vec::new(),
-                commands: Vec::new(),
-                status_history: vec![status],
-                completes_on_result: false,
-            },
-            dialect: Dialect::default(),
-            limits: TaskLimits {
-                response_timeout_ms: defaults.response_timeout_ms,
-                awaiting_input_timeout_ms: defaults.awaiting_input_timeout_ms,
-                awaiting_completion_timeout_ms: defaults.awaiting_completion_timeout_ms,
-                leader_max_products_bytes: None,
-                max_products_bytes: defaults.max_products_bytes,
-            },
-            deadline_ms: None,
-            products_bytes: 0,
-            last_event_seq: 0,
-            notify: None,
-            push: Vec::new(),
-            group: None,
-            agent_version,
-            next_command: 0,
-            log: CommandLog::default(),
-            adopted: false,
-        }
+        let task = Task {
+            id: task_id.to_string(),
+            session_id: None,
+            leader_id: leader.map(str::to_string),
+            group_id: None,
+            status: status.clone(),
+            products: Vec::new(),
+            commands: Vec::new(),
+            status_history: vec![status],
+            completes_on_result: false,
+        };
+        let limits = TaskLimits {
+            response_timeout_ms: defaults.response_timeout_ms,
+            awaiting_input_timeout_ms: defaults.awaiting_input_timeout_ms,
+            awaiting_completion_timeout_ms: defaults.awaiting_completion_timeout_ms,
+            leader_max_products_bytes: None,
+            max_products_bytes: defaults.max_products_bytes,
+        };
+        TaskRecord::fresh(task, Dialect::default(), limits, agent_version)
     }
 
     /// The task's current state.
