@@ -32,6 +32,8 @@ pub mod aip_error;
 pub mod client;
 #[cfg(test)]
 mod door_errors_tests;
+#[cfg(test)]
+mod door_imports_tests;
 pub mod fan_out;
 pub mod group;
 pub mod notify;
