@@ -13,6 +13,7 @@
 //! `A2aError::to_jsonrpc` and `A2aError::to_http`.
 
 pub mod card;
+mod common;
 pub(crate) mod errors;
 mod events;
 mod jsonrpc;

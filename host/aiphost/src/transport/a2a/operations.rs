@@ -2,11 +2,12 @@
 //! one JSON object (the JSON-RPC `params`, or an HTTP+JSON body, path and query together), goes
 //! through the same engine as AIP, and answers with A2A objects or a stream of them.
 
+use super::common::{admit_read, field, object};
 use super::events::{Close, Events, events};
 use super::{Caller, errors, push};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
 use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
-use crate::task::{EngineError, PagePosition, StreamStart, TaskQuery};
+use crate::task::{PagePosition, StreamStart, TaskQuery};
 use crate::transport::AppState;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -21,29 +22,6 @@ const POLICY: CommandPolicy = CommandPolicy {
 
 /// A page of `ListTasks` when the client asks for no size.
 const DEFAULT_PAGE_SIZE: usize = 50;
-
-/// The A2A error of an engine failure (see `errors.rs`).
-pub(super) fn engine_error(e: EngineError) -> A2aError {
-    errors::engine(e)
-}
-
-/// A field by its ProtoJSON name or its proto name (clients send either).
-pub(super) fn field<'a>(
-    params: &'a Map<String, Value>,
-    camel: &str,
-    snake: &str,
-) -> Option<&'a Value> {
-    params
-        .get(camel)
-        .or_else(|| params.get(snake))
-        .filter(|v| !v.is_null())
-}
-
-pub(super) fn object(params: &Value) -> Result<&Map<String, Value>, A2aError> {
-    params
-        .as_object()
-        .ok_or_else(|| A2aError::invalid_params("params", "must be an object"))
-}
 
 fn required_id<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a str, A2aError> {
     match params.get(name) {
@@ -72,12 +50,6 @@ fn history_length(params: &Map<String, Value>) -> Result<Option<usize>, A2aError
     field(params, "historyLength", "history_length")
         .map(|v| a2a::count(v, "historyLength"))
         .transpose()
-}
-
-/// Count a request that is not a command against the partner's rate (a command counts in the
-/// engine, as over AIP).
-pub(super) fn admit_read(caller: &Caller) -> Result<(), A2aError> {
-    caller.agent.admit_request().map_err(|e| errors::quota(&e))
 }
 
 /// The command of a `SendMessage`, with the flags that shape its answer and the push config
@@ -125,7 +97,7 @@ pub(super) async fn send(
         .engine
         .command(&caller.agent, inbound, subscribe)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     Ok(json!({"task": render_task(&reply.task, view)}))
 }
 
@@ -148,7 +120,7 @@ pub(super) async fn send_streaming(
             app.engine
                 .read(&caller.agent, caller.owner.as_deref(), id)
                 .await
-                .map_err(engine_error)?,
+                .map_err(errors::engine)?,
         ),
         _ => None,
     };
@@ -157,7 +129,7 @@ pub(super) async fn send_streaming(
         .engine
         .stream(&caller.agent, inbound, subscribe)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     let StreamStart::Events(feed) = start else {
         return Err(A2aError::new(
             A2aErrorKind::Internal,
@@ -185,7 +157,7 @@ pub(super) async fn get(
         .engine
         .read(&caller.agent, caller.owner.as_deref(), id)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     Ok(render_task(&reply.task, view))
 }
 
@@ -218,7 +190,7 @@ pub(super) async fn cancel(
         .engine
         .command(&caller.agent, inbound, None)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     Ok(render_task(&reply.task, TaskView::default()))
 }
 
@@ -236,7 +208,7 @@ pub(super) async fn subscribe(
         .engine
         .subscribe(&caller.agent, caller.owner.as_deref(), id)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     let state = reply.task.status.state;
     if state.is_terminal() {
         return Err(A2aError::new(
@@ -319,7 +291,7 @@ pub(super) async fn list(
         .engine
         .list(&caller.agent, caller.owner.as_deref(), &query)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     let tasks: Vec<Value> = page.tasks.iter().map(|t| render_task(t, view)).collect();
     Ok(json!({
         "tasks": tasks,

@@ -11,7 +11,8 @@
 //! config's URL may point is the engine's rule, the same as for AIP's notification configs.
 
 use super::Caller;
-use super::operations::{admit_read, engine_error, field, object};
+use super::common::{admit_read, field, object};
+use super::errors;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, PushConfig};
 use crate::protocol::notification::NotificationConfig;
 use crate::protocol::{Inbound, TaskState};
@@ -85,7 +86,7 @@ pub(super) async fn create(
         .engine
         .put_push_config(&key, config, notified_states())
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     Ok(a2a::render_push_config(&config))
 }
 
@@ -107,7 +108,7 @@ pub(super) async fn get(
     let configs = app
         .engine
         .notification_configs(&caller.key(&task), None)
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     let config = configs.into_iter().find(|c| c.id == id).ok_or_else(|| {
         A2aError::new(
             A2aErrorKind::TaskNotFound,
@@ -147,7 +148,7 @@ pub(super) async fn list(
     let mut configs = app
         .engine
         .notification_configs(&caller.key(&task), None)
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     configs.sort_by(|a, b| a.id.cmp(&b.id));
     configs.retain(|c| after.as_deref().is_none_or(|after| c.id.as_str() > after));
     let more = page_size.is_some_and(|n| configs.len() > n);
@@ -174,7 +175,7 @@ pub(super) async fn delete(
     app.engine
         .delete_push_config(&caller.key(&task), &id)
         .await
-        .map_err(engine_error)?;
+        .map_err(errors::engine)?;
     Ok(json!({}))
 }
 
