@@ -110,13 +110,24 @@ impl Store {
             parts::remove(&mut batch, &k, &head);
         }
         kv.apply_batch(batch)?;
+        self.task_entries_deletion(key, b"hecognq")
+    }
+
+    /// The batch that deletes `key`'s record, its entries of the kinds `tags`, its waiting
+    /// config entries, its running-index entry and its listing entries (shared by deletion and
+    /// `set_aside`, which keeps the records set aside before).
+    pub(super) fn task_entries_deletion(
+        &self,
+        key: &TaskKey,
+        tags: &[u8],
+    ) -> Result<sled::Batch, StoreError> {
         let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
         let record_key = key.record_key();
         if let Some(head) = tasks.get(&record_key)? {
             parts::remove(&mut batch, &record_key, &head);
         }
-        for tag in [b'h', b'e', b'c', b'o', b'g', b'n', b'q'] {
+        for &tag in tags {
             for entry in tasks.scan_prefix(key.tagged_prefix(tag)) {
                 let (k, head) = entry?;
                 parts::remove(&mut batch, &k, &head);

@@ -33,40 +33,32 @@ impl Store {
     /// runs once per unreadable task, never on a healthy one.
     pub fn set_aside(&self, key: &TaskKey, now_ms: i64) -> Result<SetAside, StoreError> {
         let tasks = &self.inner.tasks;
-        let mut batch = sled::Batch::default();
         let mut found = SetAside::default();
-        let record_key = key.record_key();
-        if let Some(head) = tasks.get(&record_key)? {
-            if let Some(bytes) = parts::assemble(tasks, &record_key, &head)? {
-                found.bytes = bytes.len();
-                let aside = key.seq_key(SET_ASIDE, now_ms.max(0) as u64);
-                parts::insert(&mut batch, &self.inner.db, &aside, &bytes, None)?;
-            }
-            parts::remove(&mut batch, &record_key, &head);
-        }
-        for tag in [b'h', b'e', b'c', b'o', b'g', b'n'] {
-            for entry in tasks.scan_prefix(key.tagged_prefix(tag)) {
-                let (k, head) = entry?;
-                parts::remove(&mut batch, &k, &head);
-            }
-        }
-        for entry in tasks.scan_prefix(key.waiting_task_prefix()).keys() {
-            batch.remove(entry?);
-        }
+        // What the indexes held, read before the batch that deletes them.
         if tasks.contains_key(key.live_key())? {
             found.live = Some(Liveness::Running);
-            batch.remove(key.live_key());
         }
         for (at, task) in self.deadlines()? {
             if &task == key {
                 found.deadlines.push(at);
-                batch.remove(key.deadline_key(at));
             }
         }
-        // Listed again when the engine writes the task's failed record.
-        self.relist(&mut batch, key, None)?;
         if found.live.is_none() && !found.deadlines.is_empty() {
             found.live = Some(Liveness::Waiting);
+        }
+        // Everything kept for it but its key-value entries and the records set aside before;
+        // it is listed again when the engine writes its failed record.
+        let mut batch = self.task_entries_deletion(key, b"hecogn")?;
+        for &at in &found.deadlines {
+            batch.remove(key.deadline_key(at));
+        }
+        let record_key = key.record_key();
+        if let Some(head) = tasks.get(&record_key)?
+            && let Some(bytes) = parts::assemble(tasks, &record_key, &head)?
+        {
+            found.bytes = bytes.len();
+            let aside = key.seq_key(SET_ASIDE, now_ms.max(0) as u64);
+            parts::insert(&mut batch, &self.inner.db, &aside, &bytes, None)?;
         }
         tasks.apply_batch(batch)?;
         Ok(found)
