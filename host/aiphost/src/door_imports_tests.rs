@@ -1,7 +1,9 @@
-//! The doors stay apart (issue 30): no file of one door names another door, and within the AIP
-//! door imports run one way (entry → methods → command). A door-to-door import fails this test,
-//! so CI fails on it.
+//! The doors stay apart (issue 30): no file of one door names another door (nor does the kit
+//! name any door), within the AIP door imports run one way (door → entry → methods → command),
+//! and no two files of `transport/` import each other. A door-to-door import or a circle fails
+//! this test, so CI fails on it.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each door's folder (under `src/`), and how other code names it.
@@ -11,7 +13,7 @@ const DOORS: &[(&str, &[&str])] = &[
         "transport/a2a",
         &["transport::a2a", "a2a::errors", "a2a::push"],
     ),
-    ("group", &["crate::group", "group::"]),
+    ("transport/group", &["transport::group", "group::"]),
 ];
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -62,6 +64,24 @@ fn no_door_names_another() {
             }
         }
     }
+    // The kit is below every door: it names none.
+    for file in rust_files(&src.join("transport/kit")) {
+        let code = code(&file);
+        for (door, names) in DOORS {
+            for name in *names {
+                let hits = code
+                    .match_indices(name)
+                    .filter(|(at, _)| !code[..*at].ends_with("protocol::"))
+                    .count();
+                if hits > 0 {
+                    found.push(format!(
+                        "{} (the kit) names {door} ({name})",
+                        file.display()
+                    ));
+                }
+            }
+        }
+    }
     assert!(
         found.is_empty(),
         "door-to-door imports:\n{}",
@@ -96,4 +116,187 @@ fn the_aip_doors_imports_run_one_way() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// A file's module path under `src/` (`transport/a2a/mod.rs` is `transport::a2a`).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn skip_spaces(code: &[char], at: &mut usize) {
+    while *at < code.len() && code[*at].is_whitespace() {
+        *at += 1;
+    }
+}
+
+/// The paths written at `at`: `a::b::c`, or a `use` tree `a::{b, c::{d, self}}`, each as its
+/// segments (what follows the last segment, like `as x`, is read as more paths; harmless,
+/// since only the longest prefix naming a file counts).
+fn paths_at(code: &[char], at: &mut usize) -> Vec<Vec<String>> {
+    let mut prefix = Vec::new();
+    loop {
+        skip_spaces(code, at);
+        if *at < code.len() && code[*at] == '{' {
+            *at += 1;
+            let mut out = Vec::new();
+            while *at < code.len() {
+                skip_spaces(code, at);
+                match code.get(*at) {
+                    Some('}') => {
+                        *at += 1;
+                        break;
+                    }
+                    Some(',') => *at += 1,
+                    Some(_) => {
+                        let before = *at;
+                        for path in paths_at(code, at) {
+                            out.push(prefix.iter().cloned().chain(path).collect());
+                        }
+                        if *at == before {
+                            *at += 1;
+                        }
+                    }
+                    None => break,
+                }
+            }
+            return out;
+        }
+        let start = *at;
+        while *at < code.len() && is_ident(code[*at]) {
+            *at += 1;
+        }
+        if *at == start {
+            return vec![prefix];
+        }
+        prefix.push(code[start..*at].iter().collect());
+        if code.get(*at) == Some(&':') && code.get(*at + 1) == Some(&':') {
+            *at += 2;
+        } else {
+            return vec![prefix];
+        }
+    }
+}
+
+/// The files of `transport/` each file there names (`crate::transport::…`, `super::…`,
+/// `self::…`, and in a `mod.rs` its own child modules).
+fn transport_imports(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let files = rust_files(&src.join("transport"));
+    let modules: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .map(|f| (module_of(src, f), f.clone()))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let me = module_of(src, file);
+        let text = code(file);
+        // Test modules may name anything of their file (`use super::*`).
+        let text = text.split("#[cfg(test)]").next().unwrap_or("");
+        let chars: Vec<char> = text.chars().collect();
+        let children: BTreeSet<String> = if file.ends_with("mod.rs") {
+            text.lines()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    let l = l
+                        .strip_prefix("pub(crate) ")
+                        .or_else(|| l.strip_prefix("pub "))
+                        .unwrap_or(l);
+                    l.strip_prefix("mod ")?
+                        .strip_suffix(';')
+                        .map(str::to_string)
+                })
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let mut targets = BTreeSet::new();
+        let mut at = 0;
+        while at < chars.len() {
+            let boundary = at == 0 || !(is_ident(chars[at - 1]) || chars[at - 1] == ':');
+            if !boundary || !is_ident(chars[at]) {
+                at += 1;
+                continue;
+            }
+            let mut end = at;
+            while end < chars.len() && is_ident(chars[end]) {
+                end += 1;
+            }
+            let word: String = chars[at..end].iter().collect();
+            let starts =
+                matches!(word.as_str(), "crate" | "super" | "self") || children.contains(&word);
+            if !starts || chars.get(end) != Some(&':') || chars.get(end + 1) != Some(&':') {
+                at = end;
+                continue;
+            }
+            let mut cursor = at;
+            for path in paths_at(&chars, &mut cursor) {
+                let mut base: Vec<String> = Vec::new();
+                let mut rest = path.as_slice();
+                match rest.first().map(String::as_str) {
+                    Some("crate") => rest = &rest[1..],
+                    Some("super") => {
+                        base = me.clone();
+                        while rest.first().is_some_and(|s| s == "super") {
+                            base.pop();
+                            rest = &rest[1..];
+                        }
+                    }
+                    Some("self") => {
+                        base = me.clone();
+                        rest = &rest[1..];
+                    }
+                    _ => base = me.clone(),
+                }
+                let full: Vec<String> = base
+                    .into_iter()
+                    .chain(rest.iter().filter(|s| *s != "self").cloned())
+                    .collect();
+                let target = (1..=full.len()).rev().find_map(|n| modules.get(&full[..n]));
+                if let Some(target) = target.filter(|t| *t != file) {
+                    targets.insert(target.clone());
+                }
+            }
+            at = cursor.max(end);
+        }
+        graph.insert(file.clone(), targets);
+    }
+    graph
+}
+
+#[test]
+fn no_two_files_of_the_door_layer_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = transport_imports(&src);
+    let mut circles = Vec::new();
+    for (file, targets) in &graph {
+        for target in targets {
+            if file < target && graph.get(target).is_some_and(|t| t.contains(file)) {
+                circles.push(format!(
+                    "{} <-> {}",
+                    file.strip_prefix(&src).unwrap_or(file).display(),
+                    target.strip_prefix(&src).unwrap_or(target).display()
+                ));
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files of transport/ that import each other:\n{}",
+        circles.join("\n")
+    );
+    // The parse finds imports at all (a parse that found none would pass anything).
+    let entry = src.join("transport/aip/entry.rs");
+    assert!(graph[&entry].contains(&src.join("transport/aip/rpc.rs")));
+    assert!(graph[&entry].contains(&src.join("transport/kit/caller.rs")));
 }

@@ -1,10 +1,10 @@
 //! The host's [`FanOut`]: the engine's durable notifications go to the webhook notifier, its
 //! group results to the membership's link.
 
-use crate::group::GroupLinks;
 use crate::notify::Notifier;
 use crate::store::TaskKey;
 use crate::task::FanOut;
+use crate::transport::group::links::GroupLinks;
 use std::sync::Arc;
 
 /// The notifier and the group links, as the engine sees them.

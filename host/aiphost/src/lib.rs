@@ -8,7 +8,7 @@
 //! refuses an edge that reaches up:
 //!
 //! ```text
-//! aiphost (this crate)   doors (transport, group, notify), tenancy admin, CLI, the binary
+//! aiphost (this crate)   doors (transport), notify, tenancy admin, CLI, the binary
 //!   └ aiphost-engine     the task engine, the agent registry, tenants' quotas
 //!       └ aiphost-runtime    wasmtime: partner components, the sandbox, the partner contract
 //!           ├ aiphost-store      sled behind one committer
@@ -17,8 +17,8 @@
 //! ```
 //!
 //! This crate's parts, from the wire inwards:
-//! - [`transport`]: connections (timeouts, the cap), axum routes, JSON-RPC dispatch on the method;
-//! - [`group`]: group mode (RabbitMQ) memberships and their sessions;
+//! - [`transport`]: connections (timeouts, the cap), the door kit, the doors (AIP, A2A, group mode
+//!   over RabbitMQ, one folder each) and the host's own endpoints;
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
 //! - [`server`]: assembles a host from a config; [`client`]: a Leader-side client.
@@ -35,7 +35,6 @@ mod door_errors_tests;
 #[cfg(test)]
 mod door_imports_tests;
 pub mod fan_out;
-pub mod group;
 pub mod notify;
 pub mod redact;
 pub mod refusal;

@@ -13,7 +13,6 @@
 use crate::agent::policy::OperatorPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
-use crate::group::{GroupConfig, GroupLinks, Groups};
 use crate::net_policy::TargetPolicy;
 use crate::notify::{Notifier, NotifyConfig};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
@@ -21,9 +20,20 @@ use crate::store::{Store, StoreError};
 use crate::task::{TaskDefaults, TaskEngine};
 use crate::tenant::quota::Quotas;
 use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
+use crate::transport::a2a::door::A2aDoor;
+use crate::transport::aip::door::AipDoor;
+use crate::transport::aip::invitations::GroupInvitations;
 use crate::transport::connections::{ConnectionStats, HttpLimits};
+use crate::transport::group::config::GroupConfig;
+use crate::transport::group::door::GroupDoor;
+use crate::transport::group::groups::Groups;
+use crate::transport::group::links::GroupLinks;
+use crate::transport::host::endpoints::Endpoints;
+use crate::transport::kit::door::Door;
+use crate::transport::kit::http_config::HttpConfig;
+use crate::transport::kit::state::HostState;
 use crate::transport::tls::{TlsError, TlsFiles};
-use crate::transport::{self, AppState, HttpConfig};
+use crate::transport::{self, host};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -295,7 +305,7 @@ impl Server {
             tracing::info!(memberships = resumed, "resuming group memberships");
         }
         if let Some(broker) = &config.groups.inbox_broker {
-            crate::group::inbox::spawn(
+            crate::transport::group::inbox::spawn(
                 groups.clone(),
                 agents.clone(),
                 broker.clone(),
@@ -311,20 +321,25 @@ impl Server {
             );
         }
         let connections = Arc::new(ConnectionStats::default());
-        let app = transport::router(AppState {
-            engine: engine.clone(),
-            notifier,
-            groups: groups.clone(),
-            agents: agents.clone(),
-            tenancy: tenancy.clone(),
-            config: Arc::new(HttpConfig {
+        let host = HostState::new(
+            engine.clone(),
+            agents.clone(),
+            tenancy.clone(),
+            HttpConfig {
                 max_body_bytes: config.max_body_bytes,
                 public_url: config.public_url.clone(),
                 https: config.tls.is_some(),
                 sse_keep_alive: config.sse_keep_alive,
-            }),
-            connections: connections.clone(),
-        });
+            },
+        );
+        // The doors: AIP's `group` method joins through the group door's memberships.
+        let doors: Arc<[Arc<dyn Door>]> = Arc::new([
+            Arc::new(AipDoor::new(&host, Arc::new(groups.clone()))) as Arc<dyn Door>,
+            Arc::new(A2aDoor),
+            Arc::new(GroupDoor::new(groups.clone())),
+        ]);
+        let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);
+        let app = host::router::router(host, endpoints);
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let serving = tokio::spawn(transport::connections::serve(
             listener,
@@ -380,6 +395,19 @@ impl Server {
         if let Err(e) = self.engine.flush().await {
             tracing::error!(error = %e, "final flush failed");
         }
+    }
+}
+
+/// The AIP door's `group` method, answered by the group door: the server is where the two meet,
+/// so neither door names the other.
+impl GroupInvitations for Groups {
+    fn join<'a>(
+        &'a self,
+        agent: &'a Arc<crate::agent::Agent>,
+        leader: Option<&'a str>,
+        params: &'a serde_json::Value,
+    ) -> futures::future::BoxFuture<'a, Result<serde_json::Value, crate::protocol::RpcError>> {
+        Box::pin(Groups::join(self, agent, leader, params))
     }
 }
 

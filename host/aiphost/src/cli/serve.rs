@@ -212,7 +212,7 @@ struct WebhookFlags {
 #[command(next_help_heading = "Group mode")]
 struct GroupFlags {
     #[arg(long, value_enum, help = help("What a partner does with a group message that mentions nobody.", unaddressed_default()))]
-    group_unaddressed: Option<aiphost::group::membership::UnaddressedPolicy>,
+    group_unaddressed: Option<aiphost::transport::group::membership::UnaddressedPolicy>,
     #[arg(long, value_parser = units::millis, help = help("Give up joining a group whose broker does not answer within this many ms.", ms(defaults().groups.connect_timeout)))]
     group_connect_timeout_ms: Option<u64>,
     /// Brokers invitations may name whatever they resolve to, as HOST:PORT (exactly that host,
@@ -231,7 +231,7 @@ struct GroupFlags {
         env = "AIPHOST_INBOX_BROKER",
         hide_env_values = true
     )]
-    inbox_broker: Option<aiphost::group::inbox::InboxBroker>,
+    inbox_broker: Option<aiphost::transport::group::inbox_broker::InboxBroker>,
 }
 
 #[derive(Args, Debug)]

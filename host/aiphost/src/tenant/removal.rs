@@ -123,7 +123,7 @@ impl Tenancy {
     /// Forget `agent`'s group memberships and the results waiting for them.
     fn forget_memberships(&self, agent: &str) -> Result<(), TenancyError> {
         for (id, bytes) in self.store.memberships()? {
-            let member: Result<crate::group::membership::Membership, _> = bytes.decode();
+            let member: Result<crate::transport::group::membership::Membership, _> = bytes.decode();
             if member.is_ok_and(|m| m.agent == agent) {
                 self.store.delete_membership(&id)?;
             }

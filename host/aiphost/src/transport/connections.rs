@@ -25,7 +25,7 @@
 //! Shutdown: the listener closes at once; every connection is told to finish (requests under
 //! way finish, idle connections close) and [`serve`] returns when all have.
 
-use super::body::Deadline;
+use super::kit::body::Deadline;
 use super::tls::{self, Peer};
 use axum::Router;
 use axum::body::Body;

@@ -10,10 +10,18 @@
 //! same. v1.0 clients ignore fields they do not know (v1.0 5.7), though a strict reading of
 //! v1.0's card schema, which allows no others, does not.
 
+use super::state::A2aState;
 use crate::agent::Agent;
 use crate::agent::manifest::{LeaderAuth, Skill};
 use crate::protocol::a2a::{VERSION, v03};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+/// How long clients may cache a card. A publish changes it (and its `ETag`) at once.
+const CARD_MAX_AGE_SECS: u32 = 60;
 
 /// The path under a partner's URL where its JSON-RPC binding is served.
 pub const JSONRPC_PATH: &str = "a2a";
@@ -109,4 +117,52 @@ fn skill(s: &Skill) -> Value {
         out.insert("outputModes".into(), json!(s.output_modes));
     }
     Value::Object(out)
+}
+
+/// `GET /agents/{agent}/.well-known/agent-card.json`, with `ETag`, `Cache-Control` and
+/// `Last-Modified`.
+pub(super) async fn serve(
+    State(app): State<A2aState>,
+    Path(agent_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(agent) = app.agents.get(&agent_id) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": format!("no agent {agent_id:?} is hosted here")})),
+        )
+            .into_response();
+    };
+    let url = format!("{}/agents/{}", app.http.base_url(&headers), agent.id());
+    let body = card(&agent, &url).to_string();
+    let etag = format!(
+        "\"{}\"",
+        Sha256::digest(body.as_bytes())
+            .iter()
+            .take(12)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    let mut response = if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+    {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::ETAG, etag),
+        (
+            header::CACHE_CONTROL,
+            format!("public, max-age={CARD_MAX_AGE_SECS}"),
+        ),
+        (header::LAST_MODIFIED, agent.loaded_at.to_http_date()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+    response
 }

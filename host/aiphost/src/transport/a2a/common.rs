@@ -1,7 +1,7 @@
 //! What the A2A methods share: a parameter read by either of its names, the params object, and
 //! a read counted against the partner's rate.
 
-use super::Caller;
+use super::entry::Caller;
 use super::errors;
 use crate::protocol::a2a::A2aError;
 use serde_json::{Map, Value};

@@ -7,6 +7,9 @@ use crate::quota::QuotaError;
 use crate::refusal::{self, Kind, Refusal};
 use crate::task::EngineError;
 use crate::tenant::LeaderAuthError;
+use crate::transport::kit::caller::CallerError;
+use crate::transport::kit::json_body::BodyRefused;
+use serde_json::json;
 
 /// The A2A error of an engine failure; store details stay in the log.
 pub(crate) fn engine(e: EngineError) -> A2aError {
@@ -17,6 +20,36 @@ pub(crate) fn engine(e: EngineError) -> A2aError {
 /// partner does not take) or Internal (the host could not check).
 pub(crate) fn leader_auth(e: &LeaderAuthError) -> A2aError {
     a2a(refusal::leader_auth(e))
+}
+
+/// The kit's refusal of a caller: InvalidRequest for a partner not hosted, else as
+/// [`leader_auth`].
+pub(crate) fn caller(e: CallerError) -> A2aError {
+    match e {
+        CallerError::NotHosted { .. } => A2aError::new(
+            A2aErrorKind::InvalidRequest,
+            json!({"reason": e.to_string()}),
+        ),
+        CallerError::Refused(e) => leader_auth(&e),
+    }
+}
+
+/// A body refused before it was parsed: ContentTypeNotSupported, InvalidRequest (with the
+/// limit or timeout it ran into) or ParseError.
+pub(crate) fn body(e: BodyRefused) -> A2aError {
+    match e {
+        BodyRefused::ContentType { given } => A2aError::new(
+            A2aErrorKind::ContentTypeNotSupported,
+            json!({
+                "reason": "an A2A request body must be sent as `Content-Type: application/json`",
+                "contentType": given,
+            }),
+        ),
+        BodyRefused::Read(e) => A2aError::new(A2aErrorKind::InvalidRequest, e.details()),
+        e @ BodyRefused::NotJson(_) => {
+            A2aError::new(A2aErrorKind::ParseError, json!({"reason": e.to_string()}))
+        }
+    }
 }
 
 /// ResourceExhausted with the quota, its limit and when to retry.

@@ -1,20 +1,18 @@
-//! A task's events as A2A `StreamResponse`s, read from its event log like an AIP stream (so a
-//! slow client costs one batch of memory), ending when the task does — or, for a message's
-//! stream, when it needs input (A2A's interrupted states end a message's stream). Everything a
-//! stream sends goes through its [`SentArtifacts`], so `append` only ever extends an artifact
-//! that stream has sent.
+//! A task's events as A2A `StreamResponse`s, through the kit's feed loop (`kit/sse.rs`: its event
+//! log read a batch at a time, so a slow client costs one batch of memory), ending when the task
+//! does — or, for a message's stream, when it needs input (A2A's interrupted states end a
+//! message's stream). Everything a stream sends goes through its [`SentArtifacts`], so `append`
+//! only ever extends an artifact that stream has sent.
 
-use crate::protocol::TaskState;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, SentArtifacts, StreamContext};
 use crate::protocol::event::EventKind;
+use crate::protocol::{TaskEvent, TaskState};
 use crate::task::{EventFeed, FeedError};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use crate::transport::kit::sse::{self, FeedRender};
+use axum::response::Response;
 use futures::StreamExt;
-use futures::stream::{self, BoxStream};
+use futures::stream::{self as streams, BoxStream};
 use serde_json::{Value, json};
-use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::time::Duration;
 
 /// A stream of `StreamResponse`s; an error ends it.
@@ -27,11 +25,7 @@ pub(super) fn sse(
     keep_alive: Duration,
     wrap: impl Fn(Result<Value, A2aError>) -> Value + Send + 'static,
 ) -> Response {
-    let events = events
-        .map(move |item| Ok::<Event, Infallible>(Event::default().data(wrap(item).to_string())));
-    Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
-        .into_response()
+    sse::respond(events.map(wrap), keep_alive)
 }
 
 /// When a stream closes.
@@ -45,75 +39,62 @@ pub(super) enum Close {
 
 /// `first` (the task, when the feed does not begin with it), then the feed's events.
 pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Events {
-    struct State {
-        first: Option<Value>,
-        feed: EventFeed,
-        queue: VecDeque<crate::protocol::TaskEvent>,
-        sent: SentArtifacts,
-        done: bool,
-    }
-    let state = State {
-        first,
-        feed,
-        queue: VecDeque::new(),
+    let mut render = Responses {
         sent: SentArtifacts::default(),
-        done: false,
+        close,
     };
-    stream::unfold(state, move |mut state| async move {
-        if let Some(mut first) = state.first.take() {
-            state.sent.settle(&mut first);
-            return Some((Ok(first), state));
-        }
-        loop {
-            if state.done {
-                return None;
+    let first = first.map(|mut first| {
+        render.sent.settle(&mut first);
+        Ok(first)
+    });
+    streams::iter(first).chain(sse::items(feed, render)).boxed()
+}
+
+/// A2A's items of one stream.
+struct Responses {
+    sent: SentArtifacts,
+    close: Close,
+}
+
+impl FeedRender for Responses {
+    type Item = Result<Value, A2aError>;
+
+    fn event(&mut self, event: &TaskEvent, feed: &EventFeed) -> Option<(Self::Item, bool)> {
+        let task_id = feed.key().task.clone();
+        let ctx = StreamContext {
+            task_id: &task_id,
+            context_id: feed.session_id(),
+            completes_on_result: feed.completes_on_result(),
+        };
+        let mut rendered = a2a::render_event(event, &ctx)?;
+        self.sent.settle(&mut rendered);
+        let waits = matches!(
+            &event.kind,
+            EventKind::Status { status }
+                if matches!(status.state, TaskState::AwaitingInput | TaskState::AwaitingCompletion)
+        );
+        let last = event.is_terminal() || (self.close == Close::WhenInterrupted && waits);
+        Some((Ok(rendered), last))
+    }
+
+    fn failed(&mut self, e: &FeedError, feed: &EventFeed) -> Self::Item {
+        Err(match e {
+            FeedError::Expired { wanted, oldest } => A2aError::new(
+                A2aErrorKind::TaskNotFound,
+                json!({
+                    "taskId": feed.key().task,
+                    "reason": e.to_string(),
+                    "wantedSeq": wanted,
+                    "oldestAvailableSeq": oldest,
+                }),
+            ),
+            FeedError::Store(err) => {
+                tracing::error!(error = %err, "an A2A stream could not read its events");
+                A2aError::new(
+                    A2aErrorKind::Internal,
+                    json!({"reason": "the host could not read the task's events; subscribe again"}),
+                )
             }
-            if let Some(event) = state.queue.pop_front() {
-                let task_id = state.feed.key().task.clone();
-                let ctx = StreamContext {
-                    task_id: &task_id,
-                    context_id: state.feed.session_id(),
-                    completes_on_result: state.feed.completes_on_result(),
-                };
-                let Some(mut rendered) = a2a::render_event(&event, &ctx) else {
-                    continue;
-                };
-                state.sent.settle(&mut rendered);
-                let waits = matches!(
-                    &event.kind,
-                    EventKind::Status { status }
-                        if matches!(status.state, TaskState::AwaitingInput | TaskState::AwaitingCompletion)
-                );
-                state.done = event.is_terminal() || (close == Close::WhenInterrupted && waits);
-                return Some((Ok(rendered), state));
-            }
-            match state.feed.next_batch().await {
-                Ok(batch) if batch.is_empty() => return None,
-                Ok(batch) => state.queue.extend(batch),
-                Err(e) => {
-                    state.done = true;
-                    let error = match &e {
-                        FeedError::Expired { wanted, oldest } => A2aError::new(
-                            A2aErrorKind::TaskNotFound,
-                            json!({
-                                "taskId": state.feed.key().task,
-                                "reason": e.to_string(),
-                                "wantedSeq": wanted,
-                                "oldestAvailableSeq": oldest,
-                            }),
-                        ),
-                        FeedError::Store(err) => {
-                            tracing::error!(error = %err, "an A2A stream could not read its events");
-                            A2aError::new(
-                                A2aErrorKind::Internal,
-                                json!({"reason": "the host could not read the task's events; subscribe again"}),
-                            )
-                        }
-                    };
-                    return Some((Err(error), state));
-                }
-            }
-        }
-    })
-    .boxed()
+        })
+    }
 }

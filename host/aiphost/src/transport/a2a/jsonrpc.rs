@@ -5,18 +5,18 @@
 //! names: such a request is upgraded to the v1.0 request it means, runs as that, and its answer
 //! (each stream event, every error) goes back in v0.3's shapes ([`v03`]).
 
+use super::entry::{Caller, body_bytes, caller, check_version};
 use super::events::{Events, sse};
-use super::{Caller, caller, check_json_body, check_version, operations, push};
+use super::state::A2aState;
+use super::{operations, push};
 use crate::protocol::a2a::{A2aError, A2aErrorKind, v03};
 use crate::protocol::jsonrpc;
-use crate::transport::AppState;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 /// The methods of this binding.
 const METHODS: &[&str] = &[
@@ -49,91 +49,79 @@ fn json_response(body: &Value) -> Response {
 
 /// `POST /agents/{agent}/a2a`.
 pub(super) async fn handle(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent_id): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let request_id = uuid::Uuid::new_v4().simple().to_string();
-    let span = tracing::info_span!("a2a", agent = %agent_id, request = %&request_id[..12]);
-    async move {
-        // Before the body is read (see `check_json_body`); the version is checked once the
-        // method says which version the request is in.
-        if let Err(error) = check_json_body(&headers) {
-            return json_response(&error.to_jsonrpc_response(&Value::Null));
+    // Before the body is read, its content type (see the kit's `json_body`); the version is
+    // checked once the method says which version the request is in.
+    let bytes = match body_bytes(&app, &headers, body).await {
+        Ok(bytes) => bytes,
+        Err(error) => return json_response(&error.to_jsonrpc_response(&Value::Null)),
+    };
+    let request = match jsonrpc::parse_request(&bytes) {
+        Ok(request) => request,
+        Err(rejected) => {
+            let error = A2aError::from(rejected.error);
+            return json_response(&error.to_jsonrpc_response(&rejected.id));
         }
-        let bytes = match crate::transport::body::read(body, app.config.max_body_bytes).await {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                let error = A2aError::new(A2aErrorKind::InvalidRequest, e.details());
-                return json_response(&error.to_jsonrpc_response(&Value::Null));
-            }
-        };
-        let request = match jsonrpc::parse_request(&bytes) {
-            Ok(request) => request,
-            Err(rejected) => {
-                let error = A2aError::from(rejected.error);
-                return json_response(&error.to_jsonrpc_response(&rejected.id));
-            }
-        };
-        let id = request.id.clone();
-        let v03 = v03::is_v03_method(&request.method);
-        // Refusals from here on are in the request's version. Those above, made before the
-        // method was known, are in v1.0's form: their codes are v0.3's too.
-        let refuse = move |error: &A2aError, id: &Value| {
-            if v03 {
-                v03::error_response(error, id)
-            } else {
-                error.to_jsonrpc_response(id)
-            }
-        };
-        // The answer goes back in v0.3's shapes when the request came in them.
-        let mut downgrade = None;
-        let answer = async {
-            if v03 {
-                check_version_v03(&headers)?;
-            } else {
-                check_version(&headers)?;
-            }
-            let caller = Caller {
-                v03,
-                ..caller(&app, &agent_id, &headers, &peer)?
-            };
-            if !v03 {
-                return dispatch(&app, &caller, &request.method, &request.params).await;
-            }
-            let upgraded = v03::upgrade_request(&request.method, &request.params)?;
-            downgrade = Some(upgraded.downgrade);
-            dispatch(&app, &caller, upgraded.method, &upgraded.params).await
+    };
+    let id = request.id.clone();
+    let v03 = v03::is_v03_method(&request.method);
+    // Refusals from here on are in the request's version. Those above, made before the
+    // method was known, are in v1.0's form: their codes are v0.3's too.
+    let refuse = move |error: &A2aError, id: &Value| {
+        if v03 {
+            v03::error_response(error, id)
+        } else {
+            error.to_jsonrpc_response(id)
         }
-        .await;
-        let answer = match (answer, &downgrade) {
-            (Ok(Answer::Result(result)), Some(d)) => d.downgrade_result(result).map(Answer::Result),
-            (answer, _) => answer,
+    };
+    // The answer goes back in v0.3's shapes when the request came in them.
+    let mut downgrade = None;
+    let answer = async {
+        if v03 {
+            check_version_v03(&headers)?;
+        } else {
+            check_version(&headers)?;
+        }
+        let caller = Caller {
+            v03,
+            ..caller(&app, &agent_id, &headers, &peer)?
         };
-        match answer {
-            Ok(Answer::Result(result)) => json_response(&jsonrpc::success(&id, result)),
-            Ok(Answer::Stream(events)) => {
-                sse(events, app.config.sse_keep_alive, move |item| match item {
-                    Ok(response) => {
-                        let response = match &downgrade {
-                            Some(d) => d.downgrade_stream_item(response),
-                            None => response,
-                        };
-                        jsonrpc::success(&id, response)
-                    }
-                    Err(error) => refuse(&error, &id),
-                })
-            }
-            Err(error) => {
-                tracing::debug!(code = error.kind.jsonrpc_code(), v03, "A2A request refused");
-                json_response(&refuse(&error, &id))
-            }
+        if !v03 {
+            return dispatch(&app, &caller, &request.method, &request.params).await;
+        }
+        let upgraded = v03::upgrade_request(&request.method, &request.params)?;
+        downgrade = Some(upgraded.downgrade);
+        dispatch(&app, &caller, upgraded.method, &upgraded.params).await
+    }
+    .await;
+    let answer = match (answer, &downgrade) {
+        (Ok(Answer::Result(result)), Some(d)) => d.downgrade_result(result).map(Answer::Result),
+        (answer, _) => answer,
+    };
+    match answer {
+        Ok(Answer::Result(result)) => json_response(&jsonrpc::success(&id, result)),
+        Ok(Answer::Stream(events)) => {
+            sse(events, app.http.sse_keep_alive, move |item| match item {
+                Ok(response) => {
+                    let response = match &downgrade {
+                        Some(d) => d.downgrade_stream_item(response),
+                        None => response,
+                    };
+                    jsonrpc::success(&id, response)
+                }
+                Err(error) => refuse(&error, &id),
+            })
+        }
+        Err(error) => {
+            tracing::debug!(code = error.kind.jsonrpc_code(), v03, "A2A request refused");
+            json_response(&refuse(&error, &id))
         }
     }
-    .instrument(span)
-    .await
 }
 
 /// VersionNotSupported unless a v0.3 request asks for v0.3 (or no version, which v1.0 3.6.2
@@ -162,7 +150,7 @@ fn check_version_v03(headers: &HeaderMap) -> Result<(), A2aError> {
 }
 
 async fn dispatch(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     method: &str,
     params: &Value,

@@ -3,12 +3,13 @@
 //! through the same engine as AIP, and answers with A2A objects or a stream of them.
 
 use super::common::{admit_read, field, object};
+use super::entry::Caller;
 use super::events::{Close, Events, events};
-use super::{Caller, errors, push};
+use super::state::A2aState;
+use super::{errors, push};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
 use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
 use crate::task::{PagePosition, StreamStart, TaskQuery};
-use crate::transport::AppState;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
@@ -83,7 +84,7 @@ fn read_send(caller: &Caller, params: &Value) -> Result<Sent, A2aError> {
 /// `SendMessage`: start or continue a task; answer when it ends or needs input (or at once
 /// with `returnImmediately`).
 pub(super) async fn send(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
@@ -104,7 +105,7 @@ pub(super) async fn send(
 /// `SendStreamingMessage`: the same, answered with the task and then its events until it ends
 /// or needs input.
 pub(super) async fn send_streaming(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Events, A2aError> {
@@ -142,7 +143,7 @@ pub(super) async fn send_streaming(
 
 /// `GetTask`: the task as stored, with at most `historyLength` history messages.
 pub(super) async fn get(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
@@ -163,7 +164,7 @@ pub(super) async fn get(
 
 /// `CancelTask`: cancel a task that has not ended (TaskNotCancelable for one that has).
 pub(super) async fn cancel(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
@@ -197,7 +198,7 @@ pub(super) async fn cancel(
 /// `SubscribeToTask`: the task, then its events until it ends. An ended task has nothing to
 /// follow: UnsupportedOperation, before any stream starts.
 pub(super) async fn subscribe(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Events, A2aError> {
@@ -227,7 +228,7 @@ pub(super) async fn subscribe(
 /// `ListTasks`: the caller's tasks of this partner, most recently changed first, a page at a
 /// time.
 pub(super) async fn list(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {

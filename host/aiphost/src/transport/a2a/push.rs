@@ -10,14 +10,14 @@
 //! awaiting-completion is only a step on the way to completed under A2A's policy. Where a
 //! config's URL may point is the engine's rule, the same as for AIP's notification configs.
 
-use super::Caller;
 use super::common::{admit_read, field, object};
+use super::entry::Caller;
 use super::errors;
+use super::state::A2aState;
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, PushConfig};
 use crate::protocol::notification::NotificationConfig;
 use crate::protocol::{Inbound, TaskState};
 use crate::task::Subscribe;
-use crate::transport::AppState;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ pub(super) fn inline(
 /// `CreateTaskPushNotificationConfig`. `path_task`: the task the HTTP+JSON path names (the
 /// body's `taskId` otherwise, which must agree if both are given).
 pub(super) async fn create(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
     path_task: Option<&str>,
@@ -99,7 +99,7 @@ fn config_ref(params: &Value) -> Result<(String, String), A2aError> {
 
 /// `GetTaskPushNotificationConfig`: TaskNotFound for a config the task does not have.
 pub(super) async fn get(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
@@ -125,7 +125,7 @@ pub(super) async fn get(
 /// `ListTaskPushNotificationConfigs`: the task's configs by id, a page at a time (`pageSize`,
 /// default all: a task has only a few).
 pub(super) async fn list(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {
@@ -166,7 +166,7 @@ pub(super) async fn list(
 /// `DeleteTaskPushNotificationConfig`: deleting a config the task does not have (any more) is
 /// no error; a task that does not exist is TaskNotFound.
 pub(super) async fn delete(
-    app: &AppState,
+    app: &A2aState,
     caller: &Caller,
     params: &Value,
 ) -> Result<Value, A2aError> {

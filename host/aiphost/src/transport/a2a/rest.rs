@@ -5,10 +5,11 @@
 //! `/tasks/{id}:subscribe`); the route takes the whole segment and splits the verb off here.
 //! Subscribing is a GET in the spec; POST is accepted too (clients send both).
 
+use super::entry::{Caller, body_value, caller, check_version};
 use super::events::Events;
-use super::{Caller, caller, check_json_body, check_version, operations, push};
+use super::state::A2aState;
+use super::{operations, push};
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
-use crate::transport::AppState;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, Query, State};
@@ -54,8 +55,8 @@ fn ok_json(body: &Value) -> Response {
 }
 
 /// A stream of bare `StreamResponse`s; an error ends it with its AIP-193 body.
-fn sse(app: &AppState, events: Events) -> Response {
-    super::events::sse(events, app.config.sse_keep_alive, |item| match item {
+fn sse(app: &A2aState, events: Events) -> Response {
+    super::events::sse(events, app.http.sse_keep_alive, |item| match item {
         Ok(response) => response,
         Err(error) => error.to_http().1,
     })
@@ -63,28 +64,13 @@ fn sse(app: &AppState, events: Events) -> Response {
 
 /// The caller, after the version check.
 fn enter(
-    app: &AppState,
+    app: &A2aState,
     agent: &str,
     headers: &HeaderMap,
     peer: &Peer,
 ) -> Result<Caller, A2aError> {
     check_version(headers)?;
     caller(app, agent, headers, peer)
-}
-
-/// A JSON request body (after its content type, before the caller: a body that is not JSON is
-/// refused whoever sends it).
-async fn json_body(app: &AppState, headers: &HeaderMap, body: Body) -> Result<Value, A2aError> {
-    check_json_body(headers)?;
-    let bytes = crate::transport::body::read(body, app.config.max_body_bytes)
-        .await
-        .map_err(|e| A2aError::new(A2aErrorKind::InvalidRequest, e.details()))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        A2aError::new(
-            A2aErrorKind::ParseError,
-            serde_json::json!({"reason": format!("the body is not JSON: {e}")}),
-        )
-    })
 }
 
 /// Query parameters (and the path's task id) as one params object of strings.
@@ -101,14 +87,14 @@ fn params(query: HashMap<String, String>, id: Option<&str>) -> Value {
 
 /// `POST /message:send`.
 pub(super) async fn send(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let result = async {
-        let body = json_body(&app, &headers, body).await?;
+        let body = body_value(&app, &headers, body).await?;
         let caller = enter(&app, &agent, &headers, &peer)?;
         operations::send(&app, &caller, &body).await
     }
@@ -121,14 +107,14 @@ pub(super) async fn send(
 
 /// `POST /message:stream`.
 pub(super) async fn send_streaming(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let result = async {
-        let body = json_body(&app, &headers, body).await?;
+        let body = body_value(&app, &headers, body).await?;
         let caller = enter(&app, &agent, &headers, &peer)?;
         operations::send_streaming(&app, &caller, &body).await
     }
@@ -141,7 +127,7 @@ pub(super) async fn send_streaming(
 
 /// `GET /tasks`.
 pub(super) async fn list(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     Query(query): Query<HashMap<String, String>>,
@@ -168,7 +154,7 @@ fn split_verb(segment: &str) -> (&str, Option<&str>) {
 
 /// `GET /tasks/{id}` and `GET /tasks/{id}:subscribe`.
 pub(super) async fn task_get(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path((agent, segment)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
@@ -196,7 +182,7 @@ pub(super) async fn task_get(
 /// `POST /tasks/{id}:cancel` and `POST /tasks/{id}:subscribe`. Their bodies carry nothing this
 /// host reads (a cancel's `metadata` at most), so they are not read.
 pub(super) async fn task_post(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path((agent, segment)): Path<(String, String)>,
     headers: HeaderMap,
@@ -232,7 +218,7 @@ fn not_this_verb(verb: &str, method: &str) -> A2aError {
 
 /// `POST /tasks/{task}/pushNotificationConfigs` (create, the body a config) and `GET` (list).
 pub(super) async fn push_configs(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path((agent, task)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
@@ -243,7 +229,7 @@ pub(super) async fn push_configs(
     let result = async {
         match method {
             Method::POST => {
-                let body = json_body(&app, &headers, body).await?;
+                let body = body_value(&app, &headers, body).await?;
                 let caller = enter(&app, &agent, &headers, &peer)?;
                 push::create(&app, &caller, &body, Some(&task)).await
             }
@@ -268,7 +254,7 @@ pub(super) async fn push_configs(
 
 /// `GET` and `DELETE /tasks/{task}/pushNotificationConfigs/{config}`.
 pub(super) async fn push_config(
-    State(app): State<AppState>,
+    State(app): State<A2aState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path((agent, task, config)): Path<(String, String, String)>,
     method: Method,

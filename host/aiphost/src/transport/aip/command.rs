@@ -1,12 +1,12 @@
 //! What the AIP methods share: a command parsed in the caller's namespace, carried out by the
 //! engine, and the task rendered in the caller's dialect (the engine's refusal in AIP's words).
 
+use super::state::AipState;
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::protocol::dialect::{self, render_task};
 use crate::protocol::{Inbound, RpcError};
 use crate::task::Subscribe;
-use crate::transport::AppState;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<In
 /// Carry out a command and answer with the task in the caller's
 /// dialect; `subscribe` for a `notification/start`.
 pub(super) async fn command(
-    app: &AppState,
+    app: &AipState,
     agent: &Arc<Agent>,
     inbound: Inbound,
     subscribe: Option<Subscribe>,

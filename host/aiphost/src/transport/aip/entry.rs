@@ -2,18 +2,19 @@
 //! `notification/*`, `group`). Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises
 //! on any other status), but for -32000 (unavailable: a full disk), which is a 503 too.
 
+use super::state::AipState;
 use super::{notification, rpc, stream};
 use crate::aip_error;
 use crate::protocol::jsonrpc::{self, Request};
 use crate::protocol::{ErrorCode, RpcError};
-use crate::transport::AppState;
+use crate::transport::kit::caller::CallerError;
+use crate::transport::kit::json_body::{self, BodyRefused};
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 /// Methods this host knows, for `-32601` answers.
 const METHODS: &[&str] = &[
@@ -32,95 +33,82 @@ enum Answer {
     Stream(Response),
 }
 
+/// The media types an AIP request body may be sent as.
+const MEDIA: &[&str] = &["application/json"];
+
 /// `POST /agents/{agent}/...`: read, dispatch, answer.
-pub async fn handle(
-    State(app): State<AppState>,
+pub(super) async fn handle(
+    State(app): State<AipState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent_id): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let request_id = uuid::Uuid::new_v4().simple().to_string();
-    let span = tracing::info_span!("request", agent = %agent_id, request = %&request_id[..12]);
-    async move {
-        if let Err(error) = json_content_type(&headers) {
+    let reply = match json_body::bytes(&headers, body, MEDIA, app.http.max_body_bytes).await {
+        Err(refused) => {
+            let error = body_refused(refused);
             tracing::debug!(data = %error.data, "request refused");
-            let reply = jsonrpc::failure(&Value::Null, &error);
-            return ([(header::CONTENT_TYPE, "application/json")], reply.to_string())
-                .into_response();
+            jsonrpc::failure(&Value::Null, &error)
         }
-        let reply = match crate::transport::body::read(body, app.config.max_body_bytes).await {
-            Err(e) => jsonrpc::failure(
-                &Value::Null,
-                &RpcError::new(ErrorCode::InvalidRequest, e.details()),
-            ),
-            Ok(bytes) => match jsonrpc::parse_request(&bytes) {
-                Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
-                Ok(request) => {
-                    let id = request.id.clone();
-                    match dispatch(&app, &agent_id, &headers, &peer, request).await {
-                        Ok(Answer::Stream(response)) => return response,
-                        Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
-                        Err(error) => {
-                            tracing::debug!(code = error.code, data = %error.data, "request refused");
-                            if error.code == ErrorCode::Unavailable.code() {
-                                return unavailable(&jsonrpc::failure(&id, &error), &error);
-                            }
-                            jsonrpc::failure(&id, &error)
+        Ok(bytes) => match jsonrpc::parse_request(&bytes) {
+            Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
+            Ok(request) => {
+                let id = request.id.clone();
+                match dispatch(&app, &agent_id, &headers, &peer, request).await {
+                    Ok(Answer::Stream(response)) => return response,
+                    Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
+                    Err(error) => {
+                        tracing::debug!(code = error.code, data = %error.data, "request refused");
+                        if error.code == ErrorCode::Unavailable.code() {
+                            return unavailable(&jsonrpc::failure(&id, &error), &error);
                         }
+                        jsonrpc::failure(&id, &error)
                     }
                 }
-            },
-        };
-        ([(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
-    }
-    .instrument(span)
-    .await
+            }
+        },
+    };
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        reply.to_string(),
+    )
+        .into_response()
 }
 
-/// -32600 unless the request says its body is JSON (`application/json`, any parameters).
-///
-/// A web page can make a browser POST `text/plain` (or a body with no type at all) to any URL
-/// without asking first; only a JSON content type needs the target's consent (CORS). So a request
-/// that does not say it is JSON is refused before its body is read, whatever it holds.
-fn json_content_type(headers: &HeaderMap) -> Result<(), RpcError> {
-    let given = headers
-        .get(header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let is_json = given.as_deref().is_some_and(|value| {
-        value
-            .split(';')
-            .next()
-            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
-    });
-    if is_json {
-        return Ok(());
-    }
-    Err(RpcError::new(
-        ErrorCode::InvalidRequest,
-        json!({
+/// A body refused before it was parsed, as AIP says it: -32600 (Invalid Request), with the
+/// content type sent and the one expected, or the limit or timeout the body ran into.
+fn body_refused(refused: BodyRefused) -> RpcError {
+    let data = match refused {
+        BodyRefused::ContentType { given } => json!({
             "reason": "an AIP request must be sent with `Content-Type: application/json`",
             "contentType": given,
             "expected": "application/json",
         }),
-    ))
+        BodyRefused::Read(e) => e.details(),
+        BodyRefused::NotJson(e) => json!({"reason": e.to_string()}),
+    };
+    RpcError::new(ErrorCode::InvalidRequest, data)
+}
+
+/// The kit's refusal of a caller in AIP's words.
+fn caller_refused(e: CallerError) -> RpcError {
+    match e {
+        CallerError::NotHosted { .. } => RpcError::invalid_request(e.to_string()),
+        CallerError::Refused(e) => aip_error::leader_auth(&e),
+    }
 }
 
 async fn dispatch(
-    app: &AppState,
+    app: &AipState,
     agent_id: &str,
     headers: &HeaderMap,
     peer: &Peer,
     request: Request,
 ) -> Result<Answer, RpcError> {
-    let agent = app.agents.get(agent_id).ok_or_else(|| {
-        RpcError::invalid_request(format!(
-            "no agent {agent_id:?} is hosted here; GET /agents lists them"
-        ))
-    })?;
+    let agent = app.callers.partner(agent_id).map_err(caller_refused)?;
     // A command counts against the partner's rate (its tenant's quota, or the operator's
     // `--requests-per-second`) in the engine, whatever door it comes through; every other
-    // request counts here.
+    // request counts here, before the Leader is authenticated.
     let command = matches!(
         request.method.as_str(),
         "rpc" | "stream" | "notification/start"
@@ -128,36 +116,32 @@ async fn dispatch(
     if !command {
         agent.admit_request().map_err(|e| aip_error::quota(&e))?;
     }
-    let owner = app
-        .tenancy
-        .authenticate_leader(
-            &agent,
-            crate::transport::admin::bearer(headers),
-            peer.certificate(),
-        )
-        .map_err(|e| aip_error::leader_auth(&e))?;
-    let owner = owner.as_deref();
+    let caller = app
+        .callers
+        .authenticate(agent, headers, peer)
+        .map_err(caller_refused)?;
+    let (agent, owner) = (&caller.agent, caller.owner.as_deref());
     let params = &request.params;
     match request.method.as_str() {
-        "rpc" => rpc::rpc(app, &agent, owner, params)
+        "rpc" => rpc::rpc(app, agent, owner, params)
             .await
             .map(Answer::Result),
-        "stream" => stream::stream(app, &agent, owner, request.id.clone(), params)
+        "stream" => stream::stream(app, agent, owner, request.id.clone(), params)
             .await
             .map(Answer::Stream),
-        "notification/set" => notification::set(app, &agent, owner, params)
+        "notification/set" => notification::set(app, agent, owner, params)
             .await
             .map(Answer::Result),
-        "notification/get" => notification::get(app, &agent, owner, params).map(Answer::Result),
-        "notification/delete" => notification::delete(app, &agent, owner, params)
+        "notification/get" => notification::get(app, agent, owner, params).map(Answer::Result),
+        "notification/delete" => notification::delete(app, agent, owner, params)
             .await
             .map(Answer::Result),
-        "notification/start" => notification::start(app, &agent, owner, params)
+        "notification/start" => notification::start(app, agent, owner, params)
             .await
             .map(Answer::Result),
         "group" | "group/rpc" => app
-            .groups
-            .join(&agent, owner, &request.params)
+            .invitations
+            .join(agent, owner, params)
             .await
             .map(Answer::Result),
         other => Err(RpcError::new(

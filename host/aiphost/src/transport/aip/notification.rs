@@ -1,5 +1,6 @@
 //! The notification style's methods (spec 6.3): `notification/set`, `get`, `delete` and `start`.
 
+use super::state::AipState;
 use crate::agent::Agent;
 use crate::aip_error;
 use crate::notify::policy;
@@ -7,7 +8,6 @@ use crate::protocol::notification::{self, NotificationConfig};
 use crate::protocol::{CommandKind, RpcError};
 use crate::store::TaskKey;
 use crate::task::Subscribe;
-use crate::transport::AppState;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -23,8 +23,8 @@ fn shown(config: NotificationConfig) -> NotificationConfig {
 /// Create (no `id`) or update a config. The URL must be http(s), carry no user name or password
 /// and, unless the operator allows private targets, not point at a forbidden address: the
 /// engine's rule (`TaskEngine::set_notification_config`), the same for every door.
-pub async fn set(
-    app: &AppState,
+pub(super) async fn set(
+    app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
     params: &Value,
@@ -40,8 +40,8 @@ pub async fn set(
 }
 
 /// One config, or all of a task's.
-pub fn get(
-    app: &AppState,
+pub(super) fn get(
+    app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
     params: &Value,
@@ -56,8 +56,8 @@ pub fn get(
 }
 
 /// Delete one config, or all of a task's.
-pub async fn delete(
-    app: &AppState,
+pub(super) async fn delete(
+    app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
     params: &Value,
@@ -72,8 +72,8 @@ pub async fn delete(
 }
 
 /// A start whose `commandParams` name a config (and optionally the states to notify).
-pub async fn start(
-    app: &AppState,
+pub(super) async fn start(
+    app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
     params: &Value,

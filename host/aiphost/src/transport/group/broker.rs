@@ -7,7 +7,7 @@
 //! checked addresses, never to the name again. Every open checks anew (joins, reconnects and
 //! resumes after a restart), so a tightened policy holds for memberships made before it.
 
-use super::GroupConfig;
+use super::config::GroupConfig;
 use crate::net_policy::{self, AddressError};
 use crate::protocol::group::{self, Credentials, Invitation, Server};
 use futures::StreamExt;

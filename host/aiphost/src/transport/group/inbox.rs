@@ -10,10 +10,10 @@
 //! to authenticate (`api-key`, `mtls`) refuse inbox invitations (their Leaders invite over
 //! JSON-RPC, where they authenticate); open partners take them.
 
-use super::Groups;
+use super::groups::Groups;
+use super::inbox_broker::InboxBroker;
 use crate::agent::Registry;
 use crate::agent::manifest::LeaderAuth;
-use crate::net_policy::HostPort;
 use crate::protocol::{RpcError, Timestamp};
 use futures::StreamExt;
 use lapin::options::{
@@ -21,11 +21,9 @@ use lapin::options::{
     ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
-use lapin::uri::AMQPUri;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -42,76 +40,6 @@ pub const MESSAGE_TTL_MS: i64 = 604_800_000;
 const PREFETCH: u16 = 4;
 /// How often the set of hosted partners is checked for new inboxes to consume.
 const RESCAN: Duration = Duration::from_secs(1);
-
-/// The operator's inbox broker, read from an `amqp://user:password@host:port/vhost` URL.
-#[derive(Clone)]
-pub struct InboxBroker {
-    url: String,
-    listed: HostPort,
-    host: String,
-    port: u16,
-    vhost: String,
-    user: String,
-    password: String,
-}
-
-impl InboxBroker {
-    /// The broker as the group address policy lists it: groups invited through the inbox live
-    /// on the operator's own broker.
-    pub fn listed(&self) -> HostPort {
-        self.listed.clone()
-    }
-
-    /// The `server` of a JSON-RPC invitation to a group on this broker.
-    fn server(&self) -> Value {
-        json!({
-            "host": self.host,
-            "port": self.port,
-            "vhost": self.vhost,
-            "accessToken": format!("{}:{}", self.user, self.password),
-        })
-    }
-}
-
-/// Shown without its password.
-impl std::fmt::Debug for InboxBroker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InboxBroker")
-            .field("broker", &self.listed)
-            .field("vhost", &self.vhost)
-            .field("user", &self.user)
-            .finish_non_exhaustive()
-    }
-}
-
-impl FromStr for InboxBroker {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let uri =
-            AMQPUri::from_str(text).map_err(|e| format!("{text:?} is not an AMQP URL: {e}"))?;
-        if uri.scheme != lapin::uri::AMQPScheme::AMQP {
-            return Err("the inbox broker must be amqp:// (TLS is not built in)".into());
-        }
-        let host = &uri.authority.host;
-        let spelled = if host.contains(':') {
-            format!("[{host}]:{}", uri.authority.port)
-        } else {
-            format!("{host}:{}", uri.authority.port)
-        };
-        Ok(InboxBroker {
-            listed: spelled
-                .parse()
-                .map_err(|e: crate::net_policy::HostPortError| e.to_string())?,
-            url: text.to_string(),
-            host: uri.authority.host.clone(),
-            port: uri.authority.port,
-            vhost: uri.vhost.clone(),
-            user: uri.authority.userinfo.username.clone(),
-            password: uri.authority.userinfo.password.clone(),
-        })
-    }
-}
 
 /// Consume the inboxes of every hosted partner until `stop`, reconnecting with backoff.
 pub fn spawn(groups: Groups, agents: Arc<Registry>, broker: InboxBroker, stop: CancellationToken) {

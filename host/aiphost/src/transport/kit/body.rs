@@ -17,11 +17,20 @@ use tokio::time::{Instant, Sleep};
 /// Why a request body was not taken.
 #[derive(Debug, thiserror::Error)]
 pub enum BodyError {
+    /// Larger than the route's limit (announced, or found while reading).
     #[error("the request body is larger than the {limit} bytes this host accepts here")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     #[error("the request body did not arrive within {} ms", .timeout.as_millis())]
-    TimedOut { timeout: Duration },
+    /// Not all there within the body timeout.
+    TimedOut {
+        /// The body timeout.
+        timeout: Duration,
+    },
     #[error("the request body could not be read: {0}")]
+    /// The connection failed while the body was read.
     Read(String),
 }
 

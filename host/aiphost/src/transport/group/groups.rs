@@ -1,232 +1,24 @@
-//! Group mode (spec section 7): hosted partners join RabbitMQ groups on a Leader's invitation,
-//! receive its commands from their group queue and publish their task results and membership
-//! status on the group's exchange.
-//!
-//! Each membership is an actor ([`session`]) over one broker link ([`broker`]). Commands go
-//! through the same task engine as direct mode and are acknowledged only once their effect is
-//! durable; results are published from a durable outbox written with the change they announce,
-//! so a crash or a broken link neither loses nor reorders them. Memberships are stored, and
-//! resumed when the host restarts.
+//! The host's group memberships: join on an invitation, resume after a restart, list, shut down.
 
-pub mod broker;
-pub mod inbox;
-pub mod membership;
-mod session;
-
+use super::broker::{self, Link};
+use super::config::GroupConfig;
+use super::links::GroupLinks;
+use super::membership::Membership;
+use super::session;
+use super::shared::Shared;
+use super::stats::GroupStats;
+use super::views::{MemberState, MemberView, view};
 use crate::agent::manifest::LeaderAuth;
 use crate::agent::{Agent, Registry};
 use crate::protocol::group;
-use crate::protocol::{Dialect, ErrorCode, RpcError, Timestamp};
+use crate::protocol::{ErrorCode, RpcError, Timestamp};
 use crate::store::{Encoded, Store};
 use crate::task::TaskEngine;
-use broker::Link;
-use membership::{Membership, UnaddressedPolicy};
-use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-
-/// Group settings.
-#[derive(Clone, Debug)]
-pub struct GroupConfig {
-    /// What a member does with a message that mentions nobody.
-    pub unaddressed: UnaddressedPolicy,
-    /// How long opening a link (resolving, connecting, setting up the queue, announcing the
-    /// member) may take before it fails and the connection is cut.
-    pub connect_timeout: Duration,
-    /// The first reconnect waits this long, each next one twice as long, up to `reconnect_max`.
-    pub reconnect_min: Duration,
-    /// The longest wait between reconnects.
-    pub reconnect_max: Duration,
-    /// Brokers an invitation may name whatever they resolve to: exactly these hosts (as
-    /// spelled here) and ports. Any other broker must resolve to addresses the address policy
-    /// ([`crate::net_policy`]) allows.
-    pub brokers: Vec<crate::net_policy::HostPort>,
-    /// Let invitations name brokers at any address, also those the address policy forbids
-    /// (loopback, private, link-local, ...).
-    pub allow_private: bool,
-    /// The broker whose inboxes (`inbox_{AIC}`) the host consumes for its partners: the second
-    /// invitation route of v02.01 (`None`: only JSON-RPC invitations).
-    pub inbox_broker: Option<inbox::InboxBroker>,
-}
-
-impl Default for GroupConfig {
-    fn default() -> Self {
-        GroupConfig {
-            unaddressed: UnaddressedPolicy::Handle,
-            connect_timeout: Duration::from_secs(10),
-            reconnect_min: Duration::from_millis(200),
-            reconnect_max: Duration::from_secs(30),
-            brokers: Vec::new(),
-            allow_private: false,
-            inbox_broker: None,
-        }
-    }
-}
-
-/// The engine's view of the memberships: which are live, and how to tell one that results wait.
-#[derive(Default)]
-pub struct GroupLinks {
-    live: Mutex<HashMap<String, Arc<Notify>>>,
-}
-
-impl GroupLinks {
-    /// Whether `membership` is live (results for a left group are not queued).
-    pub fn is_live(&self, membership: &str) -> bool {
-        self.lock().contains_key(membership)
-    }
-
-    /// Tell `membership` that durable results wait in its outbox.
-    pub fn wake(&self, membership: &str) {
-        if let Some(n) = self.lock().get(membership) {
-            n.notify_one();
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
-        self.live.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Where a membership's link stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemberState {
-    /// The link is open and serving.
-    Connected,
-    /// The link is down (or not yet reopened after a restart); it is retried with backoff.
-    Reconnecting,
-}
-
-/// A membership as `/admin/groups` and `aiphost groups` show it.
-#[derive(Clone, Debug, Serialize)]
-pub struct MemberView {
-    /// The hosted partner's id.
-    pub agent: String,
-    /// The group's id.
-    #[serde(rename = "groupId")]
-    pub group_id: String,
-    /// The AIC of the Leader the invitation names.
-    pub leader: String,
-    /// The member's queue on the broker (also the membership's id).
-    pub queue: String,
-    /// The group's exchange, where the member publishes.
-    pub exchange: String,
-    /// The broker's host and port, followed by the vhost.
-    pub broker: String,
-    /// The dialect the group speaks, as far as the host knows: `v01.00` or `v02.01`.
-    pub dialect: &'static str,
-    /// Whether the link is up.
-    pub state: MemberState,
-    /// The Leader muted the member: it handles only messages that name it.
-    pub muted: bool,
-    /// When the partner joined the group.
-    #[serde(rename = "joinedAt")]
-    pub joined_at: Timestamp,
-    /// Why the link last failed, while it is reconnecting.
-    #[serde(rename = "lastError", skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-}
-
-/// Counters for `/metrics`.
-#[derive(Default)]
-pub struct GroupStats {
-    /// Commands from group queues handed to the task engine (duplicates not counted).
-    pub commands: AtomicU64,
-    /// Outbox messages (task results, answers to `get`) published and confirmed by the broker.
-    pub published: AtomicU64,
-    /// Commands found already applied, and acknowledged without running them again.
-    pub duplicates: AtomicU64,
-    /// Times a serving link broke (the member then reconnects).
-    pub reconnects: AtomicU64,
-    /// Commands the engine refused, by JSON-RPC error code: group mode has no channel to answer
-    /// an error on, so this (and the log) is where a refusal shows.
-    refused: Mutex<std::collections::BTreeMap<i64, u64>>,
-}
-
-impl GroupStats {
-    /// Count a command refused with `code`.
-    pub fn refused(&self, code: i64) {
-        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        *refused.entry(code).or_default() += 1;
-    }
-
-    /// Refused commands by code.
-    pub fn refusals(&self) -> Vec<(i64, u64)> {
-        let refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        refused.iter().map(|(&code, &n)| (code, n)).collect()
-    }
-}
-
-/// What the actors share.
-struct Shared {
-    engine: TaskEngine,
-    /// The partners hosted now: a session whose partner is gone (unpublished, its tenant
-    /// removed) leaves its group.
-    agents: Arc<Registry>,
-    store: Store,
-    config: GroupConfig,
-    links: Arc<GroupLinks>,
-    views: Mutex<HashMap<String, MemberView>>,
-    shutdown: CancellationToken,
-    stats: GroupStats,
-}
-
-impl Shared {
-    fn connection_name(&self, m: &Membership) -> String {
-        // acps-sdk names it `agent-{aic}`; the group makes it tell memberships apart.
-        format!("agent-{}/{}", m.aic, m.invitation.group_id)
-    }
-
-    fn set_state(&self, id: &str, state: MemberState, error: Option<String>, muted: bool) {
-        let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = views.get_mut(id) {
-            v.state = state;
-            v.last_error = error;
-            v.muted = muted;
-        }
-    }
-
-    /// Store a membership's changed settings (mute, dialect).
-    fn save(&self, m: &Membership) {
-        let stored = Encoded::of(m).and_then(|record| self.store.put_membership(&m.id(), &record));
-        if let Err(e) = stored {
-            tracing::error!(error = %e, "could not store a membership change");
-        }
-    }
-
-    fn forget(&self, id: &str) {
-        self.links.lock().remove(id);
-        self.views
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
-    }
-}
-
-fn view(m: &Membership, state: MemberState) -> MemberView {
-    let s = &m.invitation.server;
-    MemberView {
-        agent: m.agent.clone(),
-        group_id: m.invitation.group_id.clone(),
-        leader: m.invitation.leader_aic.clone(),
-        queue: m.id(),
-        exchange: m.invitation.exchange.clone(),
-        broker: format!("{}:{}{}", s.host, s.port, s.vhost),
-        dialect: match m.dialect {
-            Dialect::V1 => "v01.00",
-            Dialect::V2 => "v02.01",
-        },
-        state,
-        muted: m.muted,
-        joined_at: m.joined_at,
-        last_error: None,
-    }
-}
 
 /// The host's group memberships. Cheap to clone.
 #[derive(Clone)]

@@ -57,7 +57,7 @@ impl Membership {
 /// Whether a member handles (and answers) a message addressed as `addressed`.
 ///
 /// ```
-/// use aiphost::group::membership::{handles, UnaddressedPolicy};
+/// use aiphost::transport::group::membership::{handles, UnaddressedPolicy};
 /// use aiphost::protocol::group::Addressed;
 /// assert!(handles(Addressed::Me, true, UnaddressedPolicy::Ignore));
 /// assert!(!handles(Addressed::Nobody, true, UnaddressedPolicy::Handle));

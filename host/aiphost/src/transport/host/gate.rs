@@ -9,13 +9,14 @@
 //! Documents about a partner (its ACS document, its A2A card) are served while it compiles: they
 //! need only its manifest.
 
-use super::AppState;
+use crate::agent::Registry;
 use crate::agent::code::Readiness;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// How long a client is asked to wait before trying a compiling partner again, in seconds.
 const RETRY_AFTER_S: u32 = 2;
@@ -26,7 +27,11 @@ const UNAVAILABLE: i64 = crate::protocol::ErrorCode::Unavailable.code();
 const INVALID_REQUEST: i64 = -32600;
 
 /// Refuse a request to a partner that is not hosted, or that cannot run yet.
-pub async fn partner(State(app): State<AppState>, request: Request, next: Next) -> Response {
+pub(super) async fn partner(
+    State(agents): State<Arc<Registry>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let path = request.uri().path().to_string();
     let Some(rest) = path.strip_prefix("/agents/") else {
         return next.run(request).await;
@@ -35,7 +40,7 @@ pub async fn partner(State(app): State<AppState>, request: Request, next: Next) 
     if id.is_empty() {
         return next.run(request).await;
     }
-    let Some(agent) = app.agents.get(id) else {
+    let Some(agent) = agents.get(id) else {
         let message = format!("no agent {id:?} is hosted here; GET /agents lists them");
         return refuse(
             StatusCode::NOT_FOUND,

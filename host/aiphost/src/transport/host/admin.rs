@@ -10,15 +10,17 @@
 //! `too-large` with `details.limitBytes` (at once when its length is announced), a body slower
 //! than the body timeout 408 `timeout` with `details.timeoutMs`.
 
-use super::AppState;
-use super::body::BodyError;
+use super::endpoints::Endpoints;
 use crate::tenant::{Principal, Tenancy, TenancyError};
-use axum::Json;
+use crate::transport::kit::body::{self, BodyError};
+use crate::transport::kit::caller::bearer;
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use axum::{Json, Router};
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -113,20 +115,33 @@ impl From<TenancyError> for AdminError {
     }
 }
 
-type AdminResult = Result<Response, AdminError>;
-
-/// The bearer token of a request, if it has one.
-pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
-        .filter(|t| !t.is_empty())
+/// Tenancy and publishing. Every handler reads its body itself, after authenticating, against
+/// its own limit (see `admin`); every route here takes its body as a stream.
+pub(super) fn routes() -> Router<Endpoints> {
+    Router::new()
+        .route("/admin/tenants", get(list_tenants).post(create_tenant))
+        .route("/admin/tenants/{tenant}", delete(remove_tenant))
+        .route("/admin/agents", get(list_published).post(publish))
+        .route("/admin/agents/{agent}", delete(unpublish))
+        .route("/admin/agents/{agent}/versions", get(versions))
+        .route("/admin/agents/{agent}/rollback", post(rollback))
+        .route("/admin/agents/{agent}/keys", get(list_keys).post(issue_key))
+        .route("/admin/agents/{agent}/keys/{key}", delete(revoke_key))
+        .route("/admin/agents/{agent}/values", get(list_values))
+        .route(
+            "/admin/agents/{agent}/config/{name}",
+            put(set_config).delete(delete_config),
+        )
+        .route(
+            "/admin/agents/{agent}/secrets/{name}",
+            put(set_secret).delete(delete_secret),
+        )
 }
 
+type AdminResult = Result<Response, AdminError>;
+
 /// Who is calling; 401 without a valid admin token.
-pub(super) fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, AdminError> {
+pub(super) fn principal(tenancy: &Tenancy, headers: &HeaderMap) -> Result<Principal, AdminError> {
     let token = bearer(headers).ok_or_else(|| {
         AdminError::new(
             StatusCode::UNAUTHORIZED,
@@ -134,19 +149,16 @@ pub(super) fn principal(state: &AppState, headers: &HeaderMap) -> Result<Princip
             "send `Authorization: Bearer <admin token>`",
         )
     })?;
-    state
-        .tenancy
-        .authenticate_admin(token)
-        .map_err(|e| match e {
-            TenancyError::Forbidden(m) => {
-                AdminError::new(StatusCode::UNAUTHORIZED, "unauthenticated", m)
-            }
-            other => other.into(),
-        })
+    tenancy.authenticate_admin(token).map_err(|e| match e {
+        TenancyError::Forbidden(m) => {
+            AdminError::new(StatusCode::UNAUTHORIZED, "unauthenticated", m)
+        }
+        other => other.into(),
+    })
 }
 
-fn operator(state: &AppState, headers: &HeaderMap) -> Result<(), AdminError> {
-    match principal(state, headers)? {
+fn operator(state: &Endpoints, headers: &HeaderMap) -> Result<(), AdminError> {
+    match principal(&state.tenancy, headers)? {
         Principal::Operator => Ok(()),
         Principal::Tenant(_) => Err(AdminError::forbidden()),
     }
@@ -215,7 +227,7 @@ where
 
 /// The JSON body of a request, read against `limit` (only once the caller is authenticated).
 async fn body<T: serde::de::DeserializeOwned>(body: Body, limit: usize) -> Result<T, AdminError> {
-    let bytes = super::body::read(body, limit).await?;
+    let bytes = body::read(body, limit).await?;
     serde_json::from_slice(&bytes).map_err(|e| AdminError {
         details: json!({"reason": e.to_string()}),
         ..AdminError::new(
@@ -235,7 +247,7 @@ struct NewTenant {
 }
 
 pub(super) async fn create_tenant(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     request: Body,
 ) -> AdminResult {
@@ -249,13 +261,16 @@ pub(super) async fn create_tenant(
         .into_response())
 }
 
-pub(super) async fn list_tenants(State(state): State<AppState>, headers: HeaderMap) -> AdminResult {
+pub(super) async fn list_tenants(
+    State(state): State<Endpoints>,
+    headers: HeaderMap,
+) -> AdminResult {
     operator(&state, &headers)?;
     Ok(Json(json!({"tenants": state.tenancy.list_tenants()?})).into_response())
 }
 
 pub(super) async fn remove_tenant(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(id): AdminPath<String>,
 ) -> AdminResult {
@@ -276,11 +291,11 @@ struct Publish {
 }
 
 pub(super) async fn publish(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     request: Body,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let tenant = tenant_only(&who)?;
     let request: Publish = body(request, publish_limit(&state, tenant)).await?;
     let wasm = base64::engine::general_purpose::STANDARD
@@ -300,7 +315,7 @@ pub(super) async fn publish(
 
 /// The largest publish body `tenant` may send: its largest component in base64, and room for
 /// the manifest, so that a component just over the quota still gets the quota's own answer.
-fn publish_limit(state: &AppState, tenant: &str) -> usize {
+fn publish_limit(state: &Endpoints, tenant: &str) -> usize {
     match state.tenancy.tenant(tenant) {
         Some(t) => {
             let encoded = t.quotas.max_component_bytes.div_ceil(3).saturating_mul(4);
@@ -313,19 +328,19 @@ fn publish_limit(state: &AppState, tenant: &str) -> usize {
 
 /// The partners the caller manages: a tenant's own, or all published ones for the operator.
 pub(super) async fn list_published(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     Ok(Json(json!({"agents": state.tenancy.list_agents(&who)?})).into_response())
 }
 
 pub(super) async fn versions(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let record = state.tenancy.versions(&who, &agent)?;
     Ok(Json(json!({
         "agent": record.id,
@@ -342,12 +357,12 @@ struct Rollback {
 }
 
 pub(super) async fn rollback(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
     request: Body,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let request: Rollback = body(request, BODY_LIMIT).await?;
     let info = state
         .tenancy
@@ -357,11 +372,11 @@ pub(super) async fn rollback(
 }
 
 pub(super) async fn unpublish(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     state.tenancy.unpublish(&who, &agent).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -375,12 +390,12 @@ struct NewKey {
 }
 
 pub(super) async fn issue_key(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
     request: Body,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let request: NewKey = body(request, BODY_LIMIT).await?;
     let (key, token) = state
         .tenancy
@@ -397,20 +412,20 @@ pub(super) async fn issue_key(
 }
 
 pub(super) async fn list_keys(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     Ok(Json(json!({"keys": state.tenancy.list_keys(&who, &agent)?})).into_response())
 }
 
 pub(super) async fn revoke_key(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, key)): AdminPath<(String, String)>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     state.tenancy.revoke_key(&who, &agent, &key).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -425,11 +440,11 @@ pub(super) fn may_see(tenancy: &Arc<Tenancy>, principal: &Principal, agent: &str
 }
 
 pub(super) async fn list_values(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath(agent): AdminPath<String>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     Ok(Json(state.tenancy.list_values(&who, &agent)?).into_response())
 }
 
@@ -440,12 +455,12 @@ struct ConfigValue {
 }
 
 pub(super) async fn set_config(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, name)): AdminPath<(String, String)>,
     request: Body,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let request: ConfigValue = body(request, BODY_LIMIT).await?;
     state
         .tenancy
@@ -455,11 +470,11 @@ pub(super) async fn set_config(
 }
 
 pub(super) async fn delete_config(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, name)): AdminPath<(String, String)>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     state
         .tenancy
         .delete_value(&who, &agent, &name, false)
@@ -468,12 +483,12 @@ pub(super) async fn delete_config(
 }
 
 pub(super) async fn set_secret(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, name)): AdminPath<(String, String)>,
     request: Body,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     let secret: crate::runtime::outbound::SecretHeader = body(request, BODY_LIMIT).await?;
     state
         .tenancy
@@ -483,11 +498,11 @@ pub(super) async fn set_secret(
 }
 
 pub(super) async fn delete_secret(
-    State(state): State<AppState>,
+    State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, name)): AdminPath<(String, String)>,
 ) -> AdminResult {
-    let who = principal(&state, &headers)?;
+    let who = principal(&state.tenancy, &headers)?;
     state
         .tenancy
         .delete_value(&who, &agent, &name, true)

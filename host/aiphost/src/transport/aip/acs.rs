@@ -1,8 +1,45 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
 
-use crate::agent::manifest::Manifest;
+use super::state::AipState;
+use crate::agent::manifest::{LeaderAuth, Manifest};
 use crate::protocol::Timestamp;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+
+/// `GET /agents/{agent}/.well-known/acs.json`: the partner's ACS document, with the security
+/// scheme its Leaders authenticate with.
+pub(super) async fn serve(
+    State(app): State<AipState>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(agent) = app.agents.get(&agent) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": format!("no agent {agent:?} is hosted here")})),
+        )
+            .into_response();
+    };
+    let url = format!("{}/agents/{}", app.http.base_url(&headers), agent.id());
+    let mut document = document(
+        &agent.manifest,
+        &url,
+        &agent.loaded_at,
+        HostCapabilities {
+            streaming: true,
+            notification: true,
+            ..HostCapabilities::default()
+        },
+    );
+    match agent.manifest.access.leaders {
+        LeaderAuth::Open => {}
+        LeaderAuth::ApiKey => require(&mut document, SecurityScheme::Bearer),
+        LeaderAuth::Mtls => require(&mut document, SecurityScheme::MutualTls),
+    }
+    axum::Json(document).into_response()
+}
 
 /// What the host can do for every partner, which the ACS `capabilities` reports.
 #[derive(Clone, Copy, Debug, Default)]

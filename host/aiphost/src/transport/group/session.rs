@@ -5,7 +5,8 @@
 
 use super::broker::{self, BrokerError, Link};
 use super::membership::{Membership, handles};
-use super::{MemberState, Shared};
+use super::shared::Shared;
+use super::views::MemberState;
 use crate::agent::Agent;
 use crate::protocol::group::{self, GroupInbound, Mgmt, MgmtCommand};
 use crate::protocol::{Audience, CommandKind, Inbound, TaskNotice};

@@ -1,0 +1,19 @@
+//! The door kit: what every door does on the way in and out, once, so no door repeats it and
+//! no door borrows it from another. It names no door.
+//!
+//! - [`state`]: the server's state ([`state::HostState`]) and the parts a door draws from it;
+//! - [`caller`]: the partner named in the path and the Leader calling it, authenticated once;
+//! - [`json_body`]: a JSON body (its content type, then [`body`]'s size limit and deadline);
+//! - [`sse`]: an engine event feed as an SSE answer; [`span`]: the request span;
+//! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
+//! - [`http_config`]: the HTTP settings doors read.
+
+pub mod body;
+pub mod caller;
+pub mod door;
+pub mod http_config;
+pub mod json_body;
+pub mod metrics;
+pub mod span;
+pub mod sse;
+pub mod state;
