@@ -5,7 +5,7 @@
 //! rests in awaiting-completion, whose status event marks the end of a measurement.
 
 use crate::{Host, peak_rss};
-use aiphost::client::SseFrames;
+use aiphost_client::SseFrames;
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;

@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! aiphost (this crate)   doors (transport), notify, tenancy admin, CLI, the binary
+//!   ├ aiphost-client     the Leader-side client of `aiphost call` (on aiphost-protocol alone)
 //!   └ aiphost-engine     the task engine, the agent registry, tenants' quotas
 //!       └ aiphost-runtime    wasmtime: partner components, the sandbox, the partner contract
 //!           ├ aiphost-store      sled behind one committer
@@ -21,7 +22,7 @@
 //!   over RabbitMQ, one folder each) and the host's own endpoints;
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
-//! - [`server`]: assembles a host from a config; [`client`]: a Leader-side client.
+//! - [`server`]: assembles a host from a config.
 //!
 //! The lower crates are re-exported under their old names ([`protocol`], [`store`], [`runtime`],
 //! [`net_policy`], [`task`], [`agent`]).
@@ -29,7 +30,6 @@
 #![deny(missing_docs)]
 
 pub mod aip_error;
-pub mod client;
 #[cfg(test)]
 mod door_errors_tests;
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! agent over A2A's JSON-RPC binding.
 
 use super::output::{Column, Format, Kind, OutputArgs, render_table};
-use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
-use aiphost::client::{Client, ClientConfig, ClientError, ClientTls, Until};
 use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
+use aiphost_client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
+use aiphost_client::{Client, ClientConfig, ClientError, ClientTls, Until};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};

@@ -1,10 +1,13 @@
 //! A Leader-side AIP client, in either dialect: what `aiphost call` uses, and handy in tests.
 //! [`a2a`] is its A2A (v1.0, JSON-RPC binding) counterpart, for `aiphost call --protocol a2a`.
 //!
+//! It speaks to a host only over the wire, so it depends on `aiphost-protocol` and on no crate
+//! of the host itself: a Leader's tool can use it without building wasmtime.
+//!
 //! ```no_run
-//! # async fn demo() -> Result<(), aiphost::client::ClientError> {
-//! use aiphost::client::Client;
-//! use aiphost::protocol::{CommandKind, DataItem, Dialect};
+//! # async fn demo() -> Result<(), aiphost_client::ClientError> {
+//! use aiphost_client::Client;
+//! use aiphost_protocol::{CommandKind, DataItem, Dialect};
 //! let client = Client::new("http://127.0.0.1:8080/agents/echo/rpc", Dialect::V2, "1.2.156.3088.1.1.DEMO.LEADER.1.0000");
 //! let task = client
 //!     .send(CommandKind::Start, Some("task-1"), Some("session-1"), vec![DataItem::text("hello")], Default::default())
@@ -13,16 +16,17 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod a2a;
 pub mod tls;
 
-use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
-use crate::transport::tls::TlsError;
+use aiphost_protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::ops::ControlFlow;
 use std::time::Duration;
-pub use tls::ClientTls;
+pub use tls::{ClientTls, TlsError};
 
 /// How a client reaches a partner: the Leader's credentials and how long it waits. Both the
 /// AIP [`Client`] and the [`a2a::A2aClient`] take one; `aiphost call` fills it from its flags.
@@ -45,7 +49,9 @@ pub struct ClientConfig {
 impl std::fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientConfig")
-            .field("api_key", &crate::redact::Redacted::of(&self.api_key))
+            // Never the key itself (issue 29 item 8): a config in a log line or a panic message
+            // would carry it.
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
@@ -573,6 +579,19 @@ pub fn check_response(id: &Value, response: Value) -> Result<Value, ClientError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The API key prints redacted in `Debug` (issue 29 item 8).
+    #[test]
+    fn the_api_key_prints_redacted() {
+        const SECRET: &str = "aho.very-secret-value-0123456789";
+        let config = ClientConfig {
+            api_key: Some(SECRET.into()),
+            ..Default::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
+    }
 
     #[test]
     fn a_rest_counts_from_where_the_task_stands() {

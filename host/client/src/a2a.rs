@@ -8,8 +8,8 @@
 //! the stream or in it, is an [`A2aClientError::Rpc`].
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), aiphost::client::a2a::A2aClientError> {
-//! use aiphost::client::a2a::{A2aClient, Part, endpoint, user_message};
+//! # async fn demo() -> Result<(), aiphost_client::a2a::A2aClientError> {
+//! use aiphost_client::a2a::{A2aClient, Part, endpoint, user_message};
 //! let client = A2aClient::new(endpoint("http://127.0.0.1:8080/agents/echo"));
 //! let sent = client
 //!     .send_message(user_message(&[Part::Text("hello".into())], None, None), None)
@@ -18,8 +18,7 @@
 //! # Ok(()) }
 //! ```
 
-use super::{ClientConfig, SseFrames, Transport, TransportError, Until};
-use crate::transport::tls::TlsError;
+use crate::{ClientConfig, SseFrames, TlsError, Transport, TransportError, Until};
 use serde_json::{Map, Value, json};
 use std::ops::ControlFlow;
 
@@ -563,8 +562,8 @@ fn check_response(id: &Value, response: Value) -> Result<Value, A2aClientError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::a2a::parse_send;
-    use crate::protocol::{CommandKind, DataItem};
+    use aiphost_protocol::a2a::parse_send;
+    use aiphost_protocol::{CommandKind, DataItem};
 
     #[test]
     fn the_endpoint_comes_from_any_form_of_the_partners_url() {

@@ -5,14 +5,16 @@
 //! crypto provider that every other reqwest client in the workspace would then have to install
 //! first. This is a small HTTP/1.1 client over tokio-rustls with the ring provider instead, as
 //! the host's own TLS listener uses; one connection per request, as the CLI makes few.
+//!
+//! The client reads its PEM files itself (not through the host's listener code) so that it
+//! needs nothing of the server crate.
 
-use crate::transport::tls::{TlsError, read_certs};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{PrivateKeyDer, ServerName};
-use std::path::PathBuf;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +28,44 @@ pub struct ClientTls {
     /// PEM: the CAs to trust for the host's certificate. `None`: the system's (`SSL_CERT_FILE`,
     /// else the usual bundle paths).
     pub ca: Option<PathBuf>,
+}
+
+/// Why the client's TLS could not be set up from its files.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read, or not as PEM.
+    #[error("cannot read {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A PEM file holds no certificate.
+    #[error("{path} holds no certificate")]
+    NoCertificate {
+        /// The file.
+        path: String,
+    },
+    /// rustls refused the configuration (say, a key that does not match the certificate).
+    #[error("the TLS configuration is not usable: {0}")]
+    Config(String),
+}
+
+/// The certificates of a PEM file (at least one).
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TlsError::Read {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    if certs.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(certs)
 }
 
 /// What went wrong with an HTTPS request.
