@@ -4,7 +4,8 @@
 use super::output::{Column, Format, Kind, OutputArgs, render_table};
 use aiphost::client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
 use aiphost::client::{Client, ClientConfig, ClientError, ClientTls, Until};
-use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
+use aiphost::model::{CommandKind, DataItem, JsonObject, Timestamp};
+use aiphost::protocol::aip::Dialect;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};

@@ -563,8 +563,8 @@ fn check_response(id: &Value, response: Value) -> Result<Value, A2aClientError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{CommandKind, DataItem};
     use crate::protocol::a2a::parse_send;
-    use crate::protocol::{CommandKind, DataItem};
 
     #[test]
     fn the_endpoint_comes_from_any_form_of_the_partners_url() {

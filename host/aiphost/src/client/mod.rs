@@ -4,7 +4,8 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), aiphost::client::ClientError> {
 //! use aiphost::client::Client;
-//! use aiphost::protocol::{CommandKind, DataItem, Dialect};
+//! use aiphost::model::{CommandKind, DataItem};
+//! use aiphost::protocol::aip::Dialect;
 //! let client = Client::new("http://127.0.0.1:8080/agents/echo/rpc", Dialect::V2, "1.2.156.3088.1.1.DEMO.LEADER.1.0000");
 //! let task = client
 //!     .send(CommandKind::Start, Some("task-1"), Some("session-1"), vec![DataItem::text("hello")], Default::default())
@@ -16,7 +17,8 @@
 pub mod a2a;
 pub mod tls;
 
-use crate::protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
+use crate::model::{CommandKind, DataItem, JsonObject, TaskState, Timestamp};
+use crate::protocol::aip::Dialect;
 use crate::transport::tls::TlsError;
 use bytes::Bytes;
 use serde_json::{Value, json};

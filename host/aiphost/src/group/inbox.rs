@@ -13,8 +13,9 @@
 use super::Groups;
 use crate::agent::Registry;
 use crate::agent::manifest::LeaderAuth;
+use crate::model::Timestamp;
 use crate::net_policy::HostPort;
-use crate::protocol::{RpcError, Timestamp};
+use crate::protocol::RpcError;
 use futures::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,

@@ -15,8 +15,9 @@ mod session;
 
 use crate::agent::manifest::LeaderAuth;
 use crate::agent::{Agent, Registry};
-use crate::protocol::group;
-use crate::protocol::{Dialect, ErrorCode, RpcError, Timestamp};
+use crate::model::Timestamp;
+use crate::protocol::aip::{Dialect, group};
+use crate::protocol::{ErrorCode, RpcError};
 use crate::store::{Encoded, Store};
 use crate::task::TaskEngine;
 use broker::Link;

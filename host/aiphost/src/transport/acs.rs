@@ -1,7 +1,7 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
 
 use crate::agent::manifest::Manifest;
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 use serde_json::{Map, Value, json};
 
 /// What the host can do for every partner, which the ACS `capabilities` reports.

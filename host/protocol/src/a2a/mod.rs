@@ -3,9 +3,9 @@
 //! A2A's objects are ProtoJSON (camelCase fields, enums as `TASK_STATE_*` / `ROLE_*` strings,
 //! timestamps in UTC with `Z`). The few key pieces:
 //!
-//! - [`parse_send`] reads a `SendMessage` request into an AIP [`LeaderCommand`](crate::LeaderCommand)
+//! - [`parse_send`] reads a `SendMessage` request into an AIP [`LeaderCommand`](aiphost_model::LeaderCommand)
 //!   (a start, or a continue when the message names a task), its parts into DataItems;
-//! - [`render_task`] renders an AIP [`Task`](crate::Task) as an A2A `Task` ([`task`] has the
+//! - [`render_task`] renders an AIP [`Task`](aiphost_model::Task) as an A2A `Task` ([`task`] has the
 //!   state mapping), [`render_event`] a logged event as a `StreamResponse`;
 //! - [`parse_push_config`] reads a push notification config, [`render_notice`] is what its
 //!   webhook gets;

@@ -4,9 +4,8 @@
 //! stream sends goes through its [`SentArtifacts`], so `append` only ever extends an artifact
 //! that stream has sent.
 
-use crate::protocol::TaskState;
+use crate::model::{EventKind, TaskState};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, SentArtifacts, StreamContext};
-use crate::protocol::event::EventKind;
 use crate::task::{EventFeed, FeedError};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -48,7 +47,7 @@ pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Eve
     struct State {
         first: Option<Value>,
         feed: EventFeed,
-        queue: VecDeque<crate::protocol::TaskEvent>,
+        queue: VecDeque<crate::model::TaskEvent>,
         sent: SentArtifacts,
         done: bool,
     }

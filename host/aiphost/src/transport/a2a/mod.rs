@@ -8,7 +8,7 @@
 //!
 //! Both bindings carry the same [`operations`], which go through the task engine exactly as
 //! AIP's doors do (a message is a `start` or a `continue`, a cancel a `cancel`), with A2A's
-//! [`CommandPolicy`](crate::protocol::CommandPolicy): a task completes as soon as its partner
+//! [`CommandPolicy`](crate::model::CommandPolicy): a task completes as soon as its partner
 //! has a result, and ended tasks refuse messages. Errors become A2A errors in one place each:
 //! `A2aError::to_jsonrpc` and `A2aError::to_http`.
 
@@ -24,8 +24,8 @@ mod rest;
 use super::AppState;
 use super::tls::Peer;
 use crate::agent::Agent;
+use crate::model::notification::NoticeFormat;
 use crate::protocol::a2a::{A2aError, A2aErrorKind, VERSION};
-use crate::protocol::notification::NoticeFormat;
 use crate::store::TaskKey;
 use axum::Router;
 use axum::extract::{Path, State};

@@ -5,8 +5,8 @@
 use super::common::{admit_read, field, object};
 use super::events::{Close, Events, events};
 use super::{Caller, errors, push};
+use crate::model::{CommandKind, CommandPolicy, HistoryFilter, Inbound, LeaderCommand, Timestamp};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
-use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
 use crate::task::{PagePosition, StreamStart, TaskQuery};
 use crate::transport::AppState;
 use base64::Engine as _;
@@ -65,13 +65,14 @@ fn read_send(caller: &Caller, params: &Value) -> Result<Sent, A2aError> {
     Ok(Sent {
         push: sent.push_config,
         inbound: Inbound {
-            dialect: Dialect::default(),
+            form: None,
             command: sent.command,
             owner: caller.owner.clone(),
             policy: CommandPolicy {
                 answer_at_once: sent.return_immediately,
                 ..POLICY
             },
+            history: Ok(HistoryFilter::default()),
         },
         view: TaskView {
             history_length: sent.history_length,
@@ -170,7 +171,7 @@ pub(super) async fn cancel(
     let params = object(params)?;
     let id = required_id(params, "id")?;
     let inbound = Inbound {
-        dialect: Dialect::default(),
+        form: None,
         command: LeaderCommand {
             id: format!("cancel-{}", uuid::Uuid::new_v4()),
             sent_at: Timestamp::now(),
@@ -185,6 +186,7 @@ pub(super) async fn cancel(
         },
         owner: caller.owner.clone(),
         policy: POLICY,
+        history: Ok(HistoryFilter::default()),
     };
     let reply = app
         .engine

@@ -13,9 +13,9 @@
 use super::Caller;
 use super::common::{admit_read, field, object};
 use super::errors;
+use crate::model::notification::NotificationConfig;
+use crate::model::{Inbound, TaskState};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, PushConfig};
-use crate::protocol::notification::NotificationConfig;
-use crate::protocol::{Inbound, TaskState};
 use crate::task::Subscribe;
 use crate::transport::AppState;
 use base64::Engine as _;

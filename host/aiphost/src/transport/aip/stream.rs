@@ -6,10 +6,10 @@
 //! and frees everything as soon as the client goes away.
 
 use crate::agent::Agent;
-use crate::protocol::dialect::{Dialect, render_task};
-use crate::protocol::event::render_event;
+use crate::protocol::aip::dialect::{Dialect, render_task};
+use crate::protocol::aip::event::{EventContext, render_event};
 use crate::protocol::jsonrpc;
-use crate::protocol::{ErrorCode, EventContext, RpcError};
+use crate::protocol::{ErrorCode, RpcError};
 use crate::task::{EventFeed, FeedError, StreamStart};
 use crate::transport::AppState;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -31,7 +31,7 @@ pub async fn stream(
     params: &Value,
 ) -> Result<Response, RpcError> {
     let inbound = super::command::parse_command_of(owner, params)?;
-    let dialect = inbound.dialect;
+    let dialect = Dialect::of(inbound.form.as_ref());
     let start = app
         .engine
         .stream(agent, inbound, None)
@@ -65,7 +65,7 @@ fn events(
 ) -> BoxStream<'static, Result<Event, Infallible>> {
     struct State {
         feed: EventFeed,
-        queue: VecDeque<crate::protocol::TaskEvent>,
+        queue: VecDeque<crate::model::TaskEvent>,
         id: Value,
         aic: String,
     }
