@@ -318,7 +318,7 @@ impl Session {
                 }
                 self.remember_dialect(Dialect::of(inbound.form.as_ref()));
                 let work = Work {
-                    inbound,
+                    inbound: *inbound,
                     acker: delivery.acker,
                     redelivered: delivery.redelivered,
                 };

@@ -18,7 +18,7 @@
 //! let sent = parse_send(&json!({"message": {
 //!     "role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "hello"}]
 //! }})).unwrap();
-//! assert_eq!(sent.command.command, aiphost_protocol::CommandKind::Start);
+//! assert_eq!(sent.command.command, aiphost_model::CommandKind::Start);
 //! let refused = parse_send(&json!({"message": {"role": "ROLE_USER"}})).unwrap_err();
 //! assert_eq!(refused.kind, A2aErrorKind::InvalidParams);
 //! ```

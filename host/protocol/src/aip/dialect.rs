@@ -602,4 +602,15 @@ mod tests {
             parse_history_filter(json!({"lastCommandSentAt": 5}).as_object().unwrap()).is_err()
         );
     }
+
+    #[test]
+    fn a_dialect_is_kept_as_it_was_stored() {
+        for dialect in [Dialect::V1, Dialect::V2] {
+            let stored = serde_json::to_value(dialect.form()).unwrap();
+            assert_eq!(stored, serde_json::to_value(dialect).unwrap());
+            assert_eq!(Dialect::of(Some(&dialect.form())), dialect);
+        }
+        assert_eq!(Dialect::of(None), Dialect::V1);
+        assert_eq!(Dialect::of(Some(&WireForm::new("a2a"))), Dialect::V1);
+    }
 }

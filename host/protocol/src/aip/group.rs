@@ -272,7 +272,7 @@ pub struct Mgmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum GroupInbound {
     /// A task command from the Leader (v1 `message`, v2 `task-command`).
-    Command(Inbound),
+    Command(Box<Inbound>),
     /// A management command from the Leader.
     Mgmt(Mgmt),
     /// This partner's own message, come back on the fanout.
@@ -311,7 +311,7 @@ pub fn classify(bytes: &[u8], my_aic: &str) -> Result<GroupInbound, String> {
     match obj.get("type").and_then(Value::as_str) {
         Some("message") | Some("task-command") => {
             dialect::parse_command(&json!({"message": value}))
-                .map(GroupInbound::Command)
+                .map(|inbound| GroupInbound::Command(Box::new(inbound)))
                 .map_err(|e| e.to_string())
         }
         Some("group-mgmt-command") => Ok(GroupInbound::Mgmt(Mgmt {

@@ -83,4 +83,17 @@ mod tests {
         let body = render_notice(&notice, Audience::Webhook);
         assert!(body.get("statusHistory").is_none());
     }
+
+    #[test]
+    fn a_notice_of_a_task_no_aip_leader_started_goes_out_in_v1() {
+        let none = TaskNotice::now("p", None, &task(None));
+        let v1 = TaskNotice {
+            form: Some(Dialect::V1.form()),
+            ..none.clone()
+        };
+        assert_eq!(
+            render_notice(&none, Audience::Webhook),
+            render_notice(&v1, Audience::Webhook)
+        );
+    }
 }
