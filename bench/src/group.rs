@@ -272,5 +272,5 @@ async fn one_run(host: &Host, group: &str, n: usize, args: &GroupArgs) -> anyhow
 }
 
 fn chrono_now() -> String {
-    aiphost::protocol::Timestamp::now().to_string()
+    aiphost::model::Timestamp::now().to_string()
 }

@@ -552,7 +552,7 @@ pub fn uuid() -> String {
 
 /// Now, as the reference SDK writes it (UTC, microseconds, `+00:00`).
 pub fn now() -> String {
-    aiphost::protocol::Timestamp::now().to_string()
+    aiphost::model::Timestamp::now().to_string()
 }
 
 /// The result of a JSON-RPC answer, panicking with the error if there is one.

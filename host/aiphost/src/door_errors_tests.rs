@@ -5,10 +5,11 @@
 //! expectation is that conversion of the literal AIP one.
 
 use crate::aip_error;
+use crate::model::depth::TooDeep;
+use crate::model::{CommandKind, InvalidField, TaskState};
 use crate::net_policy::TargetError;
+use crate::protocol::RpcError;
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
-use crate::protocol::depth::TooDeep;
-use crate::protocol::{CommandKind, InvalidField, RpcError, TaskState};
 use crate::quota::QuotaError;
 use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};

@@ -9,12 +9,14 @@
 //!
 //! ```text
 //! aiphost (this crate)   doors (transport), notify, tenancy admin, CLI, the binary
-//!   ├ aiphost-client     the Leader-side client of `aiphost call` (on aiphost-protocol alone)
+//!   ├ aiphost-client     the Leader-side client of `aiphost call` (on the model and the wire formats)
 //!   └ aiphost-engine     the task engine, the agent registry, tenants' quotas
 //!       └ aiphost-runtime    wasmtime: partner components, the sandbox, the partner contract
 //!           ├ aiphost-store      sled behind one committer
 //!           ├ aiphost-net-policy where the host may connect on someone else's say-so
-//!           └ aiphost-protocol   AIP on the wire, both dialects, the state machine (pure)
+//!           └ aiphost-model      tasks, commands, events, notices, configs, the state machine (pure)
+//! aiphost-protocol       (used by this crate only) the wire formats: AIP, A2A, JSON-RPC (pure)
+//!   └ aiphost-model
 //! ```
 //!
 //! This crate's parts, from the wire inwards:
@@ -24,8 +26,8 @@
 //! - [`tenant`]: tenants, publishing, Leader API keys;
 //! - [`server`]: assembles a host from a config.
 //!
-//! The lower crates are re-exported under their old names ([`protocol`], [`store`], [`runtime`],
-//! [`net_policy`], [`task`], [`agent`]).
+//! The lower crates are re-exported under their module names ([`model`], [`protocol`], [`store`],
+//! [`runtime`], [`net_policy`], [`task`], [`agent`]).
 
 #![deny(missing_docs)]
 
@@ -43,6 +45,7 @@ pub mod tenant;
 pub mod transport;
 
 pub use aiphost_engine::{agent, quota, task};
+pub use aiphost_model as model;
 pub use aiphost_net_policy as net_policy;
 pub use aiphost_protocol as protocol;
 pub use aiphost_runtime as runtime;

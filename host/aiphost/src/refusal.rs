@@ -7,8 +7,8 @@
 //! the same facts through AIP's `data` and A2A's `ErrorInfo.metadata`, and no door imports
 //! another's errors.
 
-use crate::protocol::CommandKind;
-use crate::protocol::depth::MAX_JSON_DEPTH;
+use crate::model::CommandKind;
+use crate::model::depth::MAX_JSON_DEPTH;
 use crate::quota::QuotaError;
 use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};

@@ -483,7 +483,7 @@ mod tests {
             header: "authorization".into(),
             value: SECRET.into(),
         };
-        let notification = crate::protocol::notification::NotificationConfig {
+        let notification = crate::model::notification::NotificationConfig {
             token: SECRET.into(),
             ..Default::default()
         };

@@ -562,8 +562,8 @@ fn check_response(id: &Value, response: Value) -> Result<Value, A2aClientError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aiphost_model::{CommandKind, DataItem};
     use aiphost_protocol::a2a::parse_send;
-    use aiphost_protocol::{CommandKind, DataItem};
 
     #[test]
     fn the_endpoint_comes_from_any_form_of_the_partners_url() {

@@ -7,7 +7,8 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), aiphost_client::ClientError> {
 //! use aiphost_client::Client;
-//! use aiphost_protocol::{CommandKind, DataItem, Dialect};
+//! use aiphost_model::{CommandKind, DataItem};
+//! use aiphost_protocol::aip::Dialect;
 //! let client = Client::new("http://127.0.0.1:8080/agents/echo/rpc", Dialect::V2, "1.2.156.3088.1.1.DEMO.LEADER.1.0000");
 //! let task = client
 //!     .send(CommandKind::Start, Some("task-1"), Some("session-1"), vec![DataItem::text("hello")], Default::default())
@@ -21,7 +22,8 @@
 pub mod a2a;
 pub mod tls;
 
-use aiphost_protocol::{CommandKind, DataItem, Dialect, JsonObject, TaskState, Timestamp};
+use aiphost_model::{CommandKind, DataItem, JsonObject, TaskState, Timestamp};
+use aiphost_protocol::aip::Dialect;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::ops::ControlFlow;

@@ -1,7 +1,7 @@
 //! Per-tenant quotas, the request-rate limiter (pure: time is passed in), and a tenant's state as
 //! the running host enforces it.
 
-use aiphost_protocol::Timestamp;
+use aiphost_model::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::Mutex;

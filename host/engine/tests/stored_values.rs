@@ -4,7 +4,7 @@
 //! is refused as too deep before anything is stored. Never stored unreadable.
 
 use aiphost_engine::task::TaskRecord;
-use aiphost_protocol::{
+use aiphost_model::{
     CommandKind, DataItem, EventKind, JsonObject, LeaderCommand, TaskEvent, TaskState, TaskStatus,
     Timestamp,
 };

@@ -1,5 +1,6 @@
 //! The JSON-RPC 2.0 envelope and the AIP error codes (spec section 5).
 
+use aiphost_model::InvalidField;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::fmt;
@@ -144,6 +145,13 @@ impl fmt::Display for RpcError {
 }
 
 impl std::error::Error for RpcError {}
+
+impl From<InvalidField> for RpcError {
+    /// -32602 naming the field.
+    fn from(e: InvalidField) -> Self {
+        RpcError::invalid_params(&e.field, e.reason)
+    }
+}
 
 /// A request whose envelope is valid. `params` is left for the method to read.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,26 +1,11 @@
-//! AIP on the wire: the JSON-RPC envelope, both dialects, and the dialect-free model. No I/O here.
+//! The doors' wire formats, no I/O: AIP's two dialects ([`aip`]), A2A v1.0 and v0.3 ([`a2a`]),
+//! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]). Each parses into and renders from the
+//! door-free model of `aiphost-model`.
 
 #![deny(missing_docs)]
 
 pub mod a2a;
-pub mod depth;
-pub mod dialect;
-pub mod event;
-pub mod field;
-pub mod group;
+pub mod aip;
 pub mod jsonrpc;
-pub mod model;
-pub mod notice;
-pub mod notification;
-pub mod state;
-pub mod time;
 
-pub use dialect::{CommandPolicy, Dialect, HistoryFilter, Inbound, Task};
-pub use event::{EventContext, EventKind, TaskEvent};
-pub use field::InvalidField;
 pub use jsonrpc::{ErrorCode, RpcError};
-pub use model::{
-    CommandKind, DataItem, JsonObject, LeaderCommand, Product, ProductChunk, TaskState, TaskStatus,
-};
-pub use notice::{Audience, TaskNotice};
-pub use time::Timestamp;

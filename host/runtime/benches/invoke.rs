@@ -7,7 +7,7 @@
 //! bash scripts/build-plugins.sh && cargo bench -p aiphost-runtime --bench invoke
 //! ```
 
-use aiphost_protocol::{DataItem, ProductChunk, TaskState};
+use aiphost_model::{DataItem, ProductChunk, TaskState};
 use aiphost_runtime::{
     Invocation, InvocationEnd, KvOwner, PartnerEvent, ReportError, Reporter, Runtime, RuntimeConfig,
 };

@@ -1,6 +1,6 @@
 //! Generated bindings for the `aiphost:partner` world and conversions to and from the host's model.
 
-use aiphost_protocol::{DataItem, JsonObject, Product, ProductChunk, TaskState};
+use aiphost_model::{DataItem, JsonObject, Product, ProductChunk, TaskState};
 use base64::Engine as _;
 
 wasmtime::component::bindgen!({
@@ -94,7 +94,7 @@ fn json_object(text: &str, what: &str) -> Result<JsonObject, String> {
 }
 
 /// A DataItem reported by a guest, checked: `data` and `metadata` must be JSON objects nested at
-/// most [`aiphost_protocol::depth::MAX_JSON_DEPTH`] levels (the host stores them).
+/// most [`aiphost_model::depth::MAX_JSON_DEPTH`] levels (the host stores them).
 pub fn item_from_guest(item: wit::DataItem) -> Result<DataItem, String> {
     let item = item_from_guest_unchecked(item)?;
     item.check_depth("a data item").map_err(|e| e.to_string())?;

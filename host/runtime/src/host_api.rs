@@ -4,7 +4,7 @@
 
 use super::bindings::{aiphost::partner as api, chunk_from_guest, items_from_guest, wit};
 use super::outbound::{ConfigError, OutboundHooks};
-use aiphost_protocol::{DataItem, ProductChunk, TaskState};
+use aiphost_model::{DataItem, ProductChunk, TaskState};
 use aiphost_store::{KvScope, Store};
 use futures::future::BoxFuture;
 use std::sync::Arc;

@@ -25,7 +25,7 @@ pub use footprint::Footprint;
 pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
 pub use pool::CAP as FOOTPRINT_CAP;
 
-use aiphost_protocol::{DataItem, JsonObject, TaskState};
+use aiphost_model::{DataItem, JsonObject, TaskState};
 use aiphost_store::Store;
 use bindings::{Partner, PartnerPre, item_to_guest, wit};
 use host_api::{InvocationState, KvAccess};

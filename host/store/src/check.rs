@@ -14,8 +14,8 @@
 
 use super::committer::{self, Committer, OnDamage};
 use super::{Encoded, OutboxEntry, StoreError, event_batch, open_sled, parts, unreadable, unwind};
-use aiphost_protocol::TaskEvent;
-use aiphost_protocol::notification::NotificationConfig;
+use aiphost_model::TaskEvent;
+use aiphost_model::notification::NotificationConfig;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

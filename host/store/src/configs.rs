@@ -10,7 +10,7 @@
 //! too).
 
 use super::{Store, StoreError, TaskKey, Ticket, from_json, parts, to_json};
-use aiphost_protocol::notification::NotificationConfig;
+use aiphost_model::notification::NotificationConfig;
 
 /// What a sweep of a namespace's waiting configs left and did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl TaskKey {
     /// The task and config of a waiting entry `tail` (the key after [`Self::waiting_prefix`]).
     fn waiting_entry(&self, tail: &[u8]) -> Option<(TaskKey, String)> {
         let tail = std::str::from_utf8(tail).ok()?;
-        // Task ids hold no control characters (`protocol::dialect::check_task_id`).
+        // Task ids hold no control characters (`model::task::check_task_id`).
         let (task, config) = tail.split_once('\0')?;
         let key = TaskKey::owned(&self.agent, self.leader.as_deref(), task);
         Some((key, config.to_string()))
@@ -209,7 +209,7 @@ impl Store {
 mod tests {
     use crate::tests::WriteNow;
     use crate::{Encoded, Store, TaskKey, TaskWrite};
-    use aiphost_protocol::notification::NotificationConfig;
+    use aiphost_model::notification::NotificationConfig;
 
     fn config(task: &str, id: &str) -> NotificationConfig {
         NotificationConfig {

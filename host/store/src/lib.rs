@@ -78,7 +78,7 @@ pub use retention::DueTask;
 pub use set_aside::SetAside;
 pub use space::{DEFAULT_RESERVE_BYTES, Disk, DiskState};
 
-use aiphost_protocol::notification::NotificationConfig;
+use aiphost_model::notification::NotificationConfig;
 pub use committer::PendingWrite;
 use committer::{Committer, OnDamage};
 use serde::de::DeserializeOwned;
@@ -174,7 +174,7 @@ pub struct TaskKey {
 }
 
 /// Separates a Leader from its task id in stored keys. Task ids never contain it: they may not
-/// hold control characters (`protocol::dialect::check_task_id`).
+/// hold control characters (`model::task::check_task_id`).
 const LEADER_SEPARATOR: char = '\u{1f}';
 
 impl TaskKey {

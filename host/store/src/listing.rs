@@ -23,7 +23,7 @@
 
 use super::write_batch::Writes;
 use super::{Encoded, Store, StoreError, TaskKey};
-use aiphost_protocol::TaskState;
+use aiphost_model::TaskState;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Mutex;

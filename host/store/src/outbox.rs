@@ -1,7 +1,7 @@
 //! The stored form of what waits to be delivered: a notification in a task's outbox, a message in
 //! a group membership's outbox.
 
-use aiphost_protocol::TaskNotice;
+use aiphost_model::TaskNotice;
 use serde::{Deserialize, Serialize};
 
 /// A message waiting in an outbox.

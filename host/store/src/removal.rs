@@ -143,7 +143,7 @@ mod tests {
                         delete_at: (i == 3).then_some(5_000),
                         listing: Some(crate::Listing {
                             changed_ms: 1_000 + i,
-                            state: aiphost_protocol::TaskState::Working,
+                            state: aiphost_model::TaskState::Working,
                             session: Some(format!("{agent}-session")),
                         }),
                         ..TaskWrite::record_only(&key, record)

@@ -146,7 +146,7 @@ impl Store {
 mod tests {
     use crate::tests::WriteNow;
     use crate::{ChunkWrite, Encoded, KvScope, OutboxEntry, Outgoing, Store, TaskKey, TaskWrite};
-    use aiphost_protocol::notification::NotificationConfig;
+    use aiphost_model::notification::NotificationConfig;
 
     fn raw(bytes: &[u8]) -> Encoded {
         Encoded::of(&serde_json::Value::String(
@@ -203,7 +203,7 @@ mod tests {
                     live: (None, Some(crate::Liveness::Running)),
                     listing: Some(crate::Listing {
                         changed_ms: 1_000,
-                        state: aiphost_protocol::TaskState::Completed,
+                        state: aiphost_model::TaskState::Completed,
                         session: Some(format!("session of {}", key.task)),
                     }),
                     ..TaskWrite::record_only(key, raw(&big))

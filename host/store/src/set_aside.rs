@@ -108,7 +108,7 @@ mod tests {
                     history: vec![(0, Encoded::of(&"start").unwrap())],
                     listing: Some(crate::Listing {
                         changed_ms: deadline,
-                        state: aiphost_protocol::TaskState::AwaitingInput,
+                        state: aiphost_model::TaskState::AwaitingInput,
                         session: None,
                     }),
                     ..TaskWrite::record_only(k, unreadable())

@@ -317,7 +317,7 @@ async fn a_check_finds_entries_without_their_task() {
                 history: vec![(0, Encoded::of(&json!({"command": "start"})).unwrap())],
                 listing: Some(aiphost_store::Listing {
                     changed_ms: 1_000,
-                    state: aiphost_protocol::TaskState::Working,
+                    state: aiphost_model::TaskState::Working,
                     session: Some("s".into()),
                 }),
                 ..TaskWrite::record_only(&key, big)

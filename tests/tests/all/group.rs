@@ -3,7 +3,7 @@
 //! hybrid use, resuming after a crash, reconnecting after the broker drops the link, and
 //! isolation of a slow partner.
 
-use aiphost::protocol::group::JOIN_FAILED;
+use aiphost::protocol::aip::group::JOIN_FAILED;
 use aiphost_tests::group::{BROKER, LEADER, Leader, Probe, ProbeMode, is_result, is_status};
 use aiphost_tests::{HostOptions, ProcessHost, TestHost, error_code, post, result, text, v2};
 use serde_json::{Value, json};

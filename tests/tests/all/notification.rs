@@ -680,7 +680,7 @@ async fn stored_webhook_credentials_are_never_shown_or_logged() {
     {
         let store = aiphost::store::Store::open(&data.join("store")).unwrap();
         let key = aiphost::store::TaskKey::owned("echo", None, "legacy");
-        let config = aiphost::protocol::notification::NotificationConfig {
+        let config = aiphost::model::notification::NotificationConfig {
             id: "notification-legacy".into(),
             url: url.clone(),
             token: "tok".into(),

@@ -2,12 +2,10 @@
 //! a fixture: requests must read, Leader commands must parse in the right dialect, task objects
 //! must fit our model, and the rpc examples replayed against a live host must answer in kind.
 
-use aiphost::protocol::dialect::{self, Dialect};
-use aiphost::protocol::event::render_event;
+use aiphost::model::{EventKind, Product, ProductChunk, TaskEvent, TaskStatus, Timestamp};
+use aiphost::protocol::aip::dialect::{self, Dialect};
+use aiphost::protocol::aip::event::{EventContext, render_event};
 use aiphost::protocol::jsonrpc;
-use aiphost::protocol::{
-    EventContext, EventKind, Product, ProductChunk, TaskEvent, TaskStatus, Timestamp,
-};
 use aiphost_tests::*;
 use serde_json::{Value, json};
 
@@ -70,7 +68,11 @@ fn check_spec(spec: &str, expected: Dialect) -> usize {
             if request.method == "rpc" || request.method == "stream" {
                 let inbound = dialect::parse_command(&request.params)
                     .unwrap_or_else(|e| panic!("{spec}: command refused: {e}\n{example}"));
-                assert_eq!(inbound.dialect, expected, "{spec}: {example}");
+                assert_eq!(
+                    Dialect::of(inbound.form.as_ref()),
+                    expected,
+                    "{spec}: {example}"
+                );
             }
             checked += 1;
         } else if obj.contains_key("jsonrpc") {
@@ -91,7 +93,7 @@ fn check_spec(spec: &str, expected: Dialect) -> usize {
                         .unwrap_or_else(|e| {
                             panic!("{spec}: group command refused: {e}\n{example}")
                         });
-                    assert_eq!(inbound.dialect, expected);
+                    assert_eq!(Dialect::of(inbound.form.as_ref()), expected);
                 }
                 Some("task" | "task-result") => check_task_object(spec, &example),
                 _ => {}

@@ -2,7 +2,8 @@
 //! agent over A2A's JSON-RPC binding.
 
 use super::output::{Column, Format, Kind, OutputArgs, render_table};
-use aiphost::protocol::{CommandKind, DataItem, Dialect, JsonObject, Timestamp};
+use aiphost::model::{CommandKind, DataItem, JsonObject, Timestamp};
+use aiphost::protocol::aip::Dialect;
 use aiphost_client::a2a::{self, A2aClient, A2aClientError, Part, TaskQuery};
 use aiphost_client::{Client, ClientConfig, ClientError, ClientTls, Until};
 use anyhow::{Context, bail};

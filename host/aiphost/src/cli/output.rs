@@ -83,7 +83,7 @@ impl Column {
             (_, Value::Null) => self.missing.to_string(),
             (Kind::List, Value::Array(items)) if items.is_empty() => self.missing.to_string(),
             (Kind::Time, Value::Number(n)) => n.as_i64().map_or(n.to_string(), utc_millis),
-            (Kind::Time, Value::String(s)) => aiphost::protocol::Timestamp::parse(s)
+            (Kind::Time, Value::String(s)) => aiphost::model::Timestamp::parse(s)
                 .map_or_else(|| s.clone(), |t| utc_millis(t.unix_millis())),
             (Kind::Bytes, Value::Number(n)) => n.as_u64().map_or(n.to_string(), human_bytes),
             (Kind::List, Value::Array(items)) => {

@@ -8,10 +8,10 @@
 
 pub mod policy;
 
-use crate::protocol::Audience;
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
+use crate::model::notification::NoticeFormat;
 use crate::protocol::a2a;
-use crate::protocol::notification::NoticeFormat;
+use crate::protocol::aip::notice::{Audience, render_notice};
 use crate::store::{Encoded, OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -85,7 +85,7 @@ pub struct GivenUp {
     pub last_error: String,
     /// When the host gave up.
     #[serde(rename = "gaveUpAt")]
-    pub gave_up_at: crate::protocol::Timestamp,
+    pub gave_up_at: crate::model::Timestamp,
 }
 
 /// Counters for `/metrics`.
@@ -251,7 +251,9 @@ impl Notifier {
         entry.attempts += 1;
         let a2a = config.format != NoticeFormat::Aip;
         let body = match (&entry.body, config.format) {
-            (Outgoing::Notice(notice), NoticeFormat::Aip) => notice.render(Audience::Webhook),
+            (Outgoing::Notice(notice), NoticeFormat::Aip) => {
+                render_notice(notice, Audience::Webhook)
+            }
             (Outgoing::Notice(notice), NoticeFormat::A2a) => a2a::render_notice(notice),
             (Outgoing::Notice(notice), NoticeFormat::A2aV03) => a2a::v03::render_notice(notice),
             (Outgoing::Rendered(body), _) => body.clone(),
@@ -326,7 +328,7 @@ impl Notifier {
                     .map(str::to_string),
                 attempts: entry.attempts,
                 last_error: error,
-                gave_up_at: crate::protocol::Timestamp::now(),
+                gave_up_at: crate::model::Timestamp::now(),
             };
             let record = Encoded::of(&record)?;
             return self.done(task, seq, entry, Some(&record));

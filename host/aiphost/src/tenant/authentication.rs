@@ -6,7 +6,7 @@ use super::records::*;
 use super::*;
 use crate::agent::Agent;
 use crate::agent::manifest::LeaderAuth;
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 
 /// How a Leader proves who it is, as a partner's manifest asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

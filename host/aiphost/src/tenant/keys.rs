@@ -5,7 +5,7 @@ use super::credentials::{Credential, Kind};
 use super::records::*;
 use super::*;
 use crate::agent::manifest::LeaderAuth;
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 use serde_json::json;
 
 impl Tenancy {

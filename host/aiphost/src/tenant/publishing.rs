@@ -7,7 +7,7 @@ use crate::agent::code::Code;
 use crate::agent::imports::{self};
 use crate::agent::manifest::Manifest;
 use crate::agent::{Agent, Compile, VersionLoader, grant};
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 use crate::runtime::Runtime;
 use aiphost_engine::quota::Quotas;
 use serde_json::json;

@@ -3,7 +3,7 @@
 use super::credentials::{Credential, Kind};
 use super::records::*;
 use super::*;
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 use aiphost_engine::quota::{Quotas, TenantState};
 use serde_json::json;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ pub mod parallel;
 pub mod policy;
 
 use crate::quota::{QuotaError, TenantState};
-use aiphost_protocol::Timestamp;
+use aiphost_model::Timestamp;
 use aiphost_runtime::outbound::{AgentValues, Capabilities, OutboundPolicy};
 use aiphost_runtime::{Prechecked, Runtime, RuntimeError};
 use code::{Code, CodeSetter};

@@ -8,7 +8,7 @@
 //! (`listTasksOnOpenPartners`, `requestsPerSecond`; `quota.rs`).
 
 use crate::quota::{QuotaError, RateLimiter};
-use aiphost_protocol::Timestamp;
+use aiphost_model::Timestamp;
 use std::sync::Mutex;
 
 /// The operator's rules for its own partners.

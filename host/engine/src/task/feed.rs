@@ -2,7 +2,7 @@
 //! only ever durable ones, ending after the event that ends the task.
 
 use super::live::Follow;
-use aiphost_protocol::TaskEvent;
+use aiphost_model::TaskEvent;
 use aiphost_store::{Store, StoreError, TaskKey};
 
 /// How many events one read takes from the log (bounds a stream's memory).
@@ -65,7 +65,7 @@ impl EventFeed {
     }
 
     /// The feed's task is completed by the host as soon as its partner has a result
-    /// ([`aiphost_protocol::CommandPolicy::complete_on_result`]).
+    /// ([`aiphost_model::CommandPolicy::complete_on_result`]).
     pub(super) fn completing_on_result(mut self, completes: bool) -> Self {
         self.completes_on_result = completes;
         self

@@ -17,7 +17,7 @@
 //! - of the statuses, at most [`HistoryLimits::max_statuses`]: the oldest go first, except the
 //!   first status (accepted or rejected) and the current one.
 
-use aiphost_protocol::{LeaderCommand, TaskStatus};
+use aiphost_model::{LeaderCommand, TaskStatus};
 use aiphost_store::Encoded;
 use serde::{Deserialize, Serialize};
 
@@ -240,7 +240,7 @@ impl CommandLog {
         for (index, command) in (0u64..).zip(commands) {
             let stored = StoredCommand {
                 command: command.clone(),
-                unchanging: command.command == aiphost_protocol::CommandKind::Get,
+                unchanging: command.command == aiphost_model::CommandKind::Get,
             };
             let encoded = encode(&stored);
             log.entries.push(Entry {
@@ -279,7 +279,7 @@ pub fn record_status(history: &mut Vec<TaskStatus>, status: TaskStatus, max: usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aiphost_protocol::{CommandKind, DataItem, TaskState, Timestamp};
+    use aiphost_model::{CommandKind, DataItem, TaskState, Timestamp};
 
     fn command(kind: CommandKind, id: &str, text_bytes: usize) -> LeaderCommand {
         LeaderCommand {

@@ -7,7 +7,7 @@
 //! decided yet holds a [`Starting`] reservation, so concurrent starts cannot all slip under the
 //! cap at once.
 
-use aiphost_protocol::TaskState;
+use aiphost_model::TaskState;
 use aiphost_store::{Liveness, TaskKey};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

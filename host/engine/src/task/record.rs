@@ -1,12 +1,12 @@
-//! The durable record of one task: the task itself plus what the host needs to run it (dialect,
-//! limits, the pending deadline, the bytes its products hold).
+//! The durable record of one task: the task itself plus what the host needs to run it (the wire
+//! form of its notices, its limits, the pending deadline, the bytes its products hold).
 
 use super::history::{self, CommandLog, HistoryLimits, HistoryWrites, UnreadableEntry};
-use aiphost_net_policy::TargetPolicy;
-use aiphost_protocol::{
-    DataItem, Dialect, InvalidField, JsonObject, LeaderCommand, ProductChunk, Task, TaskState,
-    TaskStatus,
+use aiphost_model::{
+    DataItem, InvalidField, JsonObject, LeaderCommand, ProductChunk, Task, TaskState, TaskStatus,
+    WireForm,
 };
+use aiphost_net_policy::TargetPolicy;
 use aiphost_store::{Encoded, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -132,8 +132,10 @@ pub struct TaskRecord {
     /// The task as Leaders see it (products without their DataItems, and only the creating
     /// command, in the stored form: see [`TaskRecord::encoded`]).
     pub task: Task,
-    /// The dialect of the Leader that started the task (for events sent later, unasked).
-    pub dialect: Dialect,
+    /// The wire form the door that started the task chose for what is said of it later, unasked
+    /// (AIP: its Leader's dialect); stored as `dialect`, as when it was AIP's dialect itself.
+    #[serde(rename = "dialect", default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<WireForm>,
     /// Its limits, fixed at its start.
     pub limits: TaskLimits,
     /// When the current awaiting state times out (Unix ms), if it is one.
@@ -147,12 +149,12 @@ pub struct TaskRecord {
     pub last_event_seq: u64,
     /// Where its status changes are notified (a task started with `notification/start`).
     #[serde(default)]
-    pub notify: Option<aiphost_protocol::notification::Subscription>,
+    pub notify: Option<aiphost_model::notification::Subscription>,
     /// More configs its status changes go to: A2A push notification configs made for it while
     /// it lived (no more than the task may have configs, as those gone are dropped when one is
     /// added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub push: Vec<aiphost_protocol::notification::Subscription>,
+    pub push: Vec<aiphost_model::notification::Subscription>,
     /// The group membership its results are published to (a task started from a group).
     #[serde(default)]
     pub group: Option<String>,
@@ -176,7 +178,7 @@ impl TaskRecord {
     /// Every config its status changes are notified to.
     pub fn subscriptions(
         &self,
-    ) -> impl Iterator<Item = &aiphost_protocol::notification::Subscription> {
+    ) -> impl Iterator<Item = &aiphost_model::notification::Subscription> {
         self.notify.iter().chain(&self.push)
     }
 
@@ -184,7 +186,7 @@ impl TaskRecord {
     pub fn new(
         start: LeaderCommand,
         task_id: String,
-        dialect: Dialect,
+        form: Option<WireForm>,
         limits: TaskLimits,
         status: TaskStatus,
         history: &HistoryLimits,
@@ -200,16 +202,16 @@ impl TaskRecord {
             status_history: vec![status],
             completes_on_result: false,
         };
-        let mut record = TaskRecord::fresh(task, dialect, limits, 0);
+        let mut record = TaskRecord::fresh(task, form, limits, 0);
         record.record_command(start, false, history);
         record
     }
 
     /// A record of `task` as it comes into being: no deadline, products, events or configs yet.
-    fn fresh(task: Task, dialect: Dialect, limits: TaskLimits, agent_version: u64) -> Self {
+    fn fresh(task: Task, form: Option<WireForm>, limits: TaskLimits, agent_version: u64) -> Self {
         TaskRecord {
             task,
-            dialect,
+            form,
             limits,
             deadline_ms: None,
             products_bytes: 0,
@@ -255,7 +257,7 @@ impl TaskRecord {
             leader_max_products_bytes: None,
             max_products_bytes: defaults.max_products_bytes,
         };
-        TaskRecord::fresh(task, Dialect::default(), limits, agent_version)
+        TaskRecord::fresh(task, None, limits, agent_version)
     }
 
     /// The task's current state.
@@ -410,7 +412,7 @@ impl TaskRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aiphost_protocol::{CommandKind, Product, Timestamp};
+    use aiphost_model::{CommandKind, Product, Timestamp};
     use serde_json::json;
 
     fn start() -> LeaderCommand {
@@ -437,7 +439,7 @@ mod tests {
         TaskRecord::new(
             start(),
             "t".into(),
-            Dialect::V1,
+            Some(WireForm::new("v1")),
             limits,
             TaskStatus::now(TaskState::Accepted, vec![]),
             &HistoryLimits::default(),

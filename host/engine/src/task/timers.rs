@@ -4,7 +4,7 @@
 //! host that completes millions of tasks does not keep a timer for each until it would have run
 //! out (an hour by default). The engine still checks the task's current deadline before acting.
 
-use aiphost_protocol::Timestamp;
+use aiphost_model::Timestamp;
 use aiphost_store::TaskKey;
 use std::collections::{BTreeSet, HashMap};
 use tokio::sync::mpsc;

@@ -238,9 +238,9 @@ impl A2aError {
     }
 }
 
-impl From<crate::InvalidField> for A2aError {
+impl From<aiphost_model::InvalidField> for A2aError {
     /// InvalidParams naming the field.
-    fn from(e: crate::InvalidField) -> Self {
+    fn from(e: aiphost_model::InvalidField) -> Self {
         A2aError::invalid_params(&e.field, e.reason)
     }
 }

@@ -3,8 +3,8 @@
 //! and [`SentArtifacts`], which keeps a stream's `append` flags true to what that stream sent.
 
 use super::task::{render_artifact, render_status};
-use crate::event::{EventKind, TaskEvent};
-use crate::model::TaskState;
+use aiphost_model::TaskState;
+use aiphost_model::{EventKind, TaskEvent};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
@@ -126,8 +126,8 @@ impl SentArtifacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DataItem, Product, ProductChunk, TaskStatus};
-    use crate::time::Timestamp;
+    use aiphost_model::Timestamp;
+    use aiphost_model::{DataItem, Product, ProductChunk, TaskStatus};
 
     fn event(kind: EventKind) -> TaskEvent {
         TaskEvent {

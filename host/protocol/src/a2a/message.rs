@@ -4,9 +4,9 @@
 use super::error::A2aError;
 use super::part::parse_parts;
 use super::push::{PushConfig, parse_push_config};
-use crate::dialect::{MAX_TASK_ID_LEN, check_task_id};
-use crate::model::{CommandKind, LeaderCommand};
-use crate::time::Timestamp;
+use aiphost_model::Timestamp;
+use aiphost_model::{CommandKind, LeaderCommand};
+use aiphost_model::{MAX_TASK_ID_LEN, check_task_id};
 use serde_json::{Map, Value, json};
 
 /// The `commandParams` key under which the A2A message's own fields reach the partner
@@ -97,7 +97,7 @@ pub fn parse_send(params: &Value) -> Result<SendMessage, A2aError> {
         }
         // It is kept at `commandParams.a2a.metadata`, two levels below the value the engine's
         // limit counts from: said here with the client's own field path.
-        crate::depth::check_depth_below(metadata, "message.metadata", 2)
+        aiphost_model::depth::check_depth_below(metadata, "message.metadata", 2)
             .map_err(|e| A2aError::invalid_params("message.metadata", e.to_string()))?;
     }
     for key in ["metadata", "referenceTaskIds", "extensions"] {

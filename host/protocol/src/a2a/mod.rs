@@ -3,9 +3,9 @@
 //! A2A's objects are ProtoJSON (camelCase fields, enums as `TASK_STATE_*` / `ROLE_*` strings,
 //! timestamps in UTC with `Z`). The few key pieces:
 //!
-//! - [`parse_send`] reads a `SendMessage` request into an AIP [`LeaderCommand`](crate::LeaderCommand)
+//! - [`parse_send`] reads a `SendMessage` request into an AIP [`LeaderCommand`](aiphost_model::LeaderCommand)
 //!   (a start, or a continue when the message names a task), its parts into DataItems;
-//! - [`render_task`] renders an AIP [`Task`](crate::Task) as an A2A `Task` ([`task`] has the
+//! - [`render_task`] renders an AIP [`Task`](aiphost_model::Task) as an A2A `Task` ([`task`] has the
 //!   state mapping), [`render_event`] a logged event as a `StreamResponse`;
 //! - [`parse_push_config`] reads a push notification config, [`render_notice`] is what its
 //!   webhook gets;
@@ -18,7 +18,7 @@
 //! let sent = parse_send(&json!({"message": {
 //!     "role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "hello"}]
 //! }})).unwrap();
-//! assert_eq!(sent.command.command, aiphost_protocol::CommandKind::Start);
+//! assert_eq!(sent.command.command, aiphost_model::CommandKind::Start);
 //! let refused = parse_send(&json!({"message": {"role": "ROLE_USER"}})).unwrap_err();
 //! assert_eq!(refused.kind, A2aErrorKind::InvalidParams);
 //! ```

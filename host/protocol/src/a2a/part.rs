@@ -7,7 +7,7 @@
 //! ([`WRAPPED`]), and unwrapped again on the way out.
 
 use super::error::A2aError;
-use crate::model::{DataItem, JsonObject};
+use aiphost_model::{DataItem, JsonObject};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 

@@ -8,11 +8,11 @@
 
 use super::error::A2aError;
 use super::task::{TaskView, render_task};
-use crate::dialect::{MAX_TASK_ID_LEN, check_task_id};
-use crate::notice::TaskNotice;
-use crate::notification::{
+use aiphost_model::TaskNotice;
+use aiphost_model::notification::{
     MAX_TOKEN_LEN, MAX_URL_LEN, NoticeFormat, NotificationConfig, PushAuthentication,
 };
+use aiphost_model::{MAX_TASK_ID_LEN, check_task_id};
 use serde_json::{Map, Value, json};
 
 /// The longest authentication scheme accepted (`Bearer`, `Basic`, ...).

@@ -15,8 +15,8 @@
 //! one task state are identical.
 
 use super::part::render_parts;
-use crate::dialect::Task;
-use crate::model::{CommandKind, DataItem, Product, TaskState, TaskStatus};
+use aiphost_model::Task;
+use aiphost_model::{CommandKind, DataItem, Product, TaskState, TaskStatus};
 use serde_json::{Map, Value, json};
 
 /// The A2A spelling of an AIP state.
@@ -238,8 +238,8 @@ pub fn render_task(task: &Task, view: TaskView) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::LeaderCommand;
-    use crate::time::Timestamp;
+    use aiphost_model::LeaderCommand;
+    use aiphost_model::Timestamp;
 
     fn task() -> Task {
         let t0 = Timestamp::parse("2026-01-01T00:00:00Z").unwrap();

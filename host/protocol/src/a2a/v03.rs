@@ -517,7 +517,7 @@ pub fn state_name(v1: &str) -> &'static str {
 
 /// What the webhook of a config made over v0.3 gets for a change of a task: the task itself
 /// (v0.3 sent no `StreamResponse` wrapper), in v0.3's shape.
-pub fn render_notice(notice: &crate::notice::TaskNotice) -> Value {
+pub fn render_notice(notice: &aiphost_model::TaskNotice) -> Value {
     match super::render_notice(notice) {
         Value::Object(mut wrapped) => task(wrapped.remove("task").unwrap_or_default()),
         other => other,
@@ -697,12 +697,12 @@ pub fn error_response(error: &A2aError, id: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::a2a::{StreamContext, parse_send, render_event, render_push_config, render_task};
-    use crate::dialect::Task;
-    use crate::event::{EventKind, TaskEvent};
-    use crate::model::{
+    use aiphost_model::Task;
+    use aiphost_model::Timestamp;
+    use aiphost_model::{
         CommandKind, DataItem, LeaderCommand, Product, ProductChunk, TaskState, TaskStatus,
     };
-    use crate::time::Timestamp;
+    use aiphost_model::{EventKind, TaskEvent};
 
     fn send(params: Value) -> Result<Upgraded, A2aError> {
         upgrade_request("message/send", &params)

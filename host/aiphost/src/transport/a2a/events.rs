@@ -4,9 +4,9 @@
 //! message's stream). Everything a stream sends goes through its [`SentArtifacts`], so `append`
 //! only ever extends an artifact that stream has sent.
 
+use crate::model::event::EventKind;
+use crate::model::{TaskEvent, TaskState};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, SentArtifacts, StreamContext};
-use crate::protocol::event::EventKind;
-use crate::protocol::{TaskEvent, TaskState};
 use crate::task::{EventFeed, FeedError};
 use crate::transport::kit::sse::{self, FeedRender};
 use axum::response::Response;

@@ -7,8 +7,8 @@ use super::entry::Caller;
 use super::events::{Close, Events, events};
 use super::state::A2aState;
 use super::{errors, push};
+use crate::model::{CommandKind, CommandPolicy, HistoryFilter, Inbound, LeaderCommand, Timestamp};
 use crate::protocol::a2a::{self, A2aError, A2aErrorKind, TaskView, render_task};
-use crate::protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand, Timestamp};
 use crate::task::{PagePosition, StreamStart, TaskQuery};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -66,7 +66,8 @@ fn read_send(caller: &Caller, params: &Value) -> Result<Sent, A2aError> {
     Ok(Sent {
         push: sent.push_config,
         inbound: Inbound {
-            dialect: Dialect::default(),
+            form: None,
+            history: Ok(HistoryFilter::default()),
             command: sent.command,
             owner: caller.owner.clone(),
             policy: CommandPolicy {
@@ -171,7 +172,8 @@ pub(super) async fn cancel(
     let params = object(params)?;
     let id = required_id(params, "id")?;
     let inbound = Inbound {
-        dialect: Dialect::default(),
+        form: None,
+        history: Ok(HistoryFilter::default()),
         command: LeaderCommand {
             id: format!("cancel-{}", uuid::Uuid::new_v4()),
             sent_at: Timestamp::now(),

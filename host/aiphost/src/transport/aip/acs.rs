@@ -2,7 +2,7 @@
 
 use super::state::AipState;
 use crate::agent::manifest::{LeaderAuth, Manifest};
-use crate::protocol::Timestamp;
+use crate::model::Timestamp;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

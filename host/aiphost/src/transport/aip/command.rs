@@ -4,8 +4,9 @@
 use super::state::AipState;
 use crate::agent::Agent;
 use crate::aip_error;
-use crate::protocol::dialect::{self, render_task};
-use crate::protocol::{Inbound, RpcError};
+use crate::model::Inbound;
+use crate::protocol::RpcError;
+use crate::protocol::aip::dialect::{self, Dialect, render_task};
 use crate::task::Subscribe;
 use serde_json::Value;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ pub(super) async fn command(
     inbound: Inbound,
     subscribe: Option<Subscribe>,
 ) -> Result<Value, RpcError> {
-    let dialect = inbound.dialect;
+    let dialect = Dialect::of(inbound.form.as_ref());
     let reply = app
         .engine
         .command(agent, inbound, subscribe)

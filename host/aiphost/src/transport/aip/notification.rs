@@ -3,9 +3,11 @@
 use super::state::AipState;
 use crate::agent::Agent;
 use crate::aip_error;
+use crate::model::CommandKind;
+use crate::model::notification::NotificationConfig;
 use crate::notify::policy;
-use crate::protocol::notification::{self, NotificationConfig};
-use crate::protocol::{CommandKind, RpcError};
+use crate::protocol::RpcError;
+use crate::protocol::aip::notification;
 use crate::store::TaskKey;
 use crate::task::Subscribe;
 use serde_json::{Value, json};

@@ -8,10 +8,11 @@
 
 use super::state::AipState;
 use crate::agent::Agent;
-use crate::protocol::dialect::{Dialect, render_task};
-use crate::protocol::event::render_event;
+use crate::model::TaskEvent;
+use crate::protocol::aip::dialect::{Dialect, render_task};
+use crate::protocol::aip::event::{EventContext, render_event};
 use crate::protocol::jsonrpc;
-use crate::protocol::{ErrorCode, EventContext, RpcError, TaskEvent};
+use crate::protocol::{ErrorCode, RpcError};
 use crate::task::{EventFeed, FeedError, StreamStart};
 use crate::transport::kit::sse::{self, FeedRender};
 use axum::response::Response;
@@ -29,7 +30,7 @@ pub(super) async fn stream(
     params: &Value,
 ) -> Result<Response, RpcError> {
     let inbound = super::command::parse_command_of(owner, params)?;
-    let dialect = inbound.dialect;
+    let dialect = Dialect::of(inbound.form.as_ref());
     let start = app
         .engine
         .stream(agent, inbound, None)

@@ -9,7 +9,7 @@
 
 use super::config::GroupConfig;
 use crate::net_policy::{self, AddressError};
-use crate::protocol::group::{self, Credentials, Invitation, Server};
+use crate::protocol::aip::group::{self, Credentials, Invitation, Server};
 use futures::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions,

@@ -14,7 +14,8 @@ use super::groups::Groups;
 use super::inbox_broker::InboxBroker;
 use crate::agent::Registry;
 use crate::agent::manifest::LeaderAuth;
-use crate::protocol::{RpcError, Timestamp};
+use crate::model::Timestamp;
+use crate::protocol::RpcError;
 use futures::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,

@@ -1,9 +1,9 @@
 //! A hosted partner's membership of a group: what is stored of it, and the pure rules of what a
 //! member does with a message (mentions, mute, the operator's policy for unaddressed messages).
 
-use crate::protocol::Dialect;
-use crate::protocol::group::{Addressed, Invitation};
-use crate::protocol::time::Timestamp;
+use crate::model::Timestamp;
+use crate::protocol::aip::Dialect;
+use crate::protocol::aip::group::{Addressed, Invitation};
 use serde::{Deserialize, Serialize};
 
 /// What a member does with a message that mentions nobody (the spec leaves it to the member).
@@ -58,7 +58,7 @@ impl Membership {
 ///
 /// ```
 /// use aiphost::transport::group::membership::{handles, UnaddressedPolicy};
-/// use aiphost::protocol::group::Addressed;
+/// use aiphost::protocol::aip::group::Addressed;
 /// assert!(handles(Addressed::Me, true, UnaddressedPolicy::Ignore));
 /// assert!(!handles(Addressed::Nobody, true, UnaddressedPolicy::Handle));
 /// ```

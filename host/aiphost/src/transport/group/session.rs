@@ -8,8 +8,10 @@ use super::membership::{Membership, handles};
 use super::shared::Shared;
 use super::views::MemberState;
 use crate::agent::Agent;
-use crate::protocol::group::{self, GroupInbound, Mgmt, MgmtCommand};
-use crate::protocol::{Audience, CommandKind, Inbound, TaskNotice};
+use crate::model::{CommandKind, Inbound, TaskNotice};
+use crate::protocol::aip::Dialect;
+use crate::protocol::aip::group::{self, GroupInbound, Mgmt, MgmtCommand};
+use crate::protocol::aip::notice::{Audience, render_notice};
 use crate::store::{Outgoing, TaskKey};
 use crate::task::EngineError;
 use lapin::Acker;
@@ -226,7 +228,7 @@ impl Session {
             };
             for entry in &pending {
                 let body = match &entry.message {
-                    Ok(Outgoing::Notice(notice)) => notice.render(Audience::Group),
+                    Ok(Outgoing::Notice(notice)) => render_notice(notice, Audience::Group),
                     Ok(Outgoing::Rendered(body)) => body.clone(),
                     Err(e) => {
                         tracing::error!(error = %e, "dropping an unreadable group result");
@@ -315,9 +317,9 @@ impl Session {
                     broker::ack(&delivery.acker).await;
                     return Ok(None);
                 }
-                self.remember_dialect(inbound.dialect);
+                self.remember_dialect(Dialect::of(inbound.form.as_ref()));
                 let work = Work {
-                    inbound,
+                    inbound: *inbound,
                     acker: delivery.acker,
                     redelivered: delivery.redelivered,
                 };
@@ -332,7 +334,7 @@ impl Session {
     }
 
     /// The Leader's messages tell the group's dialect better than the invitation did.
-    fn remember_dialect(&mut self, dialect: crate::protocol::Dialect) {
+    fn remember_dialect(&mut self, dialect: Dialect) {
         if self.membership.dialect != dialect {
             self.membership.dialect = dialect;
             self.shared.save(&self.membership);
@@ -441,7 +443,7 @@ impl Worker {
             acker,
             redelivered,
         } = work;
-        let (kind, dialect) = (inbound.command.command, inbound.dialect);
+        let (kind, form) = (inbound.command.command, inbound.form.clone());
         let (task_id, message_id) = (inbound.command.task_id.clone(), inbound.command.id.clone());
         let span = tracing::info_span!("group_command", task = ?task_id, command = %kind, id = %message_id);
         async move {
@@ -482,7 +484,7 @@ impl Worker {
                     // with the task as it is.
                     if kind == CommandKind::Get {
                         // Rendered like every other result the group hears of.
-                        let notice = TaskNotice::now(&self.aic, dialect, &reply.task);
+                        let notice = TaskNotice::now(&self.aic, form, &reply.task);
                         match self
                             .shared
                             .store

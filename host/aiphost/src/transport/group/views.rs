@@ -2,7 +2,8 @@
 //! Leader, and where its link stands.
 
 use super::membership::Membership;
-use crate::protocol::{Dialect, Timestamp};
+use crate::model::Timestamp;
+use crate::protocol::aip::Dialect;
 use serde::Serialize;
 
 /// Where a membership's link stands.

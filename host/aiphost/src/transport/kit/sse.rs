@@ -7,7 +7,7 @@
 //! fails (an expired position to resume from, a store error) ends the stream with the door's
 //! error frame. Each frame is one `data:` line; an idle stream gets a `keep-alive` comment.
 
-use crate::protocol::TaskEvent;
+use crate::model::TaskEvent;
 use crate::task::{EventFeed, FeedError};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};

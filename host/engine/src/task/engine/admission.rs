@@ -6,7 +6,9 @@
 
 use super::{EngineError, TaskEngine};
 use crate::agent::Agent;
-use aiphost_protocol::{CommandKind, CommandPolicy, Dialect, Inbound, LeaderCommand};
+use aiphost_model::{
+    CommandKind, CommandPolicy, HistoryFilter, Inbound, InvalidField, LeaderCommand, WireForm,
+};
 use aiphost_store::TaskKey;
 use std::sync::atomic::Ordering;
 
@@ -18,10 +20,13 @@ pub(super) struct Admitted {
     pub(super) task_id: String,
     /// The command.
     pub(super) command: LeaderCommand,
-    /// The dialect it came in (the task's notices go out in its starter's).
-    pub(super) dialect: Dialect,
+    /// The wire form its door keeps for a task it starts (the task's notices go out in its
+    /// starter's).
+    pub(super) form: Option<WireForm>,
     /// What its door asks where protocols differ.
     pub(super) policy: CommandPolicy,
+    /// The history filter its door read, said only if the command reads the task.
+    pub(super) history: Result<HistoryFilter, InvalidField>,
     /// `task` span: agent, task, command and the style it came in.
     pub(super) span: tracing::Span,
 }
@@ -46,10 +51,11 @@ impl TaskEngine {
             self.inner.store.room_for_new_work()?;
         }
         let Inbound {
-            dialect,
+            form,
             command,
             owner,
             policy,
+            history,
         } = inbound;
         let task_id = command
             .task_id
@@ -61,8 +67,9 @@ impl TaskEngine {
             key,
             task_id,
             command,
-            dialect,
+            form,
             policy,
+            history,
             span,
         })
     }

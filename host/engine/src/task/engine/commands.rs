@@ -8,11 +8,11 @@ use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::live_tasks::{Starting, liveness};
 use crate::task::record::{TaskLimits, TaskRecord};
-use aiphost_protocol::notification::{NotificationConfig, Subscription};
-use aiphost_protocol::state::{self, CommandEffect};
-use aiphost_protocol::{
-    CommandKind, CommandPolicy, DataItem, Dialect, EventKind, HistoryFilter, Inbound,
-    LeaderCommand, Task, TaskState, TaskStatus,
+use aiphost_model::notification::{NotificationConfig, Subscription};
+use aiphost_model::state::{self, CommandEffect};
+use aiphost_model::{
+    CommandKind, CommandPolicy, DataItem, EventKind, HistoryFilter, Inbound, InvalidField,
+    LeaderCommand, Task, TaskState, TaskStatus, WireForm,
 };
 use aiphost_runtime::{EndReason, Invocation, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
@@ -25,9 +25,11 @@ use tracing::Instrument;
 pub(super) struct Incoming {
     pub(super) command: LeaderCommand,
     pub(super) task_id: String,
-    pub(super) dialect: Dialect,
+    pub(super) form: Option<WireForm>,
     /// What its door asks where protocols differ.
     pub(super) policy: CommandPolicy,
+    /// The history filter its door read, said only if the command reads the task.
+    pub(super) history: Result<HistoryFilter, InvalidField>,
     /// Where a start notifies the task's changes (`notification/start`, or a config sent with
     /// it).
     pub(super) notify: Option<Subscription>,
@@ -48,7 +50,7 @@ pub(super) struct Applied {
 pub(super) struct PendingStart {
     pub(super) command: LeaderCommand,
     pub(super) task_id: String,
-    pub(super) dialect: Dialect,
+    pub(super) form: Option<WireForm>,
     pub(super) limits: TaskLimits,
     pub(super) notify: Option<Subscription>,
     /// The config sent with the start: stored with the task's creation.
@@ -115,8 +117,9 @@ impl TaskEngine {
             key,
             task_id,
             command,
-            dialect,
+            form,
             policy,
+            history,
             span,
         } = self.let_in(agent, inbound, style)?;
         if command.command == CommandKind::ReStream {
@@ -133,8 +136,9 @@ impl TaskEngine {
                     Incoming {
                         command,
                         task_id,
-                        dialect,
+                        form,
                         policy,
+                        history,
                         notify,
                         inline,
                         group,
@@ -161,8 +165,9 @@ impl TaskEngine {
         let Incoming {
             command,
             task_id,
-            dialect,
+            form,
             policy,
+            history,
             mut notify,
             mut inline,
             mut group,
@@ -236,7 +241,7 @@ impl TaskEngine {
                     st.pending = Some(PendingStart {
                         command,
                         task_id,
-                        dialect,
+                        form,
                         limits,
                         notify: notify.take(),
                         config: inline.take().map(|(config, _)| config),
@@ -252,7 +257,7 @@ impl TaskEngine {
                 CommandEffect::Ignored | CommandEffect::Read => {
                     // Both are recorded in the history; only a read answers with histories.
                     let filter = match effect {
-                        CommandEffect::Read => Some(HistoryFilter::from_params(&command.params)?),
+                        CommandEffect::Read => Some(history.clone()?),
                         _ => {
                             tracing::debug!(state = ?current, "command does not apply; ignored");
                             None
@@ -358,7 +363,7 @@ impl TaskEngine {
         let mut record = TaskRecord::new(
             p.command,
             p.task_id,
-            p.dialect,
+            p.form,
             p.limits,
             status.clone(),
             &self.inner.defaults.history,

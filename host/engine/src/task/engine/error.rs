@@ -4,9 +4,9 @@
 //! text is what the doors tell the client, so it is worded for them.
 
 use crate::quota::QuotaError;
+use aiphost_model::depth::TooDeep;
+use aiphost_model::{CommandKind, InvalidField, TaskState};
 use aiphost_net_policy::TargetError;
-use aiphost_protocol::depth::TooDeep;
-use aiphost_protocol::{CommandKind, InvalidField, TaskState};
 use aiphost_store::StoreError;
 
 /// Why a command, a read or a config change could not be carried out.

@@ -6,8 +6,8 @@ use super::slots::{Slot, SlotState, current_after};
 use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::state;
-use aiphost_protocol::{DataItem, TaskState, TaskStatus};
+use aiphost_model::state;
+use aiphost_model::{DataItem, TaskState, TaskStatus};
 use aiphost_runtime::{Invocation, InvocationEnd, KvOwner, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
 
@@ -66,7 +66,7 @@ impl TaskEngine {
         st: &SlotState,
         event: PartnerEvent,
         data_items: Vec<DataItem>,
-        command_params: aiphost_protocol::JsonObject,
+        command_params: aiphost_model::JsonObject,
     ) -> Invocation {
         let record = st.record.as_ref();
         Invocation {

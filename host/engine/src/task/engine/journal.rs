@@ -6,8 +6,8 @@ use super::TaskEngine;
 use super::slots::{Slot, SlotState};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::notification::NotificationConfig;
-use aiphost_protocol::{EventKind, TaskEvent, TaskNotice, TaskState, Timestamp};
+use aiphost_model::notification::NotificationConfig;
+use aiphost_model::{EventKind, TaskEvent, TaskNotice, TaskState, Timestamp};
 use aiphost_store::{
     ChunkWrite, Encoded, OutboxEntry, Outgoing, PendingWrite, StoreError, TaskKey, TaskWrite,
     Ticket,
@@ -290,7 +290,7 @@ impl TaskEngine {
 
     /// The outbox entries for the notified statuses `seqs` (with the state each entered) of
     /// `record`: the task as it now is, to each config that wants the state in turn (each
-    /// config's door renders it: in the dialect of the Leader that started it, or as A2A).
+    /// config's door renders it: in the wire form the task's starting door chose, or as A2A).
     pub(super) fn outbox_entries(
         &self,
         key: &TaskKey,
@@ -308,7 +308,7 @@ impl TaskEngine {
                     .filter(|s| s.wants(state))
                     .map(|s| s.config_id.clone());
                 let first = configs.next()?;
-                let notice = TaskNotice::now(&aic, record.dialect, &record.task);
+                let notice = TaskNotice::now(&aic, record.form.clone(), &record.task);
                 Some((
                     seq,
                     OutboxEntry::new(&first, notice).then(configs.collect()),
@@ -330,7 +330,7 @@ impl TaskEngine {
     pub(super) fn group_result(&self, key: &TaskKey, record: &TaskRecord) -> Outgoing {
         Outgoing::Notice(Box::new(TaskNotice::now(
             &self.aic_of(key),
-            record.dialect,
+            record.form.clone(),
             &record.task,
         )))
     }

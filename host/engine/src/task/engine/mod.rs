@@ -19,7 +19,7 @@ use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
 use crate::task::{FanOut, PartnerRunner};
-use aiphost_protocol::{HistoryFilter, Task, Timestamp};
+use aiphost_model::{HistoryFilter, Task, Timestamp};
 use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;

@@ -14,8 +14,8 @@
 
 use super::slots::SlotState;
 use super::{ConfigRef, EngineError, TaskEngine};
-use aiphost_protocol::notification::{NotificationConfig, SetParams, Subscription};
-use aiphost_protocol::{TaskState, Timestamp};
+use aiphost_model::notification::{NotificationConfig, SetConfig, Subscription};
+use aiphost_model::{TaskState, Timestamp};
 use aiphost_store::{StoreError, TaskKey};
 use std::time::Duration;
 
@@ -55,7 +55,7 @@ impl TaskEngine {
     pub async fn set_notification_config(
         &self,
         key: &TaskKey,
-        set: SetParams,
+        set: SetConfig,
     ) -> Result<NotificationConfig, EngineError> {
         self.check_target(&set.url, false).await?;
         let store = &self.inner.store;

@@ -7,8 +7,8 @@ use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::dialect::check_task_id;
-use aiphost_protocol::{Task, TaskState};
+use aiphost_model::check_task_id;
+use aiphost_model::{Task, TaskState};
 use aiphost_store::{ListQuery, Listing, TaskKey};
 
 /// The most tasks one page holds, whatever is asked.

@@ -3,7 +3,7 @@
 
 use super::slots::{Slot, SlotState};
 use super::{EngineError, Reply, TaskEngine};
-use aiphost_protocol::HistoryFilter;
+use aiphost_model::HistoryFilter;
 use aiphost_store::{TaskKey, Ticket};
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,8 +2,8 @@
 //! the partner's host imports, checked against the state machine and stored like any change.
 
 use super::{Held, current_after};
-use aiphost_protocol::state::{self, ReportRefused};
-use aiphost_protocol::{DataItem, EventKind, ProductChunk, TaskState, TaskStatus};
+use aiphost_model::state::{self, ReportRefused};
+use aiphost_model::{DataItem, EventKind, ProductChunk, TaskState, TaskStatus};
 use aiphost_runtime::{EndReason, PartnerEvent, ReportError, Reporter};
 use futures::FutureExt;
 use futures::future::BoxFuture;

@@ -8,8 +8,8 @@ use super::invocations::Running;
 use super::journal::Unwritten;
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
-use aiphost_protocol::EventKind;
-use aiphost_protocol::TaskState;
+use aiphost_model::EventKind;
+use aiphost_model::TaskState;
 use aiphost_store::{Liveness, StoreError, TaskKey, Ticket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -54,7 +54,7 @@ pub(super) struct SlotState {
     /// The start or continue invocation running for the task.
     pub(super) running: Option<Running>,
     /// The end the partner hears once its running invocation has returned: the host completed
-    /// the task while it ran ([`aiphost_protocol::CommandPolicy::complete_on_result`]).
+    /// the task while it ran ([`aiphost_model::CommandPolicy::complete_on_result`]).
     pub(super) end_hook: Option<aiphost_runtime::PartnerEvent>,
     /// The newest write of this task; a reply waits for it to be durable.
     pub(super) ticket: Ticket,
@@ -230,7 +230,7 @@ impl TaskEngine {
         why: String,
     ) -> Result<(), StoreError> {
         let key = &slot.key;
-        let now = aiphost_protocol::Timestamp::now();
+        let now = aiphost_model::Timestamp::now();
         let found = self.inner.store.set_aside(key, now.unix_millis())?;
         tracing::error!(agent = %key.agent, task = %key.task, error = %why, bytes = found.bytes,
             "a stored task could not be read: it is failed, and its stored record is set aside");

@@ -6,7 +6,7 @@ use super::notifications::{Split, Subscribe};
 use super::{EngineError, Incoming, StreamStart, TaskEngine};
 use crate::agent::Agent;
 use crate::task::feed::EventFeed;
-use aiphost_protocol::{CommandKind, Inbound, InvalidField, JsonObject};
+use aiphost_model::{CommandKind, Inbound, InvalidField, JsonObject};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -26,8 +26,9 @@ impl TaskEngine {
             key,
             task_id,
             command,
-            dialect,
+            form,
             policy,
+            history,
             span,
         } = self.let_in(agent, inbound, "stream")?;
         let kind = command.command;
@@ -49,8 +50,9 @@ impl TaskEngine {
                     Incoming {
                         command,
                         task_id: task_id.clone(),
-                        dialect,
+                        form,
                         policy,
+                        history,
                         notify,
                         inline,
                         group: None,

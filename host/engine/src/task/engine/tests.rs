@@ -9,9 +9,9 @@ use crate::agent::{Agent, Registry};
 use crate::quota::{QuotaError, Quotas, TenantState};
 use crate::task::record::TaskDefaults;
 use crate::task::{FanOut, PartnerRunner};
-use aiphost_protocol::dialect::parse_command;
-use aiphost_protocol::{
-    CommandPolicy, DataItem, Inbound, Product, ProductChunk, TaskState, Timestamp,
+use aiphost_model::{
+    CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Product,
+    ProductChunk, TaskState, Timestamp, WireForm,
 };
 use aiphost_runtime::{Hold, Invocation, InvocationEnd, KvOwner, PartnerEvent, Reporter};
 use aiphost_store::{Store, TaskKey};
@@ -308,17 +308,29 @@ impl Engine {
     }
 }
 
-/// A v2 command as the Leader `leader` sends it.
+/// A v2 command as the Leader `leader` sends it, as AIP's door hands it to the engine.
 fn command(command: &str, task: &str, items: Value, params: Value) -> Inbound {
-    let mut inbound = parse_command(&json!({"command": {
-        "type": "task-command", "id": format!("cmd-{}", uuid::Uuid::new_v4()),
-        "sentAt": Timestamp::now().to_string(), "senderRole": "leader",
-        "senderId": "1.2.156.3088.1.1.TEST.LEADER.1.0000", "command": command,
-        "commandParams": params, "dataItems": items, "taskId": task,
-    }}))
-    .expect("a well-formed command");
-    inbound.owner = None;
-    inbound
+    let Value::Object(params) = params else {
+        panic!("commandParams must be an object");
+    };
+    Inbound {
+        form: Some(WireForm::new("v2")),
+        command: LeaderCommand {
+            id: format!("cmd-{}", uuid::Uuid::new_v4()),
+            sent_at: Timestamp::now(),
+            sender_id: "1.2.156.3088.1.1.TEST.LEADER.1.0000".into(),
+            command: CommandKind::parse(command).expect("a known command"),
+            params,
+            data_items: serde_json::from_value(items).expect("well-formed DataItems"),
+            task_id: Some(task.into()),
+            session_id: None,
+            group_id: None,
+            mentions: None,
+        },
+        owner: None,
+        policy: CommandPolicy::default(),
+        history: Ok(HistoryFilter::default()),
+    }
 }
 
 fn text(t: &str) -> Value {
@@ -1151,7 +1163,7 @@ async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
 /// none (unless the config waits for its start).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_configs_made_while_a_task_lives_hear_its_changes() {
-    use aiphost_protocol::notification::{NoticeFormat, NotificationConfig};
+    use aiphost_model::notification::{NoticeFormat, NotificationConfig};
     let e = Engine::start(TaskDefaults {
         webhook_targets: aiphost_net_policy::TargetPolicy {
             allow_private: true,
@@ -1263,10 +1275,10 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
 /// with a command (which then starts nothing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configs_to_private_addresses_are_refused_below_the_doors() {
-    use aiphost_protocol::notification::{NotificationConfig, SetParams};
+    use aiphost_model::notification::{NotificationConfig, SetConfig};
     let e = Engine::start(TaskDefaults::default());
     let key = TaskKey::owned("asker", None, "p1");
-    let set = SetParams {
+    let set = SetConfig {
         id: None,
         url: "http://127.0.0.1:9/hook".into(),
         token: "t".into(),

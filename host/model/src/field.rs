@@ -1,6 +1,6 @@
 //! [`InvalidField`]: one input field is wrong, said without a protocol's error code, so that
 //! code which is not a door (the engine) can check input with these functions and say what it
-//! found in its own error; each door renders it (AIP: -32602 `{field, reason}`).
+//! found in its own error; each door renders it (AIP: -32602 `{field, reason}`, `aiphost-protocol`'s `jsonrpc.rs`).
 
 /// An input field that is wrong: where (a dotted path such as `params.taskId`) and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -19,12 +19,5 @@ impl InvalidField {
             field: field.to_string(),
             reason: reason.into(),
         }
-    }
-}
-
-impl From<InvalidField> for crate::RpcError {
-    /// -32602 naming the field.
-    fn from(e: InvalidField) -> Self {
-        crate::RpcError::invalid_params(&e.field, e.reason)
     }
 }

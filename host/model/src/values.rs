@@ -1,7 +1,7 @@
-//! The dialect-free model of AIP objects that the rest of the host works with.
+//! The values a task is made of: states, DataItems, products, statuses and Leader commands.
 //!
-//! DataItems and Products have the same shape in both dialects, so their serde form is the wire form.
-//! Tasks and Leader commands differ between dialects; `protocol::dialect` renders and parses those.
+//! DataItems and Products have the same shape in every AIP dialect, so their serde form is the wire
+//! form. Tasks and Leader commands differ between dialects; `aiphost-protocol` renders and parses those.
 
 use super::time::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -30,7 +30,7 @@ impl Timestamp {
     /// Parse leniently: RFC 3339 (`Z` or `±HH:MM`), `±HHMM`, or no offset at all (taken as UTC).
     ///
     /// ```
-    /// use aiphost_protocol::Timestamp;
+    /// use aiphost_model::Timestamp;
     /// let a = Timestamp::parse("2025-09-01T12:00:00+08:00").unwrap();
     /// let b = Timestamp::parse("2025-09-01T04:00:00Z").unwrap();
     /// assert_eq!(a, b);
@@ -59,7 +59,7 @@ impl Timestamp {
     /// The instant in UTC, to the millisecond, with a `Z` (the form A2A's ProtoJSON requires).
     ///
     /// ```
-    /// use aiphost_protocol::Timestamp;
+    /// use aiphost_model::Timestamp;
     /// let t = Timestamp::parse("2025-09-01T12:00:00.5+08:00").unwrap();
     /// assert_eq!(t.to_utc_z(), "2025-09-01T04:00:00.500Z");
     /// ```
@@ -72,7 +72,7 @@ impl Timestamp {
     /// The instant as an HTTP date (`Last-Modified`), to the second.
     ///
     /// ```
-    /// use aiphost_protocol::Timestamp;
+    /// use aiphost_model::Timestamp;
     /// let t = Timestamp::parse("2025-09-01T12:00:00+08:00").unwrap();
     /// assert_eq!(t.to_http_date(), "Mon, 01 Sep 2025 04:00:00 GMT");
     /// ```

@@ -4,17 +4,18 @@
 //! absent, either filter name) and precise where a value is simply wrong: every error names the field.
 //! Rendering follows the caller's dialect to the letter.
 
-use super::field::InvalidField;
-use super::jsonrpc::RpcError;
-use super::model::{
-    CommandKind, DataItem, JsonObject, LeaderCommand, Mentions, Product, TaskStatus,
+use crate::jsonrpc::RpcError;
+use aiphost_model::values::Mentions;
+use aiphost_model::{
+    CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, InvalidField, JsonObject,
+    LeaderCommand, Task, TaskStatus, Timestamp, WireForm, check_task_id,
 };
-use super::time::Timestamp;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// Which dialect a Leader speaks; remembered per task so later events go out in it.
+/// Which dialect a Leader speaks; remembered per task (as its [`WireForm`]) so later notices go
+/// out in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum Dialect {
     /// AIP v01.00: `params.message`, `type:"message"`, replies are `Task`s.
@@ -34,56 +35,22 @@ impl Dialect {
             Dialect::V2 => "commandHistory",
         }
     }
-}
 
-/// The longest task id we accept; ids are keys in the store and appear in logs.
-pub const MAX_TASK_ID_LEN: usize = 256;
+    /// The form a task started in this dialect keeps: `"v1"` or `"v2"`, as stored since the
+    /// engine kept the dialect itself.
+    pub fn form(self) -> WireForm {
+        WireForm::new(match self {
+            Dialect::V1 => "v1",
+            Dialect::V2 => "v2",
+        })
+    }
 
-/// A Leader command read from a request, and the dialect it came in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Inbound {
-    /// The dialect the command came in; the reply goes out in it.
-    pub dialect: Dialect,
-    /// The command itself.
-    pub command: LeaderCommand,
-    /// The authenticated Leader whose task namespace the command acts in (`None`: the shared
-    /// namespace of an open partner). Set by the transport, never read from the wire.
-    pub owner: Option<String>,
-    /// How the door that read it wants it carried out where protocols differ. Set by the
-    /// transport, never read from the wire.
-    pub policy: CommandPolicy,
-}
-
-/// What a door asks of the engine where its protocol's rules differ from AIP's. The default is
-/// AIP's behaviour.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CommandPolicy {
-    /// A task this command starts is completed by the host as soon as its partner has a result:
-    /// the awaiting-completion status is stored and followed by `completed` in the same change,
-    /// as if its Leader had sent `complete` at once (the partner hears the completion as usual).
-    /// For protocols without a state in which the client reviews a result (A2A).
-    pub complete_on_result: bool,
-    /// Ended tasks are immutable and a command names its session truly: a command that does not
-    /// apply to an ended task is refused (-32002 for a cancel, -32004 otherwise) instead of being
-    /// recorded and answered with the task, and a continue whose `sessionId` is not its task's
-    /// is refused (-32602). Nothing is stored for a refused command.
-    pub strict: bool,
-    /// Answer a start or continue as soon as the task exists (its partner has decided), not when
-    /// it rests: the client follows it otherwise (A2A's `returnImmediately`). The task's own
-    /// response timeout is left as it is for later commands.
-    pub answer_at_once: bool,
-}
-
-impl Inbound {
-    /// The command's `senderId` and the authenticated Leader, when the command says it comes
-    /// from another Leader than the one authenticated: a credential authenticates one AIC, and a
-    /// Leader cannot act under another's name (an empty `senderId` is taken as the authenticated
-    /// Leader's). Whoever admits commands refuses such a one.
-    pub fn foreign_sender(&self) -> Option<(&str, &str)> {
-        let sender = &self.command.sender_id;
-        match &self.owner {
-            Some(leader) if !sender.is_empty() && sender != leader => Some((sender, leader)),
-            _ => None,
+    /// The dialect of a kept form; a task whose door kept none or another's (one started over
+    /// A2A) is told of in v1, the dialect such tasks have always been told of in.
+    pub fn of(form: Option<&WireForm>) -> Dialect {
+        match form.map(WireForm::as_str) {
+            Some("v2") => Dialect::V2,
+            _ => Dialect::V1,
         }
     }
 }
@@ -187,8 +154,13 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
         }
     };
     let data_items = parse_data_items(inner.get("dataItems"), &reader.at("dataItems"))?;
+    // Only a get reads histories; its filter is said wrong only if it does (the engine decides).
+    let history = match command {
+        CommandKind::Get => parse_history_filter(&params_obj),
+        _ => Ok(HistoryFilter::default()),
+    };
     Ok(Inbound {
-        dialect,
+        form: Some(dialect.form()),
         command: LeaderCommand {
             id: reader
                 .opt_str("id")?
@@ -206,30 +178,8 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
         },
         owner: None,
         policy: CommandPolicy::default(),
+        history,
     })
-}
-
-/// Check a task id: non-empty, bounded, no control characters.
-pub fn check_task_id<'a>(id: &'a str, field: &str) -> Result<&'a str, InvalidField> {
-    if id.is_empty() {
-        return Err(InvalidField::new(field, "must not be empty"));
-    }
-    if id.len() > MAX_TASK_ID_LEN {
-        return Err(InvalidField::new(
-            field,
-            format!(
-                "is {} bytes long; at most {MAX_TASK_ID_LEN} are allowed",
-                id.len()
-            ),
-        ));
-    }
-    if id.chars().any(char::is_control) {
-        return Err(InvalidField::new(
-            field,
-            "must not contain control characters",
-        ));
-    }
-    Ok(id)
 }
 
 /// Read a `dataItems` array (absent or `null` = none), checking every item.
@@ -357,71 +307,29 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A task as the rest of the host sees it, dialect-free.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Task {
-    /// The task's id: the Leader's `taskId`, or one the host made up for a start without one.
-    pub id: String,
-    /// The session the task belongs to (`sessionId`).
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// The Leader that started the task.
-    #[serde(default)]
-    pub leader_id: Option<String>,
-    /// The group the task was started in (`groupId`).
-    #[serde(default)]
-    pub group_id: Option<String>,
-    /// The current status.
-    pub status: TaskStatus,
-    /// The products so far.
-    #[serde(default)]
-    pub products: Vec<Product>,
-    /// Every Leader command that named this task, in arrival order.
-    #[serde(default)]
-    pub commands: Vec<LeaderCommand>,
-    /// Every status the task has been in, oldest first (`statusHistory`).
-    #[serde(default)]
-    pub status_history: Vec<TaskStatus>,
-    /// The host completes the task as soon as its partner has a result (see
-    /// [`CommandPolicy::complete_on_result`]); fixed at its start.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub completes_on_result: bool,
-}
-
-/// Which parts of the histories a `get` asked for (spec `GetCommandParams`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HistoryFilter {
-    /// Only commands sent after this instant (`lastMessageSentAt` / `lastCommandSentAt`).
-    pub commands_after: Option<Timestamp>,
-    /// Only statuses entered after this instant (`lastStateChangedAt`).
-    pub states_after: Option<Timestamp>,
-}
-
-impl HistoryFilter {
-    /// Read the filter from a get's `commandParams`, accepting either dialect's name.
-    pub fn from_params(params: &JsonObject) -> Result<Self, InvalidField> {
-        let read = |name: &str| -> Result<Option<Timestamp>, InvalidField> {
-            match params.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Timestamp::parse(s).map(Some).ok_or_else(|| {
-                    InvalidField::new(
-                        &format!("commandParams.{name}"),
-                        "must be an ISO 8601 timestamp or null",
-                    )
-                }),
-                Some(_) => Err(InvalidField::new(
+/// Read the history filter from a get's `commandParams`, accepting either dialect's name.
+pub fn parse_history_filter(params: &JsonObject) -> Result<HistoryFilter, InvalidField> {
+    let read = |name: &str| -> Result<Option<Timestamp>, InvalidField> {
+        match params.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Timestamp::parse(s).map(Some).ok_or_else(|| {
+                InvalidField::new(
                     &format!("commandParams.{name}"),
                     "must be an ISO 8601 timestamp or null",
-                )),
-            }
-        };
-        let v1 = read("lastMessageSentAt")?;
-        let v2 = read("lastCommandSentAt")?;
-        Ok(HistoryFilter {
-            commands_after: v2.or(v1),
-            states_after: read("lastStateChangedAt")?,
-        })
-    }
+                )
+            }),
+            Some(_) => Err(InvalidField::new(
+                &format!("commandParams.{name}"),
+                "must be an ISO 8601 timestamp or null",
+            )),
+        }
+    };
+    let v1 = read("lastMessageSentAt")?;
+    let v2 = read("lastCommandSentAt")?;
+    Ok(HistoryFilter {
+        commands_after: v2.or(v1),
+        states_after: read("lastStateChangedAt")?,
+    })
 }
 
 /// Render a Leader command as it appears in a history: a v1 `Message` or a v2 `TaskCommand`.
@@ -517,7 +425,7 @@ fn insert_opt(obj: &mut Map<String, Value>, key: &str, value: &Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TaskState;
+    use aiphost_model::TaskState;
 
     fn v1_start() -> Value {
         json!({"message": {
@@ -531,7 +439,7 @@ mod tests {
     #[test]
     fn reads_the_v1_spec_example() {
         let inbound = parse_command(&v1_start()).unwrap();
-        assert_eq!(inbound.dialect, Dialect::V1);
+        assert_eq!(inbound.form, Some(Dialect::V1.form()));
         let c = inbound.command;
         assert_eq!(c.command, CommandKind::Start);
         assert_eq!(c.task_id.as_deref(), Some("task-1234"));
@@ -549,12 +457,15 @@ mod tests {
             "command": "get", "taskId": "task-g1", "sessionId": "sess-1"
         }});
         let inbound = parse_command(&params).unwrap();
-        assert_eq!(inbound.dialect, Dialect::V2);
+        assert_eq!(inbound.form, Some(Dialect::V2.form()));
         assert_eq!(inbound.command.command, CommandKind::Get);
         assert!(inbound.command.data_items.is_empty());
         // v2 streams keep `params.message` but say task-command inside.
         let stream = json!({"message": params["command"].clone()});
-        assert_eq!(parse_command(&stream).unwrap().dialect, Dialect::V2);
+        assert_eq!(
+            parse_command(&stream).unwrap().form,
+            Some(Dialect::V2.form())
+        );
     }
 
     #[test]
@@ -675,7 +586,7 @@ mod tests {
     fn history_filters_compare_instants() {
         let task = sample_task();
         // 03:59Z is 11:59+08:00: the accepted status is not after it, the later one is.
-        let filter = HistoryFilter::from_params(
+        let filter = parse_history_filter(
             json!({"lastStateChangedAt": "2025-09-01T03:59:00Z", "lastMessageSentAt": "2025-09-01T03:57:00Z"})
                 .as_object()
                 .unwrap(),
@@ -688,8 +599,18 @@ mod tests {
         assert_eq!(v2["commandHistory"][0]["type"], "task-command");
         assert_eq!(v2["statusHistory"].as_array().unwrap().len(), 2);
         assert!(
-            HistoryFilter::from_params(json!({"lastCommandSentAt": 5}).as_object().unwrap())
-                .is_err()
+            parse_history_filter(json!({"lastCommandSentAt": 5}).as_object().unwrap()).is_err()
         );
+    }
+
+    #[test]
+    fn a_dialect_is_kept_as_it_was_stored() {
+        for dialect in [Dialect::V1, Dialect::V2] {
+            let stored = serde_json::to_value(dialect.form()).unwrap();
+            assert_eq!(stored, serde_json::to_value(dialect).unwrap());
+            assert_eq!(Dialect::of(Some(&dialect.form())), dialect);
+        }
+        assert_eq!(Dialect::of(None), Dialect::V1);
+        assert_eq!(Dialect::of(Some(&WireForm::new("a2a"))), Dialect::V1);
     }
 }

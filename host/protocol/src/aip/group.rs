@@ -2,10 +2,10 @@
 //! arrives on a partner's group queue, and the membership status a partner publishes. Pure: the
 //! broker side lives elsewhere.
 
-use super::dialect::{self, Dialect, Inbound};
-use super::jsonrpc::{ErrorCode, RpcError};
-use super::model::{JsonObject, Mentions};
-use super::time::Timestamp;
+use super::dialect::{self, Dialect};
+use crate::jsonrpc::{ErrorCode, RpcError};
+use aiphost_model::values::Mentions;
+use aiphost_model::{Inbound, JsonObject, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -272,7 +272,7 @@ pub struct Mgmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum GroupInbound {
     /// A task command from the Leader (v1 `message`, v2 `task-command`).
-    Command(Inbound),
+    Command(Box<Inbound>),
     /// A management command from the Leader.
     Mgmt(Mgmt),
     /// This partner's own message, come back on the fanout.
@@ -311,7 +311,7 @@ pub fn classify(bytes: &[u8], my_aic: &str) -> Result<GroupInbound, String> {
     match obj.get("type").and_then(Value::as_str) {
         Some("message") | Some("task-command") => {
             dialect::parse_command(&json!({"message": value}))
-                .map(GroupInbound::Command)
+                .map(|inbound| GroupInbound::Command(Box::new(inbound)))
                 .map_err(|e| e.to_string())
         }
         Some("group-mgmt-command") => Ok(GroupInbound::Mgmt(Mgmt {
@@ -402,7 +402,7 @@ pub fn render_member_status(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AllMarker, CommandKind};
+    use aiphost_model::values::{AllMarker, CommandKind};
 
     const ME: &str = "1.2.156.3088.1.1.INTOP.ECHO.1.0000";
 
@@ -510,7 +510,11 @@ mod tests {
             .filter_map(|l| l.strip_prefix("MQ "))
             .map(|m| match classify(m.as_bytes(), ME).unwrap() {
                 GroupInbound::Command(i) => {
-                    format!("command:{}:{:?}", i.command.command, i.dialect)
+                    format!(
+                        "command:{}:{:?}",
+                        i.command.command,
+                        Dialect::of(i.form.as_ref())
+                    )
                 }
                 GroupInbound::Mgmt(m) => format!("mgmt:{:?}:{:?}", m.command, m.dialect),
                 GroupInbound::Own => "own".into(),

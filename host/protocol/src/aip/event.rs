@@ -1,59 +1,10 @@
-//! Task events: every change of a task, numbered, as the streaming style sends them (spec 6.2).
-//!
-//! The host logs one event per change — the task as created, each later status, each product
-//! chunk — and renders them in the dialect of whoever streams them. Rendering is deterministic
-//! (ids and times come from the logged event), so every stream of a task sees identical events.
+//! Task events as the streaming style sends them (spec 6.2): the model's logged [`TaskEvent`]s
+//! rendered in the dialect of whoever streams them. Rendering is deterministic (ids and times
+//! come from the logged event), so every stream of a task sees identical events.
 
-use super::dialect::{Dialect, Task};
-use super::model::{ProductChunk, TaskStatus};
-use super::time::Timestamp;
-use serde::{Deserialize, Serialize};
+use super::dialect::Dialect;
+use aiphost_model::{EventKind, Task, TaskEvent};
 use serde_json::{Map, Value, json};
-
-/// What changed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum EventKind {
-    /// The task came into being (accepted or rejected): sent as a whole task.
-    Created {
-        /// The status it came into being in.
-        status: TaskStatus,
-    },
-    /// The task entered a new status.
-    Status {
-        /// The new status.
-        status: TaskStatus,
-    },
-    /// A product chunk.
-    Chunk {
-        /// The chunk.
-        chunk: ProductChunk,
-    },
-}
-
-/// A logged event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskEvent {
-    /// Its number in the task's log, counting up from 1 (`eventSeq` when rendered).
-    pub seq: u64,
-    /// When it was logged (a v2 event's `sentAt`).
-    pub at: Timestamp,
-    /// What changed; flattened, so its `kind` tag sits beside `seq` and `at`.
-    #[serde(flatten)]
-    pub kind: EventKind,
-}
-
-impl TaskEvent {
-    /// Whether the task has ended with this event (a stream closes after it).
-    pub fn is_terminal(&self) -> bool {
-        match &self.kind {
-            EventKind::Created { status } | EventKind::Status { status } => {
-                status.state.is_terminal()
-            }
-            EventKind::Chunk { .. } => false,
-        }
-    }
-}
 
 /// The fixed facts of a task that events are rendered with.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,7 +82,7 @@ pub fn render_event(event: &TaskEvent, ctx: &EventContext<'_>, dialect: Dialect)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DataItem, Product, TaskState};
+    use aiphost_model::{DataItem, Product, ProductChunk, TaskState, TaskStatus, Timestamp};
 
     fn ctx() -> EventContext<'static> {
         EventContext {
@@ -221,8 +172,5 @@ mod tests {
         assert_eq!(d["taskId"], "task-5678");
         assert_eq!(d["id"], "status-task-5678-7");
         assert!(update.is_terminal());
-        // Logged form round-trips.
-        let text = serde_json::to_string(&update).unwrap();
-        assert_eq!(serde_json::from_str::<TaskEvent>(&text).unwrap(), update);
     }
 }
