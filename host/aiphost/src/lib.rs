@@ -24,7 +24,8 @@
 //!   over RabbitMQ, one folder each) and the host's own endpoints;
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
-//! - [`server`]: assembles a host from a config.
+//! - [`server`]: assembles a host from a config; [`units`]: the flags' duration and size parsers
+//!   (`aiphost serve`'s and the doors' own flags).
 //!
 //! The lower crates are re-exported under their module names ([`model`], [`protocol`], [`store`],
 //! [`runtime`], [`net_policy`], [`task`], [`agent`]).
@@ -43,6 +44,7 @@ pub mod refusal;
 pub mod server;
 pub mod tenant;
 pub mod transport;
+pub mod units;
 
 pub use aiphost_engine::{agent, quota, task};
 pub use aiphost_model as model;

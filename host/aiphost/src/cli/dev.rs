@@ -9,8 +9,8 @@
 
 use super::admin::AdminArgs;
 use super::agent;
-use super::units;
 use aiphost::server::{Server, ServerConfig};
+use aiphost::units;
 use anyhow::Context;
 use clap::Args;
 use reqwest::Method;

@@ -17,7 +17,7 @@ pub enum KeyCommand {
         leader: String,
         /// How long until the key expires: seconds, or with a unit (`90d`, `12h`) (default:
         /// never).
-        #[arg(long, value_parser = super::units::seconds)]
+        #[arg(long, value_parser = aiphost::units::seconds)]
         ttl: Option<u64>,
         #[command(flatten)]
         admin: AdminArgs,

@@ -12,7 +12,6 @@ mod output;
 mod serve;
 mod store;
 mod tenant;
-mod units;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -4,9 +4,9 @@
 //! `Option`: given, it overrides the value of the library's config ([`ServerConfig::new`] and the
 //! config structs of its parts), which alone holds the defaults; `--help` shows them from there.
 
-use super::units;
 use aiphost::server::{Server, ServerConfig};
 use aiphost::transport::connections::HttpLimits;
+use aiphost::units;
 use anyhow::Context;
 use clap::Args;
 use std::fmt::Display;
@@ -50,8 +50,9 @@ pub struct ServeArgs {
     outbound: OutboundFlags,
     #[command(flatten)]
     webhooks: WebhookFlags,
+    /// The group door's own flags.
     #[command(flatten)]
-    groups: GroupFlags,
+    groups: aiphost::transport::group::flags::GroupFlags,
     #[command(flatten)]
     partners: PartnerFlags,
     #[command(flatten)]
@@ -73,17 +74,6 @@ fn defaults() -> &'static ServerConfig {
 /// A flag's help: `text` and the default the library's config holds.
 fn help(text: &str, default: impl Display) -> String {
     format!("{} [default: {default}]", text.trim_end_matches('.'))
-}
-
-/// The name `--group-unaddressed` takes for the library's default policy.
-fn unaddressed_default() -> String {
-    use clap::ValueEnum;
-    defaults()
-        .groups
-        .unaddressed
-        .to_possible_value()
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default()
 }
 
 fn ms(d: Duration) -> u128 {
@@ -209,32 +199,6 @@ struct WebhookFlags {
 }
 
 #[derive(Args, Debug)]
-#[command(next_help_heading = "Group mode")]
-struct GroupFlags {
-    #[arg(long, value_enum, help = help("What a partner does with a group message that mentions nobody.", unaddressed_default()))]
-    group_unaddressed: Option<aiphost::transport::group::membership::UnaddressedPolicy>,
-    #[arg(long, value_parser = units::millis, help = help("Give up joining a group whose broker does not answer within this many ms.", ms(defaults().groups.connect_timeout)))]
-    group_connect_timeout_ms: Option<u64>,
-    /// Brokers invitations may name whatever they resolve to, as HOST:PORT (exactly that host,
-    /// as spelled, and port), comma-separated. Others must resolve to public addresses.
-    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT")]
-    group_brokers: Vec<aiphost::net_policy::HostPort>,
-    /// Let invitations name brokers at loopback, private and link-local addresses.
-    #[arg(long)]
-    group_allow_private: bool,
-    /// Take group invitations from the partners' inboxes (`inbox_{AIC}` on exchange
-    /// `inbox.topic`) on this broker, e.g. amqp://user:password@127.0.0.1:5672/%2f; groups invited
-    /// this way live on it, so it counts as a listed broker. Default: off.
-    #[arg(
-        long,
-        value_name = "AMQP_URL",
-        env = "AIPHOST_INBOX_BROKER",
-        hide_env_values = true
-    )]
-    inbox_broker: Option<aiphost::transport::group::inbox_broker::InboxBroker>,
-}
-
-#[derive(Args, Debug)]
 #[command(next_help_heading = "The operator's partners (--agents)")]
 struct PartnerFlags {
     /// Answer ListTasks on this partner although its clients do not authenticate (they share
@@ -324,12 +288,7 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     apply_tasks(&mut config, &args.tasks);
     apply_runtime(&mut config, &args.runtime, &args.outbound);
     apply_webhooks(&mut config, &args.webhooks);
-    let (groups, flags) = (&mut config.groups, &args.groups);
-    set(&mut groups.unaddressed, flags.group_unaddressed);
-    set_ms(&mut groups.connect_timeout, flags.group_connect_timeout_ms);
-    groups.brokers = flags.group_brokers.clone();
-    groups.inbox_broker = flags.inbox_broker.clone();
-    groups.allow_private = flags.group_allow_private;
+    args.groups.apply(&mut config.groups);
     config.operator_partners = aiphost::agent::policy::OperatorPolicy {
         list_tasks_on: args.partners.list_tasks_on.clone(),
         request_rate: args.partners.requests_per_second.map(|rate| {

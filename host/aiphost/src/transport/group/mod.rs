@@ -10,11 +10,12 @@
 //!
 //! The door's HTTP entry is AIP's `group` method (the AIP door answers it through its
 //! `GroupInvitations`, which the server wires to [`groups::Groups`]) or, with `--inbox-broker`,
-//! the partners' inboxes ([`inbox`]); its own part of the host is its counters ([`door`]).
+//! the partners' inboxes ([`inbox`]); its own part of the host is its counters ([`door`]) and its flags ([`flags`]).
 
 pub mod broker;
 pub mod config;
 pub mod door;
+pub mod flags;
 pub mod groups;
 pub mod inbox;
 pub mod inbox_broker;

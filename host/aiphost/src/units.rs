@@ -48,7 +48,9 @@ fn scale(whole: u128, fraction: u128, digits: u32, scale: u128) -> Option<u128> 
 /// A time unit a bare number may stand for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {
+    /// Milliseconds.
     Millis,
+    /// Seconds.
     Secs,
 }
 
