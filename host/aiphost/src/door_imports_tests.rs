@@ -300,3 +300,107 @@ fn no_two_files_of_the_door_layer_import_each_other() {
     assert!(graph[&entry].contains(&src.join("transport/aip/rpc.rs")));
     assert!(graph[&entry].contains(&src.join("transport/kit/caller.rs")));
 }
+
+/// What every door may reach outside its folder: the model, the kit and the connection layer
+/// below it, the engine's API (tasks, partners, quotas, the task key and what the store keeps
+/// for group memberships), the door-independent refusals, and the host's small shared helpers.
+const ANY_DOOR_MAY_REACH: &[&str] = &[
+    "model",
+    "transport::kit",
+    "transport::tls",
+    "task",
+    "agent",
+    "quota",
+    "store",
+    "refusal",
+    "tenant::LeaderAuthError",
+    "redact",
+    "units",
+    "net_policy",
+];
+
+/// A door's own wire format (and, for AIP and its group mode, AIP's error mapping).
+const WIRE_OF: &[(&str, &[&str])] = &[
+    (
+        "transport/aip",
+        &[
+            "protocol::aip",
+            "protocol::jsonrpc",
+            "protocol::ErrorCode",
+            "protocol::RpcError",
+            "aip_error",
+        ],
+    ),
+    ("transport/a2a", &["protocol::a2a", "protocol::jsonrpc"]),
+    (
+        "transport/group",
+        &[
+            "protocol::aip",
+            "protocol::jsonrpc",
+            "protocol::ErrorCode",
+            "protocol::RpcError",
+            "aip_error",
+        ],
+    ),
+];
+
+/// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as
+/// `a::b` (`protocol` and `transport` need two segments to say which part is meant).
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let needle: Vec<char> = "crate::".chars().collect();
+    let mut found = BTreeSet::new();
+    let mut at = 0;
+    while at + needle.len() <= chars.len() {
+        let starts_here =
+            chars[at..at + needle.len()] == needle[..] && (at == 0 || !is_ident(chars[at - 1]));
+        if !starts_here {
+            at += 1;
+            continue;
+        }
+        at += needle.len();
+        for path in paths_at(&chars, &mut at) {
+            let two = matches!(
+                path.first().map(String::as_str),
+                Some("protocol" | "transport" | "tenant")
+            );
+            let depth = if two { 2 } else { 1 };
+            found.insert(path.into_iter().take(depth).collect::<Vec<_>>().join("::"));
+        }
+    }
+    found
+}
+
+#[test]
+fn each_door_reaches_only_the_model_its_wire_the_kit_and_the_engine() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    let mut graph = String::new();
+    for (door, wire) in WIRE_OF {
+        let mut reached = BTreeSet::new();
+        for file in rust_files(&src.join(door)) {
+            for path in crate_paths(&code(&file)) {
+                let own = path.replace("::", "/").starts_with(door);
+                let allowed = ANY_DOOR_MAY_REACH
+                    .iter()
+                    .chain(wire.iter())
+                    .any(|a| path == *a || path.starts_with(&format!("{a}::")));
+                if !allowed && !own {
+                    found.push(format!("{} reaches crate::{path}", file.display()));
+                }
+                if !own {
+                    reached.insert(path);
+                }
+            }
+        }
+        let reached: Vec<_> = reached.into_iter().collect();
+        graph.push_str(&format!("{door} -> {}\n", reached.join(", ")));
+    }
+    // The module graph, for the record (`cargo test -p aiphost --lib door_imports -- --nocapture`).
+    println!("{graph}");
+    assert!(
+        found.is_empty(),
+        "a door reaches beyond its layer:\n{}",
+        found.join("\n")
+    );
+}

@@ -6,8 +6,6 @@
 //! a dead receiver delays only its own tasks' notifications; a bounded number of requests run at
 //! once, each with connect and response timeouts, and redirects are not followed.
 
-pub mod policy;
-
 use crate::model::Timestamp;
 use crate::model::notification::NoticeFormat;
 use crate::protocol::a2a;
@@ -314,7 +312,7 @@ impl Notifier {
             Duration::from_millis((Timestamp::now_ms() - entry.first_attempt_ms).max(0) as u64);
         if elapsed >= self.config.horizon {
             self.stats.given_up.fetch_add(1, Ordering::Relaxed);
-            let url = policy::redact(&config.url);
+            let url = crate::redact::url(&config.url);
             tracing::warn!(agent = %task.agent, task = %task.task, seq, attempts = entry.attempts, %url, %error,
                 "giving up on a notification");
             let record = GivenUp {
@@ -389,7 +387,7 @@ impl Notifier {
             .iter()
             .map(|b| {
                 b.decode::<GivenUp>().map(|g| GivenUp {
-                    url: policy::redact(&g.url),
+                    url: crate::redact::url(&g.url),
                     ..g
                 })
             })

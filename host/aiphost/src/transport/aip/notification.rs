@@ -5,9 +5,9 @@ use crate::agent::Agent;
 use crate::aip_error;
 use crate::model::CommandKind;
 use crate::model::notification::NotificationConfig;
-use crate::notify::policy;
 use crate::protocol::RpcError;
 use crate::protocol::aip::notification;
+use crate::redact;
 use crate::store::TaskKey;
 use crate::task::Subscribe;
 use serde_json::{Value, json};
@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// are not.
 fn shown(config: NotificationConfig) -> NotificationConfig {
     NotificationConfig {
-        url: policy::redact(&config.url),
+        url: redact::url(&config.url),
         ..config
     }
 }
