@@ -5,10 +5,13 @@
 //! of memory, however far behind it is. Everything is freed as soon as the client goes away.
 //! The door renders each event (or skips it) and says which one ends its stream; a feed that
 //! fails (an expired position to resume from, a store error) ends the stream with the door's
-//! error frame. Each frame is one `data:` line; an idle stream gets a `keep-alive` comment.
+//! error frame. Each frame is one `data:` line, with an `id:` when the door makes it resumable
+//! ([`Frame`]: the event's seq, which a reconnecting client names in `Last-Event-ID`, read by
+//! [`resume_after`]); an idle stream gets a `keep-alive` comment.
 
 use crate::model::TaskEvent;
 use crate::task::{EventFeed, FeedError};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, BoxStream, Stream, StreamExt};
@@ -70,15 +73,110 @@ pub fn items<R: FeedRender>(feed: EventFeed, render: R) -> BoxStream<'static, R:
     .boxed()
 }
 
-/// The SSE answer of `frames`: each one compact JSON `data:` line, a `keep-alive` comment every
-/// `keep_alive` while nothing else is sent.
-pub fn respond(
-    frames: impl Stream<Item = Value> + Send + 'static,
+/// One SSE frame: compact JSON on one `data:` line and, when a door makes its stream resumable,
+/// the `id:` a reconnecting client names in `Last-Event-ID` (the seq of the event it carries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// The frame's JSON.
+    pub data: Value,
+    /// Its event's seq, sent as the SSE `id` (`None`: no id).
+    pub id: Option<u64>,
+}
+
+impl From<Value> for Frame {
+    fn from(data: Value) -> Self {
+        Frame { data, id: None }
+    }
+}
+
+/// The SSE answer of `frames`: each one compact JSON `data:` line (and its `id:` if it has one),
+/// a `keep-alive` comment every `keep_alive` while nothing else is sent.
+pub fn respond<F: Into<Frame>>(
+    frames: impl Stream<Item = F> + Send + 'static,
     keep_alive: Duration,
 ) -> Response {
-    let events =
-        frames.map(|frame| Ok::<Event, Infallible>(Event::default().data(frame.to_string())));
+    let events = frames.map(|frame| {
+        let frame = frame.into();
+        let event = Event::default().data(frame.data.to_string());
+        Ok::<Event, Infallible>(match frame.id {
+            Some(id) => event.id(id.to_string()),
+            None => event,
+        })
+    });
     Sse::new(events)
         .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
         .into_response()
+}
+
+/// A `Last-Event-ID` that names no event of this host's streams.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "Last-Event-ID must be the id of an event this stream sent (a whole number), not {given:?}"
+)]
+pub struct LastEventIdError {
+    /// What the header said (lossily decoded).
+    pub given: String,
+}
+
+/// Where a reconnecting client asks its stream to resume: after the event whose id its
+/// `Last-Event-ID` names (`None` without the header, so from the start).
+pub fn resume_after(headers: &HeaderMap) -> Result<Option<u64>, LastEventIdError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let given = String::from_utf8_lossy(value.as_bytes()).into_owned();
+    given
+        .trim()
+        .parse::<u64>()
+        .map(Some)
+        .map_err(|_| LastEventIdError { given })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+    use http_body_util::BodyExt;
+    use serde_json::json;
+
+    async fn body_of(response: Response) -> String {
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_frame_with_an_id_is_resumable_and_one_without_is_as_before() {
+        let frames = stream::iter([
+            Frame::from(json!({"n": 1})),
+            Frame {
+                data: json!({"n": 2}),
+                id: Some(7),
+            },
+        ]);
+        let text = body_of(respond(frames, Duration::from_secs(60))).await;
+        let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
+        assert_eq!(events.len(), 2, "{text:?}");
+        assert_eq!(events[0], "data: {\"n\":1}");
+        let mut second: Vec<&str> = events[1].lines().collect();
+        second.sort();
+        assert_eq!(second, ["data: {\"n\":2}", "id: 7"]);
+    }
+
+    #[test]
+    fn last_event_id_is_read_as_a_seq_or_refused_with_what_it_said() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(resume_after(&headers), Ok(None));
+        headers.insert("last-event-id", HeaderValue::from_static(" 41 "));
+        assert_eq!(resume_after(&headers), Ok(Some(41)));
+        headers.insert("last-event-id", HeaderValue::from_static("-1"));
+        assert_eq!(
+            resume_after(&headers),
+            Err(LastEventIdError { given: "-1".into() })
+        );
+    }
 }
