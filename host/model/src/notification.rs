@@ -3,6 +3,7 @@
 //! requests (`aiphost-protocol`).
 
 use super::values::TaskState;
+use super::wire_form::WireForm;
 use serde::{Deserialize, Serialize};
 
 /// The longest webhook URL accepted.
@@ -13,7 +14,7 @@ pub const MAX_TOKEN_LEN: usize = 4096;
 /// A notification config: where to POST a task's changes, and the token to send along.
 ///
 /// Made by AIP's `notification/set` or by A2A's push notification config operations; `format`
-/// says which, and so what its notifications look like and how they authenticate.
+/// is the making door's name for what its notifications look like and how they authenticate.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NotificationConfig {
     /// The config's id (`id` in `notification/set`, `notificationConfigId` elsewhere).
@@ -26,36 +27,15 @@ pub struct NotificationConfig {
     /// The task whose changes it reports (`taskId`).
     #[serde(rename = "taskId")]
     pub task_id: String,
-    /// The protocol its notifications speak (AIP unless an A2A client made it).
-    #[serde(default, skip_serializing_if = "NoticeFormat::is_aip")]
-    pub format: NoticeFormat,
+    /// The wire form its notifications speak, as the door that made it names it (none: the
+    /// form of configs made before doors named theirs, AIP's). Kept, not understood, here: the
+    /// deliverer reads it back (`aiphost-protocol`'s `NoticeFormat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<WireForm>,
     /// A2A's `AuthenticationInfo`: each notification carries `Authorization: {scheme}
     /// {credentials}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<PushAuthentication>,
-}
-
-/// The protocol a config's notifications speak.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NoticeFormat {
-    /// AIP: the task as `get` shows it, in the dialect of the Leader that started it, with the
-    /// config's token in `X-ACPS-AIP-Notification-Token`.
-    #[default]
-    Aip,
-    /// A2A: a `StreamResponse` holding the task, with `Authorization` from the config's
-    /// authentication and its token in `X-A2A-Notification-Token`.
-    A2a,
-    /// A2A v0.3 (a config made with v0.3's methods): the task itself in v0.3's shape, with
-    /// the same headers.
-    #[serde(rename = "a2a-v0.3")]
-    A2aV03,
-}
-
-impl NoticeFormat {
-    fn is_aip(&self) -> bool {
-        *self == NoticeFormat::Aip
-    }
 }
 
 /// How an A2A notification authenticates itself to its receiver (A2A `AuthenticationInfo`).

@@ -1,11 +1,12 @@
-//! [`WireForm`]: how the door that started a task renders what is said of it later, unasked
-//! (its notices), kept by the engine and the store without being understood.
+//! [`WireForm`]: how a door renders what is said later, unasked — a task's notices (in the
+//! dialect of the door that started it), a notification config's notifications (in the form of
+//! the door that made it) — kept by the engine and the store without being understood.
 
 use serde::{Deserialize, Serialize};
 
-/// A door's name for the wire form of a task's later messages: AIP's dialect (`"v1"`, `"v2"`).
-/// The door chooses it when the task starts and reads it back when it renders a notice; the
-/// engine and the store only keep it. Its serde form is the bare string, so records stored when
+/// A door's name for the wire form of later messages: AIP's dialect (`"v1"`, `"v2"`) for a
+/// task, A2A's (`"a2a"`, `"a2a-v0.3"`) for a push config. The door chooses it and whoever
+/// renders reads it back; the engine and the store only keep it. Its serde form is the bare string, so records stored when
 /// this was AIP's `Dialect` read unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -1,5 +1,6 @@
 //! The doors' wire formats, no I/O: AIP's two dialects ([`aip`]), A2A v1.0 and v0.3 ([`a2a`]),
-//! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]). Each parses into and renders from the
+//! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]); what a notification config's
+//! notifications speak ([`notice_format`]). Each parses into and renders from the
 //! door-free model of `aiphost-model`.
 
 #![deny(missing_docs)]
@@ -7,5 +8,6 @@
 pub mod a2a;
 pub mod aip;
 pub mod jsonrpc;
+pub mod notice_format;
 
 pub use jsonrpc::{ErrorCode, RpcError};

@@ -7,9 +7,9 @@
 //! once, each with connect and response timeouts, and redirects are not followed.
 
 use crate::model::Timestamp;
-use crate::model::notification::NoticeFormat;
 use crate::protocol::a2a;
 use crate::protocol::aip::notice::{Audience, render_notice};
+use crate::protocol::notice_format::NoticeFormat;
 use crate::store::{Encoded, OutboxEntry, Outgoing, Store, StoreError, TaskKey};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -247,8 +247,9 @@ impl Notifier {
             entry.first_attempt_ms = Timestamp::now_ms();
         }
         entry.attempts += 1;
-        let a2a = config.format != NoticeFormat::Aip;
-        let body = match (&entry.body, config.format) {
+        let format = NoticeFormat::of(config.format.as_ref());
+        let a2a = format != NoticeFormat::Aip;
+        let body = match (&entry.body, format) {
             (Outgoing::Notice(notice), NoticeFormat::Aip) => {
                 render_notice(notice, Audience::Webhook)
             }
@@ -267,7 +268,7 @@ impl Notifier {
                 .http
                 .post(&config.url)
                 .header(reqwest::header::CONTENT_TYPE, "application/json");
-            request = match (&config.format, &config.authentication) {
+            request = match (format, &config.authentication) {
                 (NoticeFormat::Aip, _) => request.header(TOKEN_HEADER, &config.token),
                 (NoticeFormat::A2a | NoticeFormat::A2aV03, auth) => {
                     if let Some(auth) = auth {

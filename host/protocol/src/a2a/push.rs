@@ -8,9 +8,10 @@
 
 use super::error::A2aError;
 use super::task::{TaskView, render_task};
+use crate::notice_format::NoticeFormat;
 use aiphost_model::TaskNotice;
 use aiphost_model::notification::{
-    MAX_TOKEN_LEN, MAX_URL_LEN, NoticeFormat, NotificationConfig, PushAuthentication,
+    MAX_TOKEN_LEN, MAX_URL_LEN, NotificationConfig, PushAuthentication,
 };
 use aiphost_model::{MAX_TASK_ID_LEN, check_task_id};
 use serde_json::{Map, Value, json};
@@ -43,7 +44,7 @@ impl PushConfig {
             url: self.url,
             token: self.token,
             task_id: task_id.to_string(),
-            format: NoticeFormat::A2a,
+            format: NoticeFormat::A2a.form(),
             authentication: self.authentication,
         }
     }
@@ -291,7 +292,7 @@ mod tests {
         assert_eq!(v10, v03);
         assert_eq!(v10.task_id.as_deref(), Some("t-1"));
         let config = v10.into_config("t-1");
-        assert_eq!(config.format, NoticeFormat::A2a);
+        assert_eq!(NoticeFormat::of(config.format.as_ref()), NoticeFormat::A2a);
         assert_eq!(
             render_push_config(&config),
             json!({"id": "p-1", "taskId": "t-1", "url": "https://x.example/hook", "token": "tok",

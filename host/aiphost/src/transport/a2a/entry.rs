@@ -5,8 +5,8 @@
 use super::errors;
 use super::state::A2aState;
 use crate::agent::Agent;
-use crate::model::notification::NoticeFormat;
 use crate::protocol::a2a::{A2aError, A2aErrorKind, VERSION};
+use crate::protocol::notice_format::NoticeFormat;
 use crate::store::TaskKey;
 use crate::transport::kit::json_body;
 use crate::transport::tls::Peer;

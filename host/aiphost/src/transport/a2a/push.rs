@@ -43,7 +43,7 @@ pub(super) fn inline(
         .get_or_insert_with(|| format!("task-{}", uuid::Uuid::new_v4()))
         .clone();
     let config = NotificationConfig {
-        format: caller.notice_format(),
+        format: caller.notice_format().form(),
         ..push.into_config(&task_id)
     };
     Some(Subscribe::Inline {
@@ -79,7 +79,7 @@ pub(super) async fn create(
     admit_read(caller)?;
     let key = caller.key(&task_id);
     let config = NotificationConfig {
-        format: caller.notice_format(),
+        format: caller.notice_format().form(),
         ..push.into_config(&task_id)
     };
     let config = app

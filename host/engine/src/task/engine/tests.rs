@@ -1163,7 +1163,8 @@ async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
 /// none (unless the config waits for its start).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_configs_made_while_a_task_lives_hear_its_changes() {
-    use aiphost_model::notification::{NoticeFormat, NotificationConfig};
+    use aiphost_model::WireForm;
+    use aiphost_model::notification::NotificationConfig;
     let e = Engine::start(TaskDefaults {
         webhook_targets: aiphost_net_policy::TargetPolicy {
             allow_private: true,
@@ -1180,7 +1181,7 @@ async fn push_configs_made_while_a_task_lives_hear_its_changes() {
         id: id.into(),
         url: format!("http://127.0.0.1:9/{id}"),
         task_id: task.into(),
-        format: NoticeFormat::A2a,
+        format: Some(WireForm::new("a2a")),
         ..Default::default()
     };
     let push =
