@@ -331,7 +331,14 @@ const WIRE_OF: &[(&str, &[&str])] = &[
             "aip_error",
         ],
     ),
-    ("transport/a2a", &["protocol::a2a", "protocol::jsonrpc"]),
+    (
+        "transport/a2a",
+        &[
+            "protocol::a2a",
+            "protocol::jsonrpc",
+            "protocol::notice_format",
+        ],
+    ),
     (
         "transport/group",
         &[
