@@ -191,6 +191,9 @@ pub struct HostOptions {
     /// Serve the example partners of `plugins/dist` (off: only what tenants publish). A host
     /// that consumes inboxes without them leaves the examples' inboxes to other tests' hosts.
     pub examples: bool,
+    /// More partner directories to serve, beside (or, with `examples` off, instead of) the
+    /// examples (`serve --agents`).
+    pub extra_agents: Vec<PathBuf>,
     /// HTTP timeouts and the connection cap.
     pub http: aiphost::transport::connections::HttpLimits,
     /// The example partners whose tasks clients may list although they do not authenticate
@@ -227,6 +230,7 @@ impl Default for HostOptions {
             group_allow_private: false,
             inbox_broker: None,
             examples: true,
+            extra_agents: Vec::new(),
             http: aiphost::transport::connections::HttpLimits::default(),
             list_tasks_on: Vec::new(),
             request_rate: None,
@@ -258,11 +262,12 @@ impl TestHost {
         let mut config = ServerConfig::new(
             "127.0.0.1:0".parse().expect("address"),
             dir.to_path_buf(),
-            if options.examples {
-                vec![plugins_dist()]
-            } else {
-                Vec::new()
-            },
+            options
+                .examples
+                .then(plugins_dist)
+                .into_iter()
+                .chain(options.extra_agents.iter().cloned())
+                .collect(),
         );
         config.runtime.cache_dir = shared_cache();
         config.runtime.max_concurrent = options.max_concurrent;

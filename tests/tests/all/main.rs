@@ -21,6 +21,7 @@ mod mtls;
 mod notification;
 mod open_partners;
 mod outbound;
+mod partner_versions;
 mod python_partners;
 mod quotas;
 mod retention;
