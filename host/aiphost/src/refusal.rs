@@ -11,6 +11,7 @@ use crate::model::CommandKind;
 use crate::model::depth::MAX_JSON_DEPTH;
 use crate::quota::QuotaError;
 use crate::store::StoreError;
+use crate::task::forms::FormError;
 use crate::task::{ConfigRef, EngineError};
 use crate::tenant::LeaderAuthError;
 use serde_json::{Value, json};
@@ -115,6 +116,26 @@ pub fn engine(e: EngineError) -> Refusal {
         EngineError::InvalidInput(field) => Refusal::new(
             InvalidParams,
             json!({"field": field.field, "reason": field.reason}),
+        ),
+        EngineError::Form(FormError::Invalid {
+            request_id,
+            item,
+            errors,
+        }) => Refusal::new(
+            InvalidParams,
+            json!({
+                "field": format!("dataItems[{item}].data"),
+                "reason": words,
+                "requestId": request_id,
+                "errors": errors
+                    .iter()
+                    .map(|e| json!({"path": e.path, "message": e.message}))
+                    .collect::<Vec<_>>(),
+            }),
+        ),
+        EngineError::Form(FormError::Ambiguous { request_id }) => Refusal::new(
+            InvalidParams,
+            json!({"field": "dataItems", "reason": words, "requestId": request_id}),
         ),
         EngineError::TooDeep(too_deep) => Refusal::new(
             InvalidParams,

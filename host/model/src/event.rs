@@ -1,9 +1,10 @@
 //! Task events: every change of a task, numbered, as the streaming style sends them (spec 6.2).
 //!
 //! The host logs one event per change — the task as created, each later status, each product
-//! chunk; each door renders them in its own shapes (`aiphost-protocol`), deterministically from
+//! chunk, each tool call, tool result or usage report; each door renders them in its own shapes (`aiphost-protocol`), deterministically from
 //! the logged event, so every stream of a task sees identical events.
 
+use super::activity::Activity;
 use super::time::Timestamp;
 use super::values::{ProductChunk, TaskStatus};
 use serde::{Deserialize, Serialize};
@@ -22,10 +23,16 @@ pub enum EventKind {
         /// The new status.
         status: TaskStatus,
     },
-    /// A product chunk.
+    /// A product chunk (a text delta is one too, see [`crate::activity`]).
     Chunk {
         /// The chunk.
         chunk: ProductChunk,
+    },
+    /// Tool activity or usage: shown on streams, replayed from the journal, never part of the
+    /// task's status or products.
+    Activity {
+        /// What the partner did.
+        activity: Activity,
     },
 }
 
@@ -48,7 +55,7 @@ impl TaskEvent {
             EventKind::Created { status } | EventKind::Status { status } => {
                 status.state.is_terminal()
             }
-            EventKind::Chunk { .. } => false,
+            EventKind::Chunk { .. } | EventKind::Activity { .. } => false,
         }
     }
 }

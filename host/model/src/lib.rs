@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+pub mod activity;
 pub mod depth;
 pub mod event;
 pub mod field;

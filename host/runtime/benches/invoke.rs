@@ -7,6 +7,7 @@
 //! bash scripts/build-plugins.sh && cargo bench -p aiphost-runtime --bench invoke
 //! ```
 
+use aiphost_model::activity::{Activity, Failure, InputRequest, TextDelta};
 use aiphost_model::{DataItem, ProductChunk, TaskState};
 use aiphost_runtime::{
     Invocation, InvocationEnd, KvOwner, PartnerEvent, ReportError, Reporter, Runtime, RuntimeConfig,
@@ -35,6 +36,30 @@ impl Reporter for Accepting {
 
     fn current_state(&self) -> BoxFuture<'_, Option<TaskState>> {
         Box::pin(async { Some(TaskState::Working) })
+    }
+
+    fn stream_text(&self, _delta: TextDelta) -> BoxFuture<'_, Result<(), ReportError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn activity(&self, _activity: Activity) -> BoxFuture<'_, Result<(), ReportError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn ask(
+        &self,
+        _request: InputRequest,
+        _items: Vec<DataItem>,
+    ) -> BoxFuture<'_, Result<(), ReportError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn fail(&self, _failure: Failure) -> BoxFuture<'_, Result<(), ReportError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn reply(&self, _items: Vec<DataItem>) -> BoxFuture<'_, Result<(), ReportError>> {
+        Box::pin(async { Ok(()) })
     }
 }
 

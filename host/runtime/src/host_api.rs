@@ -1,9 +1,15 @@
 //! What a partner can call: task reports, logging, its key-value store, its granted config values
 //! and `wasi:http` checked against its grants. WASI has no preopened directories, no environment,
 //! no arguments and no sockets.
+//!
+//! Both contract versions are served by one [`InvocationState`]: the logic lives in its
+//! version-neutral methods over the host's model types, and each version's `Host` traits are thin
+//! delegations, expanded for both by [`shared_host!`] (the interfaces 0.2.0 left as they were) or
+//! written out (`task`, which 0.2.0 extended).
 
-use super::bindings::{aiphost::partner as api, chunk_from_guest, items_from_guest, wit};
+use super::bindings::{v0_1, v0_2};
 use super::outbound::{ConfigError, OutboundHooks};
+use aiphost_model::activity::{Activity, Failure, InputRequest, TextDelta};
 use aiphost_model::{DataItem, ProductChunk, TaskState};
 use aiphost_store::{KvScope, Store};
 use futures::future::BoxFuture;
@@ -36,17 +42,9 @@ pub enum ReportError {
     /// A DataItem is malformed (e.g. `data` that is not a JSON object).
     #[error("invalid data: {0}")]
     InvalidData(String),
-}
-
-impl From<ReportError> for wit::ReportError {
-    fn from(e: ReportError) -> Self {
-        match e {
-            ReportError::InvalidTransition(m) => wit::ReportError::InvalidTransition(m),
-            ReportError::TaskEnded => wit::ReportError::TaskEnded,
-            ReportError::ProductsTooLarge(n) => wit::ReportError::ProductsTooLarge(n),
-            ReportError::InvalidData(m) => wit::ReportError::InvalidData(m),
-        }
-    }
+    /// A per-task cap on activity (events or bytes) is used up; the task is unchanged.
+    #[error("limit reached: {0}")]
+    LimitReached(String),
 }
 
 /// Where a partner's reports about its task go: the task engine.
@@ -61,6 +59,20 @@ pub trait Reporter: Send + Sync + 'static {
     fn emit_chunk(&self, chunk: ProductChunk) -> BoxFuture<'_, Result<(), ReportError>>;
     /// The task's state now (`None` while a new task is undecided).
     fn current_state(&self) -> BoxFuture<'_, Option<TaskState>>;
+    /// Append text to a product (contract 0.2.0 on).
+    fn stream_text(&self, delta: TextDelta) -> BoxFuture<'_, Result<(), ReportError>>;
+    /// Report tool activity or usage (contract 0.2.0 on).
+    fn activity(&self, activity: Activity) -> BoxFuture<'_, Result<(), ReportError>>;
+    /// Move to awaiting-input with a form (contract 0.2.0 on); the schema is still to be checked.
+    fn ask(
+        &self,
+        request: InputRequest,
+        items: Vec<DataItem>,
+    ) -> BoxFuture<'_, Result<(), ReportError>>;
+    /// Fail the task with a code (contract 0.2.0 on).
+    fn fail(&self, failure: Failure) -> BoxFuture<'_, Result<(), ReportError>>;
+    /// Answer a start with a plain message and no task (contract 0.2.0 on).
+    fn reply(&self, items: Vec<DataItem>) -> BoxFuture<'_, Result<(), ReportError>>;
 }
 
 /// The partner's key-value store: its agent's entries and its task's.
@@ -92,15 +104,6 @@ impl WasiHttpView for InvocationState {
     }
 }
 
-impl api::config::Host for InvocationState {
-    async fn get(&mut self, name: String) -> Result<String, api::config::ConfigError> {
-        self.outbound.caps.config(&name).map_err(|e| match e {
-            ConfigError::NotGranted => api::config::ConfigError::NotGranted,
-            ConfigError::NotSet => api::config::ConfigError::NotSet,
-        })
-    }
-}
-
 impl WasiView for InvocationState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
@@ -110,42 +113,70 @@ impl WasiView for InvocationState {
     }
 }
 
-impl wit::Host for InvocationState {}
-
-impl api::task::Host for InvocationState {
-    async fn set_status(
-        &mut self,
-        state: wit::TaskState,
-        data_items: Vec<wit::DataItem>,
-    ) -> Result<(), wit::ReportError> {
-        let items = items_from_guest(data_items).map_err(wit::ReportError::InvalidData)?;
-        self.reporter
-            .set_status(state.into(), items)
-            .await
-            .map_err(Into::into)
-    }
-
-    async fn emit_product_chunk(
-        &mut self,
-        chunk: wit::ProductChunk,
-    ) -> Result<(), wit::ReportError> {
-        let chunk = chunk_from_guest(chunk).map_err(wit::ReportError::InvalidData)?;
-        self.reporter.emit_chunk(chunk).await.map_err(Into::into)
-    }
-
-    async fn current_state(&mut self) -> Option<wit::TaskState> {
-        self.reporter.current_state().await.map(Into::into)
-    }
+/// Why a key-value call failed, whatever the version (each maps it to its own `kv-error`).
+enum KvFailure {
+    TooLarge(String),
+    Unavailable(String),
 }
 
-impl api::log::Host for InvocationState {
-    async fn log(
-        &mut self,
-        level: api::log::Level,
-        message: String,
-        fields: Vec<(String, String)>,
-    ) {
-        let mut message = message;
+fn unavailable(e: aiphost_store::StoreError) -> KvFailure {
+    tracing::error!(error = %e, "partner key-value store failed");
+    KvFailure::Unavailable("the host's store failed; try again later".into())
+}
+
+fn check_key(key: &str) -> Result<(), KvFailure> {
+    if key.len() > MAX_KV_KEY_BYTES {
+        return Err(KvFailure::TooLarge(format!(
+            "key is {} bytes; at most {MAX_KV_KEY_BYTES} are allowed",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The version-neutral side of every host call.
+impl InvocationState {
+    fn kv_scope(&self, task_scope: bool) -> KvScope<'_> {
+        if task_scope {
+            KvScope::Task(&self.kv.task)
+        } else {
+            KvScope::Agent
+        }
+    }
+
+    fn kv_get(&self, task_scope: bool, key: &str) -> Result<Option<Vec<u8>>, KvFailure> {
+        check_key(key)?;
+        let kv = &self.kv;
+        kv.store
+            .kv_get(&kv.agent, self.kv_scope(task_scope), key)
+            .map_err(unavailable)
+    }
+
+    fn kv_set(&self, task_scope: bool, key: &str, value: &[u8]) -> Result<(), KvFailure> {
+        check_key(key)?;
+        if value.len() > MAX_KV_VALUE_BYTES {
+            return Err(KvFailure::TooLarge(format!(
+                "value is {} bytes; at most {MAX_KV_VALUE_BYTES} are allowed",
+                value.len()
+            )));
+        }
+        let kv = &self.kv;
+        kv.store
+            .kv_set(&kv.agent, self.kv_scope(task_scope), key, value)
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+
+    fn kv_delete(&self, task_scope: bool, key: &str) -> Result<(), KvFailure> {
+        check_key(key)?;
+        let kv = &self.kv;
+        kv.store
+            .kv_delete(&kv.agent, self.kv_scope(task_scope), key)
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+
+    fn log_line(&self, level: tracing::Level, mut message: String, fields: Vec<(String, String)>) {
         if message.len() > MAX_LOG_BYTES {
             let mut cut = MAX_LOG_BYTES;
             while !message.is_char_boundary(cut) {
@@ -162,80 +193,203 @@ impl api::log::Host for InvocationState {
             .join(" ");
         let agent = &self.kv.agent;
         let task = &self.kv.task;
-        use api::log::Level;
+        use tracing::Level;
         match level {
-            Level::Trace => tracing::trace!(target: "partner", agent, task, fields, "{message}"),
-            Level::Debug => tracing::debug!(target: "partner", agent, task, fields, "{message}"),
-            Level::Info => tracing::info!(target: "partner", agent, task, fields, "{message}"),
-            Level::Warn => tracing::warn!(target: "partner", agent, task, fields, "{message}"),
-            Level::Error => tracing::error!(target: "partner", agent, task, fields, "{message}"),
+            Level::TRACE => tracing::trace!(target: "partner", agent, task, fields, "{message}"),
+            Level::DEBUG => tracing::debug!(target: "partner", agent, task, fields, "{message}"),
+            Level::INFO => tracing::info!(target: "partner", agent, task, fields, "{message}"),
+            Level::WARN => tracing::warn!(target: "partner", agent, task, fields, "{message}"),
+            Level::ERROR => tracing::error!(target: "partner", agent, task, fields, "{message}"),
         }
     }
 }
 
-impl KvAccess {
-    fn scope(&self, scope: api::kv::Scope) -> KvScope<'_> {
-        match scope {
-            api::kv::Scope::Task => KvScope::Task(&self.task),
-            api::kv::Scope::Agent => KvScope::Agent,
-        }
-    }
+/// The `Host` impls of the interfaces both versions share word for word (`types`, `log`, `kv`,
+/// `config`), for the version module `$v`.
+macro_rules! shared_host {
+    ($v:ident) => {
+        impl $v::wit::Host for InvocationState {}
 
-    fn check_key(key: &str) -> Result<(), api::kv::KvError> {
-        if key.len() > MAX_KV_KEY_BYTES {
-            return Err(api::kv::KvError::TooLarge(format!(
-                "key is {} bytes; at most {MAX_KV_KEY_BYTES} are allowed",
-                key.len()
-            )));
+        impl $v::aiphost::partner::config::Host for InvocationState {
+            async fn get(
+                &mut self,
+                name: String,
+            ) -> Result<String, $v::aiphost::partner::config::ConfigError> {
+                use $v::aiphost::partner::config::ConfigError as E;
+                self.outbound.caps.config(&name).map_err(|e| match e {
+                    ConfigError::NotGranted => E::NotGranted,
+                    ConfigError::NotSet => E::NotSet,
+                })
+            }
         }
-        Ok(())
-    }
+
+        impl $v::aiphost::partner::log::Host for InvocationState {
+            async fn log(
+                &mut self,
+                level: $v::aiphost::partner::log::Level,
+                message: String,
+                fields: Vec<(String, String)>,
+            ) {
+                use $v::aiphost::partner::log::Level as L;
+                let level = match level {
+                    L::Trace => tracing::Level::TRACE,
+                    L::Debug => tracing::Level::DEBUG,
+                    L::Info => tracing::Level::INFO,
+                    L::Warn => tracing::Level::WARN,
+                    L::Error => tracing::Level::ERROR,
+                };
+                self.log_line(level, message, fields);
+            }
+        }
+
+        impl $v::aiphost::partner::kv::Host for InvocationState {
+            async fn get(
+                &mut self,
+                scope: $v::aiphost::partner::kv::Scope,
+                key: String,
+            ) -> Result<Option<Vec<u8>>, $v::aiphost::partner::kv::KvError> {
+                let task = matches!(scope, $v::aiphost::partner::kv::Scope::Task);
+                self.kv_get(task, &key).map_err(Into::into)
+            }
+
+            async fn set(
+                &mut self,
+                scope: $v::aiphost::partner::kv::Scope,
+                key: String,
+                value: Vec<u8>,
+            ) -> Result<(), $v::aiphost::partner::kv::KvError> {
+                let task = matches!(scope, $v::aiphost::partner::kv::Scope::Task);
+                self.kv_set(task, &key, &value).map_err(Into::into)
+            }
+
+            async fn delete(
+                &mut self,
+                scope: $v::aiphost::partner::kv::Scope,
+                key: String,
+            ) -> Result<(), $v::aiphost::partner::kv::KvError> {
+                let task = matches!(scope, $v::aiphost::partner::kv::Scope::Task);
+                self.kv_delete(task, &key).map_err(Into::into)
+            }
+        }
+
+        impl From<KvFailure> for $v::aiphost::partner::kv::KvError {
+            fn from(e: KvFailure) -> Self {
+                match e {
+                    KvFailure::TooLarge(m) => Self::TooLarge(m),
+                    KvFailure::Unavailable(m) => Self::Unavailable(m),
+                }
+            }
+        }
+    };
 }
 
-fn unavailable(e: aiphost_store::StoreError) -> api::kv::KvError {
-    tracing::error!(error = %e, "partner key-value store failed");
-    api::kv::KvError::Unavailable("the host's store failed; try again later".into())
-}
+shared_host!(v0_1);
+shared_host!(v0_2);
 
-impl api::kv::Host for InvocationState {
-    async fn get(
+impl v0_1::aiphost::partner::task::Host for InvocationState {
+    async fn set_status(
         &mut self,
-        scope: api::kv::Scope,
-        key: String,
-    ) -> Result<Option<Vec<u8>>, api::kv::KvError> {
-        KvAccess::check_key(&key)?;
-        let kv = &self.kv;
-        kv.store
-            .kv_get(&kv.agent, kv.scope(scope), &key)
-            .map_err(unavailable)
+        state: v0_1::wit::TaskState,
+        data_items: Vec<v0_1::wit::DataItem>,
+    ) -> Result<(), v0_1::wit::ReportError> {
+        let items =
+            v0_1::items_from_guest(data_items).map_err(v0_1::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.set_status(state.into(), items).await?)
     }
 
-    async fn set(
+    async fn emit_product_chunk(
         &mut self,
-        scope: api::kv::Scope,
-        key: String,
-        value: Vec<u8>,
-    ) -> Result<(), api::kv::KvError> {
-        KvAccess::check_key(&key)?;
-        if value.len() > MAX_KV_VALUE_BYTES {
-            return Err(api::kv::KvError::TooLarge(format!(
-                "value is {} bytes; at most {MAX_KV_VALUE_BYTES} are allowed",
-                value.len()
-            )));
-        }
-        let kv = &self.kv;
-        kv.store
-            .kv_set(&kv.agent, kv.scope(scope), &key, &value)
-            .map(|_| ())
-            .map_err(unavailable)
+        chunk: v0_1::wit::ProductChunk,
+    ) -> Result<(), v0_1::wit::ReportError> {
+        let chunk = v0_1::chunk_from_guest(chunk).map_err(v0_1::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.emit_chunk(chunk).await?)
     }
 
-    async fn delete(&mut self, scope: api::kv::Scope, key: String) -> Result<(), api::kv::KvError> {
-        KvAccess::check_key(&key)?;
-        let kv = &self.kv;
-        kv.store
-            .kv_delete(&kv.agent, kv.scope(scope), &key)
-            .map(|_| ())
-            .map_err(unavailable)
+    async fn current_state(&mut self) -> Option<v0_1::wit::TaskState> {
+        self.reporter.current_state().await.map(Into::into)
+    }
+}
+
+impl v0_2::aiphost::partner::task::Host for InvocationState {
+    async fn set_status(
+        &mut self,
+        state: v0_2::wit::TaskState,
+        data_items: Vec<v0_2::wit::DataItem>,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let items =
+            v0_2::items_from_guest(data_items).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.set_status(state.into(), items).await?)
+    }
+
+    async fn emit_product_chunk(
+        &mut self,
+        chunk: v0_2::wit::ProductChunk,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let chunk = v0_2::chunk_from_guest(chunk).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.emit_chunk(chunk).await?)
+    }
+
+    async fn current_state(&mut self) -> Option<v0_2::wit::TaskState> {
+        self.reporter.current_state().await.map(Into::into)
+    }
+
+    async fn stream_text(
+        &mut self,
+        delta: v0_2::wit::TextDelta,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let delta = v0_2::delta_from_guest(delta).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.stream_text(delta).await?)
+    }
+
+    async fn report_tool_call(
+        &mut self,
+        call: v0_2::wit::ToolCall,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let call = v0_2::tool_call_from_guest(call).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.activity(call).await?)
+    }
+
+    async fn report_tool_result(
+        &mut self,
+        outcome: v0_2::wit::ToolResult,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let result =
+            v0_2::tool_result_from_guest(outcome).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.activity(result).await?)
+    }
+
+    async fn report_usage(
+        &mut self,
+        usage: v0_2::wit::Usage,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let usage = v0_2::usage_from_guest(usage).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.activity(usage).await?)
+    }
+
+    async fn ask(
+        &mut self,
+        request: v0_2::wit::InputRequest,
+        data_items: Vec<v0_2::wit::DataItem>,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let request =
+            v0_2::request_from_guest(request).map_err(v0_2::wit::ReportError::InvalidData)?;
+        let items =
+            v0_2::items_from_guest(data_items).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.ask(request, items).await?)
+    }
+
+    async fn fail(&mut self, failure: v0_2::wit::Failure) -> Result<(), v0_2::wit::ReportError> {
+        let failure =
+            v0_2::failure_from_guest(failure).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.fail(failure).await?)
+    }
+
+    async fn reply(
+        &mut self,
+        data_items: Vec<v0_2::wit::DataItem>,
+    ) -> Result<(), v0_2::wit::ReportError> {
+        let items =
+            v0_2::items_from_guest(data_items).map_err(v0_2::wit::ReportError::InvalidData)?;
+        Ok(self.reporter.reply(items).await?)
     }
 }

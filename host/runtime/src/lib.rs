@@ -27,7 +27,7 @@ pub use pool::CAP as FOOTPRINT_CAP;
 
 use aiphost_model::{DataItem, JsonObject, TaskState};
 use aiphost_store::Store;
-use bindings::{Partner, PartnerPre, item_to_guest, wit};
+use bindings::{Contract, v0_1, v0_2};
 use host_api::{InvocationState, KvAccess};
 use outbound::{Capabilities, OutboundHooks, OutboundPolicy};
 use pool::Pool;
@@ -110,7 +110,7 @@ pub enum RuntimeError {
     #[error("not a usable WebAssembly component: {0:#}")]
     Invalid(wasmtime::Error),
     /// The component's imports or exports do not match the partner world.
-    #[error("the component does not fit the aiphost:partner@0.1.0 world: {0:#}")]
+    #[error("the component does not fit the aiphost:partner world (0.1.0 or 0.2.0): {0:#}")]
     World(wasmtime::Error),
     /// One instance of the component would take more of the pool than any may.
     #[error(
@@ -227,10 +227,17 @@ pub struct Checked {
     pub code: PartnerCode,
 }
 
+/// A component linked against the version of the contract it was built for.
+#[derive(Clone)]
+enum Pre {
+    V0_1(v0_1::PartnerPre<InvocationState>),
+    V0_2(v0_2::PartnerPre<InvocationState>),
+}
+
 /// A loaded partner: its compiled component, linked and ready to instantiate.
 #[derive(Clone)]
 pub struct PartnerCode {
-    pre: PartnerPre<InvocationState>,
+    pre: Pre,
     footprint: Footprint,
     memory_bytes: usize,
     deadline: Duration,
@@ -244,6 +251,7 @@ impl std::fmt::Debug for PartnerCode {
             .field("footprint", &self.footprint)
             .field("memory_bytes", &self.memory_bytes)
             .field("deadline", &self.deadline)
+            .field("contract", &self.contract())
             .finish_non_exhaustive()
     }
 }
@@ -253,6 +261,15 @@ impl PartnerCode {
     pub fn granted(mut self, capabilities: Capabilities) -> Self {
         self.capabilities = Arc::new(capabilities);
         self
+    }
+
+    /// The version of `aiphost:partner` the component was built against: `0.1.0` or `0.2.0`.
+    pub fn contract(&self) -> &'static str {
+        match self.pre {
+            Pre::V0_1(_) => Contract::V0_1,
+            Pre::V0_2(_) => Contract::V0_2,
+        }
+        .as_str()
     }
 
     /// The wall-clock time one invocation may take.
@@ -387,7 +404,11 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(RuntimeError::Engine)?;
-        Partner::add_to_linker::<_, HasSelf<InvocationState>>(&mut linker, |s| s)
+        // Both versions of the contract: their names differ by version (wasmtime matches a 0.x
+        // import by its minor version), so each component finds the one it was built for.
+        v0_1::Partner::add_to_linker::<_, HasSelf<InvocationState>>(&mut linker, |s| s)
+            .map_err(RuntimeError::Engine)?;
+        v0_2::Partner::add_to_linker::<_, HasSelf<InvocationState>>(&mut linker, |s| s)
             .map_err(RuntimeError::Engine)?;
 
         let ticker_stop = Arc::new(AtomicBool::new(false));
@@ -604,11 +625,25 @@ impl Runtime {
             }),
             None => counted,
         };
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let contract = Contract::of(exports.iter().map(String::as_str))
+            .map_err(|e| RuntimeError::World(wasmtime::Error::msg(e)))?;
         let instance_pre = self
             .linker
             .instantiate_pre(component)
             .map_err(RuntimeError::World)?;
-        let pre = PartnerPre::new(instance_pre).map_err(RuntimeError::World)?;
+        let pre = match contract {
+            Contract::V0_1 => {
+                Pre::V0_1(v0_1::PartnerPre::new(instance_pre).map_err(RuntimeError::World)?)
+            }
+            Contract::V0_2 => {
+                Pre::V0_2(v0_2::PartnerPre::new(instance_pre).map_err(RuntimeError::World)?)
+            }
+        };
         Ok(PartnerCode {
             pre,
             footprint,
@@ -708,13 +743,23 @@ async fn run_guest(
         }
         Ok(wasmtime::UpdateDeadline::Yield(1))
     });
-    let guest_invocation = to_guest(&invocation);
     let run = async {
-        let partner = code.pre.instantiate_async(&mut wstore).await?;
-        partner
-            .aiphost_partner_handler()
-            .call_handle(&mut wstore, &guest_invocation)
-            .await
+        match &code.pre {
+            Pre::V0_1(pre) => {
+                let partner = pre.instantiate_async(&mut wstore).await?;
+                partner
+                    .aiphost_partner_handler()
+                    .call_handle(&mut wstore, &v0_1::to_guest(&invocation))
+                    .await
+            }
+            Pre::V0_2(pre) => {
+                let partner = pre.instantiate_async(&mut wstore).await?;
+                partner
+                    .aiphost_partner_handler()
+                    .call_handle(&mut wstore, &v0_2::to_guest(&invocation))
+                    .await
+            }
+        }
     };
     let end = match tokio::time::timeout(code.deadline, run).await {
         Err(_) => InvocationEnd::DeadlineExceeded(code.deadline),
@@ -732,29 +777,6 @@ async fn run_guest(
 fn is_component(wasm: &[u8]) -> bool {
     // A component's preamble: magic, then version 0x0d with layer 1.
     wasm.len() >= 8 && wasm[0..4] == *b"\0asm" && wasm[4..8] == [0x0d, 0x00, 0x01, 0x00]
-}
-
-fn to_guest(inv: &Invocation) -> wit::Invocation {
-    let end = |r: EndReason| match r {
-        EndReason::Leader => wit::EndReason::Leader,
-        EndReason::Timeout => wit::EndReason::Timeout,
-    };
-    wit::Invocation {
-        event: match inv.event {
-            PartnerEvent::Start => wit::Event::Start,
-            PartnerEvent::Continue => wit::Event::Continue,
-            PartnerEvent::Complete(r) => wit::Event::Complete(end(r)),
-            PartnerEvent::Cancel(r) => wit::Event::Cancel(end(r)),
-        },
-        task_id: inv.task_id.clone(),
-        session_id: inv.session_id.clone(),
-        leader_id: inv.leader_id.clone(),
-        state: inv.state.map(Into::into),
-        data_items: inv.data_items.iter().map(item_to_guest).collect(),
-        max_products_bytes: inv.max_products_bytes,
-        products_bytes: inv.products_bytes,
-        command_params: serde_json::Value::Object(inv.command_params.clone()).to_string(),
-    }
 }
 
 /// A readable reason for a trap, naming the limit that was hit where there is one.

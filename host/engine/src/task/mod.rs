@@ -3,6 +3,7 @@
 pub mod engine;
 pub mod fan_out;
 pub mod feed;
+pub mod forms;
 pub mod history;
 pub mod live;
 pub mod live_tasks;

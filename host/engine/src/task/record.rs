@@ -2,6 +2,7 @@
 //! form of its notices, its limits, the pending deadline, the bytes its products hold).
 
 use super::history::{self, CommandLog, HistoryLimits, HistoryWrites, UnreadableEntry};
+use aiphost_model::activity;
 use aiphost_model::{
     DataItem, InvalidField, JsonObject, LeaderCommand, ProductChunk, Task, TaskState, TaskStatus,
     WireForm,
@@ -40,6 +41,23 @@ pub struct TaskDefaults {
     /// Where a notification config may point (the operator's `--webhook-allow-private`):
     /// checked when a config is made, whatever door it came through.
     pub webhook_targets: TargetPolicy,
+    /// Activity events (text deltas, tool calls and results, usage) one task may have. A task
+    /// gets at most half the event retention too, so its statuses and its activity can always be
+    /// replayed ([`TaskDefaults::activity_events_cap`]).
+    pub max_activity_events: u64,
+    /// Bytes of tool arguments, tool outputs and usage one task may report (delta text counts
+    /// against its products instead).
+    pub max_activity_bytes: u64,
+}
+
+impl TaskDefaults {
+    /// The activity events a task may have: [`TaskDefaults::max_activity_events`], within half
+    /// the event retention (a task whose activity outgrew its retention could not be replayed).
+    pub fn activity_events_cap(&self) -> u64 {
+        self.max_activity_events
+            .min(self.event_retention_count / 2)
+            .max(1)
+    }
 }
 
 impl Default for TaskDefaults {
@@ -56,6 +74,8 @@ impl Default for TaskDefaults {
             max_live_tasks: 10_000,
             max_invocations_per_partner: 8,
             webhook_targets: TargetPolicy::default(),
+            max_activity_events: 4096,
+            max_activity_bytes: 1024 * 1024,
         }
     }
 }
@@ -126,6 +146,21 @@ impl TaskLimits {
     }
 }
 
+/// Activity a task's partner reported: events and bytes, each capped by [`TaskDefaults`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityUse {
+    /// Text deltas, tool calls, tool results and usage reports.
+    pub events: u64,
+    /// Bytes of tool arguments, tool outputs and usage.
+    pub bytes: u64,
+}
+
+impl ActivityUse {
+    fn is_none(&self) -> bool {
+        self.events == 0 && self.bytes == 0
+    }
+}
+
 /// What is stored for each task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
@@ -165,6 +200,9 @@ pub struct TaskRecord {
     /// record stored before commands had entries of their own.
     #[serde(default)]
     pub next_command: u64,
+    /// What its partner has spent of its activity budget (contract 0.2.0 reports).
+    #[serde(default, skip_serializing_if = "ActivityUse::is_none")]
+    pub activity: ActivityUse,
     /// The bookkeeping of `task.commands` (rebuilt from the entries on load).
     #[serde(skip)]
     log: CommandLog,
@@ -221,6 +259,7 @@ impl TaskRecord {
             group: None,
             agent_version,
             next_command: 0,
+            activity: ActivityUse::default(),
             log: CommandLog::default(),
             adopted: false,
         }
@@ -369,7 +408,9 @@ impl TaskRecord {
         mut chunks_of: impl FnMut(&str) -> Result<Vec<Vec<DataItem>>, E>,
     ) -> Result<(), E> {
         for product in &mut self.task.products {
-            product.data_items = chunks_of(&product.id)?.into_iter().flatten().collect();
+            // Text deltas were stored a chunk each; they merge back as `apply_chunk` merged them.
+            product.data_items =
+                activity::merge_text(chunks_of(&product.id)?.into_iter().flatten());
         }
         Ok(())
     }
@@ -393,7 +434,9 @@ impl TaskRecord {
         match existing {
             Some(i) if chunk.append => {
                 let p = &mut products[i];
-                p.data_items.extend(chunk.product.data_items);
+                for item in chunk.product.data_items {
+                    activity::push_merged(&mut p.data_items, item);
+                }
                 if chunk.product.name.is_some() {
                     p.name = chunk.product.name;
                 }

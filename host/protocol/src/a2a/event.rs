@@ -4,6 +4,7 @@
 
 use super::task::{render_artifact, render_status};
 use aiphost_model::TaskState;
+use aiphost_model::activity::KIND;
 use aiphost_model::{EventKind, TaskEvent};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -54,6 +55,22 @@ pub fn render_event(event: &TaskEvent, ctx: &StreamContext<'_>) -> Option<Value>
                 "status".into(),
                 render_status(ctx.task_id, ctx.context_id, status),
             );
+            json!({"statusUpdate": ids})
+        }
+        EventKind::Activity { activity } => {
+            // A `working` status update whose message is the activity (a DataPart, marked with
+            // its `aiphost.kind`); its message id is the event's, so two in one millisecond
+            // differ.
+            let mut status =
+                render_status(ctx.task_id, ctx.context_id, &activity.as_status(event.at));
+            if let Some(message) = status.get_mut("message").and_then(Value::as_object_mut) {
+                message.insert(
+                    "messageId".into(),
+                    json!(format!("{}-activity-{}", ctx.task_id, event.seq)),
+                );
+                message.insert("metadata".into(), json!({KIND: activity.kind()}));
+            }
+            ids.insert("status".into(), status);
             json!({"statusUpdate": ids})
         }
         EventKind::Chunk { chunk } => {

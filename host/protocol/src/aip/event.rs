@@ -39,6 +39,9 @@ pub fn render_event(event: &TaskEvent, ctx: &EventContext<'_>, dialect: Dialect)
         EventKind::Created { .. } => ("task", "task-result", "result"),
         EventKind::Status { .. } => ("status-update", "task-status-update", "status"),
         EventKind::Chunk { .. } => ("product-chunk", "product-chunk", "chunk"),
+        // AIP has no activity event: a status update that says `working` again, whose item is
+        // the activity (marked with its `aiphost.kind`); the task's status does not change.
+        EventKind::Activity { .. } => ("status-update", "task-status-update", "activity"),
     };
     data.insert("type".into(), json!(if v2 { v2_type } else { v1_type }));
     if v2 {
@@ -63,6 +66,9 @@ pub fn render_event(event: &TaskEvent, ctx: &EventContext<'_>, dialect: Dialect)
         }
         EventKind::Status { status } => {
             data.insert("status".into(), json!(status));
+        }
+        EventKind::Activity { activity } => {
+            data.insert("status".into(), json!(activity.as_status(event.at)));
         }
         EventKind::Chunk { chunk } => {
             data.insert("product".into(), json!(chunk.product));

@@ -6,8 +6,10 @@ use super::notifications::{Split, Subscribe};
 use super::slots::{Slot, SlotState, is_resting};
 use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
+use crate::task::forms;
 use crate::task::live_tasks::{Starting, liveness};
 use crate::task::record::{TaskLimits, TaskRecord};
+use aiphost_model::activity::InputRequest;
 use aiphost_model::notification::{NotificationConfig, Subscription};
 use aiphost_model::state::{self, CommandEffect};
 use aiphost_model::{
@@ -289,6 +291,18 @@ impl TaskEngine {
                         .map(|r| applied(Some(r)))
                 }
                 CommandEffect::Transition(to, row) => {
+                    let mut command = command;
+                    // A continue answering the task's form is checked against its schema
+                    // first: a wrong answer is refused with nothing stored.
+                    if command.command == CommandKind::Continue
+                        && let Some(request) = st
+                            .record
+                            .as_ref()
+                            .filter(|r| r.state() == TaskState::AwaitingInput)
+                            .and_then(|r| InputRequest::of(&r.task.status.data_items))
+                    {
+                        forms::take_answer(&request, &mut command.data_items)?;
+                    }
                     let kind = command.command;
                     let data_items = command.data_items.clone();
                     let params = command.params.clone();

@@ -54,6 +54,9 @@ pub enum EngineError {
     /// An input field is wrong: its path and what is wrong with it.
     #[error(transparent)]
     InvalidInput(#[from] InvalidField),
+    /// A continue's answer to the task's form is wrong; nothing was stored.
+    #[error(transparent)]
+    Form(#[from] crate::task::forms::FormError),
     /// A free-form value nests deeper than the host stores.
     #[error("{0}")]
     TooDeep(TooDeep),

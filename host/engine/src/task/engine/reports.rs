@@ -1,9 +1,15 @@
-//! The engine's side of a partner's reports: status changes and product chunks arriving through
-//! the partner's host imports, checked against the state machine and stored like any change.
+//! The engine's side of a partner's reports: status changes, product chunks, text deltas, tool
+//! activity, forms, coded failures and plain replies arriving through the partner's host
+//! imports, checked against the state machine and the task's activity budget, and stored like
+//! any change (a delta is a product chunk, activity an event of its own, a form or a failure the
+//! items of a status: see [`aiphost_model::activity`]).
 
+use super::slots::SlotState;
 use super::{Held, current_after};
+use crate::task::forms;
+use aiphost_model::activity::{Activity, Failure, InputRequest, TextDelta};
 use aiphost_model::state::{self, ReportRefused};
-use aiphost_model::{DataItem, EventKind, ProductChunk, TaskState, TaskStatus};
+use aiphost_model::{DataItem, EventKind, Product, ProductChunk, TaskState, TaskStatus};
 use aiphost_runtime::{EndReason, PartnerEvent, ReportError, Reporter};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -71,22 +77,36 @@ impl TaskReporter {
 
     async fn report_chunk(&self, chunk: ProductChunk) -> Result<(), ReportError> {
         let mut st = self.slot.state.lock().await;
-        let current = current_after(&st);
-        match current {
-            Some(s) if s.is_terminal() => return Err(ReportError::TaskEnded),
-            Some(TaskState::Accepted | TaskState::Working)
-                if st.running.as_ref().map(|r| r.id) == self.run => {}
-            None => {
-                return Err(ReportError::InvalidTransition(
-                    "accept the task before emitting products".into(),
-                ));
+        let current = self.producing(&st, "emitting products")?;
+        self.store_chunk(&mut st, current, chunk).await
+    }
+
+    /// The task's state if this invocation may add to it now (`doing` words the refusal): the
+    /// task is accepted or working, driven by this invocation.
+    fn producing(&self, st: &SlotState, doing: &str) -> Result<TaskState, ReportError> {
+        match current_after(st) {
+            Some(s) if s.is_terminal() => Err(ReportError::TaskEnded),
+            Some(s @ (TaskState::Accepted | TaskState::Working))
+                if st.running.as_ref().map(|r| r.id) == self.run =>
+            {
+                Ok(s)
             }
-            Some(s) => {
-                return Err(ReportError::InvalidTransition(format!(
-                    "products are emitted while the task is working, not while it is {s}"
-                )));
-            }
+            None => Err(ReportError::InvalidTransition(format!(
+                "accept the task before {doing}"
+            ))),
+            Some(s) => Err(ReportError::InvalidTransition(format!(
+                "{doing} is for a task that is working, not one that is {s}"
+            ))),
         }
+    }
+
+    /// Apply a chunk to the record and store it; over `maxProductsBytes` the host fails the task.
+    async fn store_chunk(
+        &self,
+        st: &mut SlotState,
+        current: TaskState,
+        chunk: ProductChunk,
+    ) -> Result<(), ReportError> {
         let Some(record) = st.record.as_mut() else {
             return Err(ReportError::TaskEnded);
         };
@@ -94,7 +114,7 @@ impl TaskReporter {
             Ok(()) => {
                 self.slot
                     .engine
-                    .persist(&self.slot, &mut st, vec![EventKind::Chunk { chunk }])
+                    .persist(&self.slot, st, vec![EventKind::Chunk { chunk }])
                     .await
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not store a product chunk");
@@ -110,22 +130,141 @@ impl TaskReporter {
                     "the products would reach {total} bytes, over maxProductsBytes of {limit}"
                 );
                 tracing::warn!(%reason, "product limit reached; the task fails");
-                for &step in state::host_failure_path(current) {
+                for &step in state::host_failure_path(Some(current)) {
                     let items = if step == TaskState::Failed {
                         vec![DataItem::text(reason.clone())]
                     } else {
                         Vec::new()
                     };
-                    let row = state::on_partner_report(current_after(&st), step).unwrap_or(0);
+                    let row = state::on_partner_report(current_after(st), step).unwrap_or(0);
                     self.slot
                         .engine
-                        .transition(&self.slot, &mut st, step, items, row)
+                        .transition(&self.slot, st, step, items, row)
                         .await
                         .map_err(|_| ReportError::ProductsTooLarge(total))?;
                 }
                 Err(ReportError::ProductsTooLarge(total))
             }
         }
+    }
+
+    /// Count one activity event of `bytes` against the task's budget, or refuse it (changing
+    /// nothing) when a cap is used up.
+    fn spend(&self, st: &mut SlotState, bytes: u64) -> Result<(), ReportError> {
+        let defaults = &self.slot.engine.inner.defaults;
+        let (cap, max_bytes) = (defaults.activity_events_cap(), defaults.max_activity_bytes);
+        let Some(record) = st.record.as_mut() else {
+            return Err(ReportError::TaskEnded);
+        };
+        let used = &mut record.activity;
+        if used.events >= cap {
+            return Err(ReportError::LimitReached(format!(
+                "the task has had its {cap} activity events (text deltas, tool calls and results, usage)"
+            )));
+        }
+        if used.bytes.saturating_add(bytes) > max_bytes {
+            return Err(ReportError::LimitReached(format!(
+                "the task's tool activity and usage would exceed {max_bytes} bytes"
+            )));
+        }
+        used.events += 1;
+        used.bytes = used.bytes.saturating_add(bytes);
+        Ok(())
+    }
+
+    async fn report_delta(&self, delta: TextDelta) -> Result<(), ReportError> {
+        let mut st = self.slot.state.lock().await;
+        let current = self.producing(&st, "streaming text")?;
+        self.spend(&mut st, 0)?;
+        self.store_chunk(&mut st, current, delta.into_chunk()).await
+    }
+
+    async fn report_activity(&self, activity: Activity) -> Result<(), ReportError> {
+        let mut st = self.slot.state.lock().await;
+        self.producing(&st, "reporting tool activity or usage")?;
+        self.spend(&mut st, activity.bytes())?;
+        self.slot
+            .engine
+            .persist(&self.slot, &mut st, vec![EventKind::Activity { activity }])
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "could not store a partner's activity");
+                ReportError::InvalidTransition("the host could not store it; try again".into())
+            })
+    }
+
+    async fn report_ask(
+        &self,
+        request: InputRequest,
+        items: Vec<DataItem>,
+    ) -> Result<(), ReportError> {
+        // Compiled now, so a form no client could ever answer is the partner's error, not theirs.
+        forms::compile(&request.schema).map_err(ReportError::InvalidData)?;
+        let mut all = request.items();
+        all.extend(items);
+        self.report_status(TaskState::AwaitingInput, all).await
+    }
+
+    /// A plain reply. AIP has no stateless answer, so every door sees the same thing: a task that
+    /// is completed at once with the reply as its product `reply` (accepted, working, the
+    /// product, awaiting-completion, completed, as a Leader completing it would), stored in one
+    /// write. The partner is not invoked again for the completion: it knows.
+    async fn report_reply(&self, items: Vec<DataItem>) -> Result<(), ReportError> {
+        let mut st = self.slot.state.lock().await;
+        if st.record.is_some() || st.pending.is_none() || self.run.is_none() {
+            return Err(match current_after(&st) {
+                Some(s) if s.is_terminal() => ReportError::TaskEnded,
+                _ => ReportError::InvalidTransition(
+                    "a plain reply answers a start, before the task is accepted or rejected".into(),
+                ),
+            });
+        }
+        if st.running.as_ref().map(|r| r.id) != self.run {
+            return Err(ReportError::InvalidTransition(
+                "this invocation no longer drives the task".into(),
+            ));
+        }
+        let engine = &self.slot.engine;
+        let failed = |e| {
+            tracing::error!(error = %e, "could not store a plain reply");
+            ReportError::InvalidTransition("the host could not store the reply; try again".into())
+        };
+        engine
+            .create(
+                &self.slot,
+                &mut st,
+                TaskStatus::now(TaskState::Accepted, Vec::new()),
+            )
+            .await
+            .map_err(failed)?;
+        for (to, with) in [
+            (TaskState::Working, Vec::new()),
+            (TaskState::AwaitingCompletion, items.clone()),
+        ] {
+            let row = state::on_partner_report(current_after(&st), to)
+                .map_err(|e| ReportError::InvalidTransition(e.to_string()))?;
+            if to == TaskState::AwaitingCompletion {
+                let chunk = ProductChunk {
+                    product: Product {
+                        id: "reply".into(),
+                        name: None,
+                        description: None,
+                        data_items: items.clone(),
+                    },
+                    append: false,
+                    last_chunk: true,
+                };
+                self.store_chunk(&mut st, TaskState::Working, chunk).await?;
+            }
+            engine
+                .transition(&self.slot, &mut st, to, with, row)
+                .await
+                .map_err(failed)?;
+        }
+        engine
+            .transition(&self.slot, &mut st, TaskState::Completed, items, 12)
+            .await
+            .map_err(failed)
     }
 }
 
@@ -144,5 +283,30 @@ impl Reporter for TaskReporter {
 
     fn current_state(&self) -> BoxFuture<'_, Option<TaskState>> {
         async move { current_after(&*self.slot.state.lock().await) }.boxed()
+    }
+
+    fn stream_text(&self, delta: TextDelta) -> BoxFuture<'_, Result<(), ReportError>> {
+        self.report_delta(delta).boxed()
+    }
+
+    fn activity(&self, activity: Activity) -> BoxFuture<'_, Result<(), ReportError>> {
+        self.report_activity(activity).boxed()
+    }
+
+    fn ask(
+        &self,
+        request: InputRequest,
+        items: Vec<DataItem>,
+    ) -> BoxFuture<'_, Result<(), ReportError>> {
+        self.report_ask(request, items).boxed()
+    }
+
+    fn fail(&self, failure: Failure) -> BoxFuture<'_, Result<(), ReportError>> {
+        self.report_status(TaskState::Failed, failure.items())
+            .boxed()
+    }
+
+    fn reply(&self, items: Vec<DataItem>) -> BoxFuture<'_, Result<(), ReportError>> {
+        self.report_reply(items).boxed()
     }
 }
