@@ -2,7 +2,8 @@
 //! the A2A message id, which the host's A2A door passes in `commandParams.a2a.messageId`.
 //!
 //! It is an ordinary partner (the same SDK, the same sandbox): a scenario that "completes" a
-//! task returns a result, which the A2A door completes for its client.
+//! task returns a result, which the A2A door completes for its client; `tck-message-response`
+//! answers with a plain reply and no task, which the A2A door sends as a `Message`.
 
 use aiphost_sdk::serde_json::json;
 use aiphost_sdk::{DataItem, Decision, File, Outcome, Partner, Product, Task};
@@ -27,8 +28,12 @@ fn text_product(id: &str, text: &str) -> Product {
 
 impl Partner for Tck {
     fn decide(task: &Task, _input: &[DataItem]) -> Decision {
-        if message_id(task).starts_with("tck-reject-task") {
+        let id = message_id(task);
+        if id.starts_with("tck-reject-task") {
             Decision::reject("rejected")
+        } else if id.starts_with("tck-message-response") {
+            // A plain reply and no task: the kit expects a `Message` back (DM-MSG-001).
+            Decision::reply("Direct message response")
         } else {
             Decision::Accept
         }
@@ -44,11 +49,6 @@ impl Partner for Tck {
             }
         } else if has("tck-input-required") {
             Outcome::ask("Input required: send another message to this task")
-        } else if has("tck-message-response") {
-            Outcome::Reply {
-                products: Vec::new(),
-                message: vec![DataItem::text("Direct message response")],
-            }
         } else if has("tck-artifact-text") {
             Outcome::Done(vec![text_product("artifact-1", "Generated text content")])
         } else if has("tck-artifact-file-url") {
@@ -99,3 +99,50 @@ impl Partner for Tck {
 }
 
 aiphost_sdk::export!(Tck);
+
+#[cfg(test)]
+mod tests {
+    use aiphost_sdk::State;
+    use aiphost_sdk::serde_json::Map;
+    use aiphost_sdk::testing::{MockHost, Start, Turn};
+
+    use super::*;
+
+    fn send(host: &mut MockHost<Tck>, message_id: &str) -> Turn {
+        let params = json!({"a2a": {"messageId": message_id}});
+        let start = Start {
+            params: params.as_object().cloned().unwrap_or_else(Map::new),
+            ..Start::default()
+        };
+        host.start_with(vec![DataItem::text("hello")], start)
+    }
+
+    #[test]
+    fn a_message_response_is_a_plain_reply() {
+        let mut host = MockHost::<Tck>::new();
+        let turn = send(&mut host, "tck-message-response-1");
+        assert_eq!(turn.error, None);
+        assert_eq!(
+            turn.reply,
+            Some(vec![DataItem::text("Direct message response")])
+        );
+        assert_eq!(turn.state, None);
+        assert!(host.task_ids().is_empty());
+    }
+
+    #[test]
+    fn the_other_scenarios_keep_their_tasks() {
+        let mut host = MockHost::<Tck>::new();
+        let turn = send(&mut host, "tck-complete-task-1");
+        assert_eq!(turn.state, Some(State::AwaitingCompletion));
+        assert_eq!(turn.text(), "Hello from TCK");
+        assert_eq!(turn.reply, None);
+        let turn = send(&mut host, "tck-reject-task-1");
+        assert_eq!(turn.state, Some(State::Rejected));
+        let turn = send(&mut host, "tck-input-required-1");
+        assert_eq!(turn.state, Some(State::AwaitingInput));
+        let turn = send(&mut host, "tck-stream-artifact-chunked-1");
+        let chunks = &turn.product("artifact-1").expect("the artifact").data_items;
+        assert_eq!(chunks.len(), 2);
+    }
+}

@@ -314,6 +314,9 @@ pub mod aiphost {
                 ProductsTooLarge(u64),
                 /// A DataItem is malformed (for example `data` that is not a JSON object).
                 InvalidData(_rt::String),
+                /// A per-task cap on activity (events or bytes) is used up; the task is unchanged. The
+                /// message names the cap.
+                LimitReached(_rt::String),
             }
             impl ::core::fmt::Debug for ReportError {
                 fn fmt(
@@ -337,6 +340,9 @@ pub mod aiphost {
                         ReportError::InvalidData(e) => {
                             f.debug_tuple("ReportError::InvalidData").field(e).finish()
                         }
+                        ReportError::LimitReached(e) => {
+                            f.debug_tuple("ReportError::LimitReached").field(e).finish()
+                        }
                     }
                 }
             }
@@ -349,6 +355,203 @@ pub mod aiphost {
                 }
             }
             impl std::error::Error for ReportError {}
+            /// Which text of a product a delta extends.
+            #[repr(u8)]
+            #[derive(Clone, Copy, Eq, Ord, PartialEq, PartialOrd)]
+            pub enum TextChannel {
+                /// What the partner answers (a chat UI shows it as the reply).
+                Answer,
+                /// What the partner thinks on the way (a chat UI may fold it away).
+                Reasoning,
+            }
+            impl ::core::fmt::Debug for TextChannel {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    match self {
+                        TextChannel::Answer => {
+                            f.debug_tuple("TextChannel::Answer").finish()
+                        }
+                        TextChannel::Reasoning => {
+                            f.debug_tuple("TextChannel::Reasoning").finish()
+                        }
+                    }
+                }
+            }
+            impl TextChannel {
+                #[doc(hidden)]
+                pub unsafe fn _lift(val: u8) -> TextChannel {
+                    if !cfg!(debug_assertions) {
+                        return unsafe { ::core::mem::transmute(val) };
+                    }
+                    match val {
+                        0 => TextChannel::Answer,
+                        1 => TextChannel::Reasoning,
+                        _ => panic!("invalid enum discriminant"),
+                    }
+                }
+            }
+            /// A piece of text appended to one text item of one product, as an LLM streams tokens.
+            #[derive(Clone)]
+            pub struct TextDelta {
+                /// The product the text belongs to: 1-256 bytes, no control characters.
+                pub product_id: _rt::String,
+                pub channel: TextChannel,
+                /// At most 64 KiB, appended to the product's text of this channel (started if needed).
+                /// Empty only together with `last` (closing a product whose text was all streamed).
+                pub text: _rt::String,
+                /// The product is whole after this delta.
+                pub last: bool,
+            }
+            impl ::core::fmt::Debug for TextDelta {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("TextDelta")
+                        .field("product-id", &self.product_id)
+                        .field("channel", &self.channel)
+                        .field("text", &self.text)
+                        .field("last", &self.last)
+                        .finish()
+                }
+            }
+            /// The partner calls a tool (an event of the task, not a product).
+            #[derive(Clone)]
+            pub struct ToolCall {
+                /// 1-128 bytes; the matching `tool-result` names it again.
+                pub call_id: _rt::String,
+                /// 1-128 bytes.
+                pub name: _rt::String,
+                /// A JSON object as text, at most 64 KiB.
+                pub arguments: _rt::String,
+            }
+            impl ::core::fmt::Debug for ToolCall {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("ToolCall")
+                        .field("call-id", &self.call_id)
+                        .field("name", &self.name)
+                        .field("arguments", &self.arguments)
+                        .finish()
+                }
+            }
+            /// What a tool gave back: any JSON value as text, or plain text (at most 256 KiB).
+            #[derive(Clone)]
+            pub enum ToolOutput {
+                Json(_rt::String),
+                Text(_rt::String),
+            }
+            impl ::core::fmt::Debug for ToolOutput {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    match self {
+                        ToolOutput::Json(e) => {
+                            f.debug_tuple("ToolOutput::Json").field(e).finish()
+                        }
+                        ToolOutput::Text(e) => {
+                            f.debug_tuple("ToolOutput::Text").field(e).finish()
+                        }
+                    }
+                }
+            }
+            /// The outcome of a tool call reported earlier in this invocation (or in an earlier one).
+            #[derive(Clone)]
+            pub struct ToolResult {
+                pub call_id: _rt::String,
+                pub output: ToolOutput,
+                /// The tool failed; `output` says how.
+                pub is_error: bool,
+            }
+            impl ::core::fmt::Debug for ToolResult {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("ToolResult")
+                        .field("call-id", &self.call_id)
+                        .field("output", &self.output)
+                        .field("is-error", &self.is_error)
+                        .finish()
+                }
+            }
+            /// A form: the partner asks for structured input and waits.
+            #[derive(Clone)]
+            pub struct InputRequest {
+                /// 1-128 bytes of `A-Z a-z 0-9 . _ -`; the answer comes back tagged with it.
+                pub request_id: _rt::String,
+                /// 1-256 bytes.
+                pub title: _rt::String,
+                /// At most 4 KiB.
+                pub description: Option<_rt::String>,
+                /// A JSON Schema (draft 2020-12 unless it says otherwise) of an object, as text: at most
+                /// 64 KiB, nested at most 32 levels, top level `"type": "object"`, no remote `$ref`.
+                pub schema: _rt::String,
+            }
+            impl ::core::fmt::Debug for InputRequest {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("InputRequest")
+                        .field("request-id", &self.request_id)
+                        .field("title", &self.title)
+                        .field("description", &self.description)
+                        .field("schema", &self.schema)
+                        .finish()
+                }
+            }
+            /// A failure with a code a client can act on.
+            #[derive(Clone)]
+            pub struct Failure {
+                /// 1-64 bytes of `A-Z 0-9 _`, for example `RATE_LIMITED`.
+                pub code: _rt::String,
+                /// For people, at most 4 KiB.
+                pub message: _rt::String,
+                /// Trying the same request again may succeed.
+                pub retryable: bool,
+                /// More detail as a JSON object text, at most 16 KiB.
+                pub detail: Option<_rt::String>,
+            }
+            impl ::core::fmt::Debug for Failure {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("Failure")
+                        .field("code", &self.code)
+                        .field("message", &self.message)
+                        .field("retryable", &self.retryable)
+                        .field("detail", &self.detail)
+                        .finish()
+                }
+            }
+            /// Token counts of the model calls behind this invocation; every field optional.
+            #[derive(Clone)]
+            pub struct Usage {
+                pub model: Option<_rt::String>,
+                pub input_tokens: Option<u64>,
+                pub output_tokens: Option<u64>,
+                pub reasoning_tokens: Option<u64>,
+            }
+            impl ::core::fmt::Debug for Usage {
+                fn fmt(
+                    &self,
+                    f: &mut ::core::fmt::Formatter<'_>,
+                ) -> ::core::fmt::Result {
+                    f.debug_struct("Usage")
+                        .field("model", &self.model)
+                        .field("input-tokens", &self.input_tokens)
+                        .field("output-tokens", &self.output_tokens)
+                        .field("reasoning-tokens", &self.reasoning_tokens)
+                        .finish()
+                }
+            }
         }
         /// Reports about the current task. Each call applies to the task of the running invocation.
         #[allow(dead_code, async_fn_in_trait, unused_imports, clippy::all)]
@@ -361,6 +564,12 @@ pub mod aiphost {
             pub type DataItem = super::super::super::aiphost::partner::types::DataItem;
             pub type ProductChunk = super::super::super::aiphost::partner::types::ProductChunk;
             pub type ReportError = super::super::super::aiphost::partner::types::ReportError;
+            pub type TextDelta = super::super::super::aiphost::partner::types::TextDelta;
+            pub type ToolCall = super::super::super::aiphost::partner::types::ToolCall;
+            pub type ToolResult = super::super::super::aiphost::partner::types::ToolResult;
+            pub type InputRequest = super::super::super::aiphost::partner::types::InputRequest;
+            pub type Failure = super::super::super::aiphost::partner::types::Failure;
+            pub type Usage = super::super::super::aiphost::partner::types::Usage;
             #[allow(unused_unsafe, clippy::all)]
             /// Move the task to `state`, with optional explanatory items (a rejection reason, a question
             /// asking for input, a failure reason). Returns the error and leaves the task as it was when the
@@ -530,7 +739,7 @@ pub mod aiphost {
                     }
                     let ptr12 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/task@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "set-status"]
                         fn wit_import13(_: i32, _: *mut u8, _: usize, _: *mut u8);
@@ -546,7 +755,7 @@ pub mod aiphost {
                     }
                     wit_import13(state.clone() as i32, result11, len11, ptr12);
                     let l14 = i32::from(*ptr12.add(0).cast::<u8>());
-                    let result24 = match l14 {
+                    let result27 = match l14 {
                         0 => {
                             let e = ();
                             Ok(e)
@@ -554,10 +763,10 @@ pub mod aiphost {
                         1 => {
                             let e = {
                                 let l15 = i32::from(*ptr12.add(8).cast::<u8>());
-                                use super::super::super::aiphost::partner::types::ReportError as V23;
-                                let v23 = match l15 {
+                                use super::super::super::aiphost::partner::types::ReportError as V26;
+                                let v26 = match l15 {
                                     0 => {
-                                        let e23 = {
+                                        let e26 = {
                                             let l16 = *ptr12.add(16).cast::<*mut u8>();
                                             let l17 = *ptr12
                                                 .add(16 + 1 * ::core::mem::size_of::<*const u8>())
@@ -570,19 +779,18 @@ pub mod aiphost {
                                             );
                                             _rt::string_lift(bytes18)
                                         };
-                                        V23::InvalidTransition(e23)
+                                        V26::InvalidTransition(e26)
                                     }
-                                    1 => V23::TaskEnded,
+                                    1 => V26::TaskEnded,
                                     2 => {
-                                        let e23 = {
+                                        let e26 = {
                                             let l19 = *ptr12.add(16).cast::<i64>();
                                             l19 as u64
                                         };
-                                        V23::ProductsTooLarge(e23)
+                                        V26::ProductsTooLarge(e26)
                                     }
-                                    n => {
-                                        debug_assert_eq!(n, 3, "invalid enum discriminant");
-                                        let e23 = {
+                                    3 => {
+                                        let e26 = {
                                             let l20 = *ptr12.add(16).cast::<*mut u8>();
                                             let l21 = *ptr12
                                                 .add(16 + 1 * ::core::mem::size_of::<*const u8>())
@@ -595,16 +803,33 @@ pub mod aiphost {
                                             );
                                             _rt::string_lift(bytes22)
                                         };
-                                        V23::InvalidData(e23)
+                                        V26::InvalidData(e26)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e26 = {
+                                            let l23 = *ptr12.add(16).cast::<*mut u8>();
+                                            let l24 = *ptr12
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len25 = l24;
+                                            let bytes25 = _rt::Vec::from_raw_parts(
+                                                l23.cast(),
+                                                len25,
+                                                len25,
+                                            );
+                                            _rt::string_lift(bytes25)
+                                        };
+                                        V26::LimitReached(e26)
                                     }
                                 };
-                                v23
+                                v26
                             };
                             Err(e)
                         }
                         _ => _rt::invalid_enum_discriminant(),
                     };
-                    result24
+                    result27
                 }
             }
             #[allow(unused_unsafe, clippy::all)]
@@ -803,7 +1028,7 @@ pub mod aiphost {
                     }
                     let ptr19 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/task@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "emit-product-chunk"]
                         fn wit_import20(
@@ -862,7 +1087,7 @@ pub mod aiphost {
                         ptr19,
                     );
                     let l21 = i32::from(*ptr19.add(0).cast::<u8>());
-                    let result31 = match l21 {
+                    let result34 = match l21 {
                         0 => {
                             let e = ();
                             Ok(e)
@@ -870,10 +1095,10 @@ pub mod aiphost {
                         1 => {
                             let e = {
                                 let l22 = i32::from(*ptr19.add(8).cast::<u8>());
-                                use super::super::super::aiphost::partner::types::ReportError as V30;
-                                let v30 = match l22 {
+                                use super::super::super::aiphost::partner::types::ReportError as V33;
+                                let v33 = match l22 {
                                     0 => {
-                                        let e30 = {
+                                        let e33 = {
                                             let l23 = *ptr19.add(16).cast::<*mut u8>();
                                             let l24 = *ptr19
                                                 .add(16 + 1 * ::core::mem::size_of::<*const u8>())
@@ -886,19 +1111,18 @@ pub mod aiphost {
                                             );
                                             _rt::string_lift(bytes25)
                                         };
-                                        V30::InvalidTransition(e30)
+                                        V33::InvalidTransition(e33)
                                     }
-                                    1 => V30::TaskEnded,
+                                    1 => V33::TaskEnded,
                                     2 => {
-                                        let e30 = {
+                                        let e33 = {
                                             let l26 = *ptr19.add(16).cast::<i64>();
                                             l26 as u64
                                         };
-                                        V30::ProductsTooLarge(e30)
+                                        V33::ProductsTooLarge(e33)
                                     }
-                                    n => {
-                                        debug_assert_eq!(n, 3, "invalid enum discriminant");
-                                        let e30 = {
+                                    3 => {
+                                        let e33 = {
                                             let l27 = *ptr19.add(16).cast::<*mut u8>();
                                             let l28 = *ptr19
                                                 .add(16 + 1 * ::core::mem::size_of::<*const u8>())
@@ -911,16 +1135,33 @@ pub mod aiphost {
                                             );
                                             _rt::string_lift(bytes29)
                                         };
-                                        V30::InvalidData(e30)
+                                        V33::InvalidData(e33)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e33 = {
+                                            let l30 = *ptr19.add(16).cast::<*mut u8>();
+                                            let l31 = *ptr19
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len32 = l31;
+                                            let bytes32 = _rt::Vec::from_raw_parts(
+                                                l30.cast(),
+                                                len32,
+                                                len32,
+                                            );
+                                            _rt::string_lift(bytes32)
+                                        };
+                                        V33::LimitReached(e33)
                                     }
                                 };
-                                v30
+                                v33
                             };
                             Err(e)
                         }
                         _ => _rt::invalid_enum_discriminant(),
                     };
-                    result31
+                    result34
                 }
             }
             #[allow(unused_unsafe, clippy::all)]
@@ -934,7 +1175,7 @@ pub mod aiphost {
                     let mut ret_area = RetArea([::core::mem::MaybeUninit::uninit(); 2]);
                     let ptr0 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/task@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "current-state"]
                         fn wit_import1(_: *mut u8);
@@ -959,6 +1200,1350 @@ pub mod aiphost {
                         _ => _rt::invalid_enum_discriminant(),
                     };
                     result4
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Append text to a product (the answer or the reasoning). The task must be accepted or
+            /// working; the host moves an accepted task to working first.
+            #[allow(async_fn_in_trait)]
+            pub fn stream_text(delta: &TextDelta) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::TextDelta {
+                        product_id: product_id0,
+                        channel: channel0,
+                        text: text0,
+                        last: last0,
+                    } = delta;
+                    let vec1 = product_id0;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let vec2 = text0;
+                    let ptr2 = vec2.as_ptr().cast::<u8>();
+                    let len2 = vec2.len();
+                    let ptr3 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "stream-text"]
+                        fn wit_import4(
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import4(
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import4(
+                        ptr1.cast_mut(),
+                        len1,
+                        channel0.clone() as i32,
+                        ptr2.cast_mut(),
+                        len2,
+                        match last0 {
+                            true => 1,
+                            false => 0,
+                        },
+                        ptr3,
+                    );
+                    let l5 = i32::from(*ptr3.add(0).cast::<u8>());
+                    let result18 = match l5 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l6 = i32::from(*ptr3.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V17;
+                                let v17 = match l6 {
+                                    0 => {
+                                        let e17 = {
+                                            let l7 = *ptr3.add(16).cast::<*mut u8>();
+                                            let l8 = *ptr3
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len9 = l8;
+                                            let bytes9 = _rt::Vec::from_raw_parts(
+                                                l7.cast(),
+                                                len9,
+                                                len9,
+                                            );
+                                            _rt::string_lift(bytes9)
+                                        };
+                                        V17::InvalidTransition(e17)
+                                    }
+                                    1 => V17::TaskEnded,
+                                    2 => {
+                                        let e17 = {
+                                            let l10 = *ptr3.add(16).cast::<i64>();
+                                            l10 as u64
+                                        };
+                                        V17::ProductsTooLarge(e17)
+                                    }
+                                    3 => {
+                                        let e17 = {
+                                            let l11 = *ptr3.add(16).cast::<*mut u8>();
+                                            let l12 = *ptr3
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len13 = l12;
+                                            let bytes13 = _rt::Vec::from_raw_parts(
+                                                l11.cast(),
+                                                len13,
+                                                len13,
+                                            );
+                                            _rt::string_lift(bytes13)
+                                        };
+                                        V17::InvalidData(e17)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e17 = {
+                                            let l14 = *ptr3.add(16).cast::<*mut u8>();
+                                            let l15 = *ptr3
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len16 = l15;
+                                            let bytes16 = _rt::Vec::from_raw_parts(
+                                                l14.cast(),
+                                                len16,
+                                                len16,
+                                            );
+                                            _rt::string_lift(bytes16)
+                                        };
+                                        V17::LimitReached(e17)
+                                    }
+                                };
+                                v17
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result18
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Report a tool call; the task must be working. Tool activity is shown, never stored as a product.
+            #[allow(async_fn_in_trait)]
+            pub fn report_tool_call(call: &ToolCall) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::ToolCall {
+                        call_id: call_id0,
+                        name: name0,
+                        arguments: arguments0,
+                    } = call;
+                    let vec1 = call_id0;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let vec2 = name0;
+                    let ptr2 = vec2.as_ptr().cast::<u8>();
+                    let len2 = vec2.len();
+                    let vec3 = arguments0;
+                    let ptr3 = vec3.as_ptr().cast::<u8>();
+                    let len3 = vec3.len();
+                    let ptr4 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "report-tool-call"]
+                        fn wit_import5(
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import5(
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import5(
+                        ptr1.cast_mut(),
+                        len1,
+                        ptr2.cast_mut(),
+                        len2,
+                        ptr3.cast_mut(),
+                        len3,
+                        ptr4,
+                    );
+                    let l6 = i32::from(*ptr4.add(0).cast::<u8>());
+                    let result19 = match l6 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l7 = i32::from(*ptr4.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V18;
+                                let v18 = match l7 {
+                                    0 => {
+                                        let e18 = {
+                                            let l8 = *ptr4.add(16).cast::<*mut u8>();
+                                            let l9 = *ptr4
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len10 = l9;
+                                            let bytes10 = _rt::Vec::from_raw_parts(
+                                                l8.cast(),
+                                                len10,
+                                                len10,
+                                            );
+                                            _rt::string_lift(bytes10)
+                                        };
+                                        V18::InvalidTransition(e18)
+                                    }
+                                    1 => V18::TaskEnded,
+                                    2 => {
+                                        let e18 = {
+                                            let l11 = *ptr4.add(16).cast::<i64>();
+                                            l11 as u64
+                                        };
+                                        V18::ProductsTooLarge(e18)
+                                    }
+                                    3 => {
+                                        let e18 = {
+                                            let l12 = *ptr4.add(16).cast::<*mut u8>();
+                                            let l13 = *ptr4
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len14 = l13;
+                                            let bytes14 = _rt::Vec::from_raw_parts(
+                                                l12.cast(),
+                                                len14,
+                                                len14,
+                                            );
+                                            _rt::string_lift(bytes14)
+                                        };
+                                        V18::InvalidData(e18)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e18 = {
+                                            let l15 = *ptr4.add(16).cast::<*mut u8>();
+                                            let l16 = *ptr4
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len17 = l16;
+                                            let bytes17 = _rt::Vec::from_raw_parts(
+                                                l15.cast(),
+                                                len17,
+                                                len17,
+                                            );
+                                            _rt::string_lift(bytes17)
+                                        };
+                                        V18::LimitReached(e18)
+                                    }
+                                };
+                                v18
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result19
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Report a tool call's outcome; the task must be working.
+            #[allow(async_fn_in_trait)]
+            pub fn report_tool_result(outcome: &ToolResult) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::ToolResult {
+                        call_id: call_id0,
+                        output: output0,
+                        is_error: is_error0,
+                    } = outcome;
+                    let vec1 = call_id0;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    use super::super::super::aiphost::partner::types::ToolOutput as V4;
+                    let (result5_0, result5_1, result5_2) = match output0 {
+                        V4::Json(e) => {
+                            let vec2 = e;
+                            let ptr2 = vec2.as_ptr().cast::<u8>();
+                            let len2 = vec2.len();
+                            (0i32, ptr2.cast_mut(), len2)
+                        }
+                        V4::Text(e) => {
+                            let vec3 = e;
+                            let ptr3 = vec3.as_ptr().cast::<u8>();
+                            let len3 = vec3.len();
+                            (1i32, ptr3.cast_mut(), len3)
+                        }
+                    };
+                    let ptr6 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "report-tool-result"]
+                        fn wit_import7(
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import7(
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import7(
+                        ptr1.cast_mut(),
+                        len1,
+                        result5_0,
+                        result5_1,
+                        result5_2,
+                        match is_error0 {
+                            true => 1,
+                            false => 0,
+                        },
+                        ptr6,
+                    );
+                    let l8 = i32::from(*ptr6.add(0).cast::<u8>());
+                    let result21 = match l8 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l9 = i32::from(*ptr6.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V20;
+                                let v20 = match l9 {
+                                    0 => {
+                                        let e20 = {
+                                            let l10 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l11 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len12 = l11;
+                                            let bytes12 = _rt::Vec::from_raw_parts(
+                                                l10.cast(),
+                                                len12,
+                                                len12,
+                                            );
+                                            _rt::string_lift(bytes12)
+                                        };
+                                        V20::InvalidTransition(e20)
+                                    }
+                                    1 => V20::TaskEnded,
+                                    2 => {
+                                        let e20 = {
+                                            let l13 = *ptr6.add(16).cast::<i64>();
+                                            l13 as u64
+                                        };
+                                        V20::ProductsTooLarge(e20)
+                                    }
+                                    3 => {
+                                        let e20 = {
+                                            let l14 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l15 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len16 = l15;
+                                            let bytes16 = _rt::Vec::from_raw_parts(
+                                                l14.cast(),
+                                                len16,
+                                                len16,
+                                            );
+                                            _rt::string_lift(bytes16)
+                                        };
+                                        V20::InvalidData(e20)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e20 = {
+                                            let l17 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l18 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len19 = l18;
+                                            let bytes19 = _rt::Vec::from_raw_parts(
+                                                l17.cast(),
+                                                len19,
+                                                len19,
+                                            );
+                                            _rt::string_lift(bytes19)
+                                        };
+                                        V20::LimitReached(e20)
+                                    }
+                                };
+                                v20
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result21
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Report token usage; the task must be working.
+            #[allow(async_fn_in_trait)]
+            pub fn report_usage(usage: &Usage) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::Usage {
+                        model: model0,
+                        input_tokens: input_tokens0,
+                        output_tokens: output_tokens0,
+                        reasoning_tokens: reasoning_tokens0,
+                    } = usage;
+                    let (result2_0, result2_1, result2_2) = match model0 {
+                        Some(e) => {
+                            let vec1 = e;
+                            let ptr1 = vec1.as_ptr().cast::<u8>();
+                            let len1 = vec1.len();
+                            (1i32, ptr1.cast_mut(), len1)
+                        }
+                        None => (0i32, ::core::ptr::null_mut(), 0usize),
+                    };
+                    let (result3_0, result3_1) = match input_tokens0 {
+                        Some(e) => (1i32, _rt::as_i64(e)),
+                        None => (0i32, 0i64),
+                    };
+                    let (result4_0, result4_1) = match output_tokens0 {
+                        Some(e) => (1i32, _rt::as_i64(e)),
+                        None => (0i32, 0i64),
+                    };
+                    let (result5_0, result5_1) = match reasoning_tokens0 {
+                        Some(e) => (1i32, _rt::as_i64(e)),
+                        None => (0i32, 0i64),
+                    };
+                    let ptr6 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "report-usage"]
+                        fn wit_import7(
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: i64,
+                            _: i32,
+                            _: i64,
+                            _: i32,
+                            _: i64,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import7(
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: i64,
+                        _: i32,
+                        _: i64,
+                        _: i32,
+                        _: i64,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import7(
+                        result2_0,
+                        result2_1,
+                        result2_2,
+                        result3_0,
+                        result3_1,
+                        result4_0,
+                        result4_1,
+                        result5_0,
+                        result5_1,
+                        ptr6,
+                    );
+                    let l8 = i32::from(*ptr6.add(0).cast::<u8>());
+                    let result21 = match l8 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l9 = i32::from(*ptr6.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V20;
+                                let v20 = match l9 {
+                                    0 => {
+                                        let e20 = {
+                                            let l10 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l11 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len12 = l11;
+                                            let bytes12 = _rt::Vec::from_raw_parts(
+                                                l10.cast(),
+                                                len12,
+                                                len12,
+                                            );
+                                            _rt::string_lift(bytes12)
+                                        };
+                                        V20::InvalidTransition(e20)
+                                    }
+                                    1 => V20::TaskEnded,
+                                    2 => {
+                                        let e20 = {
+                                            let l13 = *ptr6.add(16).cast::<i64>();
+                                            l13 as u64
+                                        };
+                                        V20::ProductsTooLarge(e20)
+                                    }
+                                    3 => {
+                                        let e20 = {
+                                            let l14 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l15 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len16 = l15;
+                                            let bytes16 = _rt::Vec::from_raw_parts(
+                                                l14.cast(),
+                                                len16,
+                                                len16,
+                                            );
+                                            _rt::string_lift(bytes16)
+                                        };
+                                        V20::InvalidData(e20)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e20 = {
+                                            let l17 = *ptr6.add(16).cast::<*mut u8>();
+                                            let l18 = *ptr6
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len19 = l18;
+                                            let bytes19 = _rt::Vec::from_raw_parts(
+                                                l17.cast(),
+                                                len19,
+                                                len19,
+                                            );
+                                            _rt::string_lift(bytes19)
+                                        };
+                                        V20::LimitReached(e20)
+                                    }
+                                };
+                                v20
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result21
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Ask for input with a form: the task moves to awaiting-input with the request (and `data-items`,
+            /// if any). A schema that is not a valid JSON Schema of an object is refused with `invalid-data`.
+            /// The answer arrives on `continue` as a `data` item whose metadata is
+            /// `{"aiphost.kind": "input-answer", "requestId": <request-id>}`, already checked against the
+            /// schema.
+            #[allow(async_fn_in_trait)]
+            pub fn ask(
+                request: &InputRequest,
+                data_items: &[DataItem],
+            ) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::InputRequest {
+                        request_id: request_id0,
+                        title: title0,
+                        description: description0,
+                        schema: schema0,
+                    } = request;
+                    let vec1 = request_id0;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let vec2 = title0;
+                    let ptr2 = vec2.as_ptr().cast::<u8>();
+                    let len2 = vec2.len();
+                    let (result4_0, result4_1, result4_2) = match description0 {
+                        Some(e) => {
+                            let vec3 = e;
+                            let ptr3 = vec3.as_ptr().cast::<u8>();
+                            let len3 = vec3.len();
+                            (1i32, ptr3.cast_mut(), len3)
+                        }
+                        None => (0i32, ::core::ptr::null_mut(), 0usize),
+                    };
+                    let vec5 = schema0;
+                    let ptr5 = vec5.as_ptr().cast::<u8>();
+                    let len5 = vec5.len();
+                    let vec17 = data_items;
+                    let len17 = vec17.len();
+                    let layout17 = _rt::alloc::Layout::from_size_align(
+                            vec17.len() * (13 * ::core::mem::size_of::<*const u8>()),
+                            ::core::mem::size_of::<*const u8>(),
+                        )
+                        .unwrap();
+                    let (result17, _cleanup17) = wit_bindgen::rt::Cleanup::new(layout17);
+                    for (i, e) in vec17.into_iter().enumerate() {
+                        let base = result17
+                            .add(i * (13 * ::core::mem::size_of::<*const u8>()));
+                        {
+                            let super::super::super::aiphost::partner::types::DataItem {
+                                kind: kind6,
+                                metadata: metadata6,
+                            } = e;
+                            use super::super::super::aiphost::partner::types::DataKind as V15;
+                            match kind6 {
+                                V15::Text(e) => {
+                                    *base.add(0).cast::<u8>() = (0i32) as u8;
+                                    let vec7 = e;
+                                    let ptr7 = vec7.as_ptr().cast::<u8>();
+                                    let len7 = vec7.len();
+                                    *base
+                                        .add(2 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len7;
+                                    *base
+                                        .add(::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr7.cast_mut();
+                                }
+                                V15::File(e) => {
+                                    *base.add(0).cast::<u8>() = (1i32) as u8;
+                                    let super::super::super::aiphost::partner::types::FileItem {
+                                        name: name8,
+                                        mime_type: mime_type8,
+                                        content: content8,
+                                    } = e;
+                                    match name8 {
+                                        Some(e) => {
+                                            *base
+                                                .add(::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec9 = e;
+                                            let ptr9 = vec9.as_ptr().cast::<u8>();
+                                            let len9 = vec9.len();
+                                            *base
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len9;
+                                            *base
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr9.cast_mut();
+                                        }
+                                        None => {
+                                            *base
+                                                .add(::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                        }
+                                    };
+                                    match mime_type8 {
+                                        Some(e) => {
+                                            *base
+                                                .add(4 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec10 = e;
+                                            let ptr10 = vec10.as_ptr().cast::<u8>();
+                                            let len10 = vec10.len();
+                                            *base
+                                                .add(6 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len10;
+                                            *base
+                                                .add(5 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr10.cast_mut();
+                                        }
+                                        None => {
+                                            *base
+                                                .add(4 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                        }
+                                    };
+                                    use super::super::super::aiphost::partner::types::FileContent as V13;
+                                    match content8 {
+                                        V13::Uri(e) => {
+                                            *base
+                                                .add(7 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                            let vec11 = e;
+                                            let ptr11 = vec11.as_ptr().cast::<u8>();
+                                            let len11 = vec11.len();
+                                            *base
+                                                .add(9 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len11;
+                                            *base
+                                                .add(8 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr11.cast_mut();
+                                        }
+                                        V13::Bytes(e) => {
+                                            *base
+                                                .add(7 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec12 = e;
+                                            let ptr12 = vec12.as_ptr().cast::<u8>();
+                                            let len12 = vec12.len();
+                                            *base
+                                                .add(9 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len12;
+                                            *base
+                                                .add(8 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr12.cast_mut();
+                                        }
+                                    }
+                                }
+                                V15::Data(e) => {
+                                    *base.add(0).cast::<u8>() = (2i32) as u8;
+                                    let vec14 = e;
+                                    let ptr14 = vec14.as_ptr().cast::<u8>();
+                                    let len14 = vec14.len();
+                                    *base
+                                        .add(2 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len14;
+                                    *base
+                                        .add(::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr14.cast_mut();
+                                }
+                            }
+                            match metadata6 {
+                                Some(e) => {
+                                    *base
+                                        .add(10 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (1i32) as u8;
+                                    let vec16 = e;
+                                    let ptr16 = vec16.as_ptr().cast::<u8>();
+                                    let len16 = vec16.len();
+                                    *base
+                                        .add(12 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len16;
+                                    *base
+                                        .add(11 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr16.cast_mut();
+                                }
+                                None => {
+                                    *base
+                                        .add(10 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (0i32) as u8;
+                                }
+                            };
+                        }
+                    }
+                    let ptr18 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "ask"]
+                        fn wit_import19(
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import19(
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import19(
+                        ptr1.cast_mut(),
+                        len1,
+                        ptr2.cast_mut(),
+                        len2,
+                        result4_0,
+                        result4_1,
+                        result4_2,
+                        ptr5.cast_mut(),
+                        len5,
+                        result17,
+                        len17,
+                        ptr18,
+                    );
+                    let l20 = i32::from(*ptr18.add(0).cast::<u8>());
+                    let result33 = match l20 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l21 = i32::from(*ptr18.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V32;
+                                let v32 = match l21 {
+                                    0 => {
+                                        let e32 = {
+                                            let l22 = *ptr18.add(16).cast::<*mut u8>();
+                                            let l23 = *ptr18
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len24 = l23;
+                                            let bytes24 = _rt::Vec::from_raw_parts(
+                                                l22.cast(),
+                                                len24,
+                                                len24,
+                                            );
+                                            _rt::string_lift(bytes24)
+                                        };
+                                        V32::InvalidTransition(e32)
+                                    }
+                                    1 => V32::TaskEnded,
+                                    2 => {
+                                        let e32 = {
+                                            let l25 = *ptr18.add(16).cast::<i64>();
+                                            l25 as u64
+                                        };
+                                        V32::ProductsTooLarge(e32)
+                                    }
+                                    3 => {
+                                        let e32 = {
+                                            let l26 = *ptr18.add(16).cast::<*mut u8>();
+                                            let l27 = *ptr18
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len28 = l27;
+                                            let bytes28 = _rt::Vec::from_raw_parts(
+                                                l26.cast(),
+                                                len28,
+                                                len28,
+                                            );
+                                            _rt::string_lift(bytes28)
+                                        };
+                                        V32::InvalidData(e32)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e32 = {
+                                            let l29 = *ptr18.add(16).cast::<*mut u8>();
+                                            let l30 = *ptr18
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len31 = l30;
+                                            let bytes31 = _rt::Vec::from_raw_parts(
+                                                l29.cast(),
+                                                len31,
+                                                len31,
+                                            );
+                                            _rt::string_lift(bytes31)
+                                        };
+                                        V32::LimitReached(e32)
+                                    }
+                                };
+                                v32
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result33
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// Fail the task with a code.
+            #[allow(async_fn_in_trait)]
+            pub fn fail(failure: &Failure) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let super::super::super::aiphost::partner::types::Failure {
+                        code: code0,
+                        message: message0,
+                        retryable: retryable0,
+                        detail: detail0,
+                    } = failure;
+                    let vec1 = code0;
+                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                    let len1 = vec1.len();
+                    let vec2 = message0;
+                    let ptr2 = vec2.as_ptr().cast::<u8>();
+                    let len2 = vec2.len();
+                    let (result4_0, result4_1, result4_2) = match detail0 {
+                        Some(e) => {
+                            let vec3 = e;
+                            let ptr3 = vec3.as_ptr().cast::<u8>();
+                            let len3 = vec3.len();
+                            (1i32, ptr3.cast_mut(), len3)
+                        }
+                        None => (0i32, ::core::ptr::null_mut(), 0usize),
+                    };
+                    let ptr5 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "fail"]
+                        fn wit_import6(
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                            _: usize,
+                            _: i32,
+                            _: i32,
+                            _: *mut u8,
+                            _: usize,
+                            _: *mut u8,
+                        );
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import6(
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                        _: usize,
+                        _: i32,
+                        _: i32,
+                        _: *mut u8,
+                        _: usize,
+                        _: *mut u8,
+                    ) {
+                        unreachable!()
+                    }
+                    wit_import6(
+                        ptr1.cast_mut(),
+                        len1,
+                        ptr2.cast_mut(),
+                        len2,
+                        match retryable0 {
+                            true => 1,
+                            false => 0,
+                        },
+                        result4_0,
+                        result4_1,
+                        result4_2,
+                        ptr5,
+                    );
+                    let l7 = i32::from(*ptr5.add(0).cast::<u8>());
+                    let result20 = match l7 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l8 = i32::from(*ptr5.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V19;
+                                let v19 = match l8 {
+                                    0 => {
+                                        let e19 = {
+                                            let l9 = *ptr5.add(16).cast::<*mut u8>();
+                                            let l10 = *ptr5
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len11 = l10;
+                                            let bytes11 = _rt::Vec::from_raw_parts(
+                                                l9.cast(),
+                                                len11,
+                                                len11,
+                                            );
+                                            _rt::string_lift(bytes11)
+                                        };
+                                        V19::InvalidTransition(e19)
+                                    }
+                                    1 => V19::TaskEnded,
+                                    2 => {
+                                        let e19 = {
+                                            let l12 = *ptr5.add(16).cast::<i64>();
+                                            l12 as u64
+                                        };
+                                        V19::ProductsTooLarge(e19)
+                                    }
+                                    3 => {
+                                        let e19 = {
+                                            let l13 = *ptr5.add(16).cast::<*mut u8>();
+                                            let l14 = *ptr5
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len15 = l14;
+                                            let bytes15 = _rt::Vec::from_raw_parts(
+                                                l13.cast(),
+                                                len15,
+                                                len15,
+                                            );
+                                            _rt::string_lift(bytes15)
+                                        };
+                                        V19::InvalidData(e19)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e19 = {
+                                            let l16 = *ptr5.add(16).cast::<*mut u8>();
+                                            let l17 = *ptr5
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len18 = l17;
+                                            let bytes18 = _rt::Vec::from_raw_parts(
+                                                l16.cast(),
+                                                len18,
+                                                len18,
+                                            );
+                                            _rt::string_lift(bytes18)
+                                        };
+                                        V19::LimitReached(e19)
+                                    }
+                                };
+                                v19
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result20
+                }
+            }
+            #[allow(unused_unsafe, clippy::all)]
+            /// On `start` only, before accepting or rejecting: answer with a plain message and create no
+            /// task. Afterwards every report returns `task-ended`; the invocation should return. A client
+            /// whose protocol has no plain reply (AIP) sees a task completed at once with the items as its
+            /// product.
+            #[allow(async_fn_in_trait)]
+            pub fn reply(data_items: &[DataItem]) -> Result<(), ReportError> {
+                unsafe {
+                    #[repr(align(8))]
+                    struct RetArea(
+                        [::core::mem::MaybeUninit<
+                            u8,
+                        >; 16 + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let mut ret_area = RetArea(
+                        [::core::mem::MaybeUninit::uninit(); 16
+                            + 2 * ::core::mem::size_of::<*const u8>()],
+                    );
+                    let vec11 = data_items;
+                    let len11 = vec11.len();
+                    let layout11 = _rt::alloc::Layout::from_size_align(
+                            vec11.len() * (13 * ::core::mem::size_of::<*const u8>()),
+                            ::core::mem::size_of::<*const u8>(),
+                        )
+                        .unwrap();
+                    let (result11, _cleanup11) = wit_bindgen::rt::Cleanup::new(layout11);
+                    for (i, e) in vec11.into_iter().enumerate() {
+                        let base = result11
+                            .add(i * (13 * ::core::mem::size_of::<*const u8>()));
+                        {
+                            let super::super::super::aiphost::partner::types::DataItem {
+                                kind: kind0,
+                                metadata: metadata0,
+                            } = e;
+                            use super::super::super::aiphost::partner::types::DataKind as V9;
+                            match kind0 {
+                                V9::Text(e) => {
+                                    *base.add(0).cast::<u8>() = (0i32) as u8;
+                                    let vec1 = e;
+                                    let ptr1 = vec1.as_ptr().cast::<u8>();
+                                    let len1 = vec1.len();
+                                    *base
+                                        .add(2 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len1;
+                                    *base
+                                        .add(::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr1.cast_mut();
+                                }
+                                V9::File(e) => {
+                                    *base.add(0).cast::<u8>() = (1i32) as u8;
+                                    let super::super::super::aiphost::partner::types::FileItem {
+                                        name: name2,
+                                        mime_type: mime_type2,
+                                        content: content2,
+                                    } = e;
+                                    match name2 {
+                                        Some(e) => {
+                                            *base
+                                                .add(::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec3 = e;
+                                            let ptr3 = vec3.as_ptr().cast::<u8>();
+                                            let len3 = vec3.len();
+                                            *base
+                                                .add(3 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len3;
+                                            *base
+                                                .add(2 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr3.cast_mut();
+                                        }
+                                        None => {
+                                            *base
+                                                .add(::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                        }
+                                    };
+                                    match mime_type2 {
+                                        Some(e) => {
+                                            *base
+                                                .add(4 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec4 = e;
+                                            let ptr4 = vec4.as_ptr().cast::<u8>();
+                                            let len4 = vec4.len();
+                                            *base
+                                                .add(6 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len4;
+                                            *base
+                                                .add(5 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr4.cast_mut();
+                                        }
+                                        None => {
+                                            *base
+                                                .add(4 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                        }
+                                    };
+                                    use super::super::super::aiphost::partner::types::FileContent as V7;
+                                    match content2 {
+                                        V7::Uri(e) => {
+                                            *base
+                                                .add(7 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (0i32) as u8;
+                                            let vec5 = e;
+                                            let ptr5 = vec5.as_ptr().cast::<u8>();
+                                            let len5 = vec5.len();
+                                            *base
+                                                .add(9 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len5;
+                                            *base
+                                                .add(8 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr5.cast_mut();
+                                        }
+                                        V7::Bytes(e) => {
+                                            *base
+                                                .add(7 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<u8>() = (1i32) as u8;
+                                            let vec6 = e;
+                                            let ptr6 = vec6.as_ptr().cast::<u8>();
+                                            let len6 = vec6.len();
+                                            *base
+                                                .add(9 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>() = len6;
+                                            *base
+                                                .add(8 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<*mut u8>() = ptr6.cast_mut();
+                                        }
+                                    }
+                                }
+                                V9::Data(e) => {
+                                    *base.add(0).cast::<u8>() = (2i32) as u8;
+                                    let vec8 = e;
+                                    let ptr8 = vec8.as_ptr().cast::<u8>();
+                                    let len8 = vec8.len();
+                                    *base
+                                        .add(2 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len8;
+                                    *base
+                                        .add(::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr8.cast_mut();
+                                }
+                            }
+                            match metadata0 {
+                                Some(e) => {
+                                    *base
+                                        .add(10 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (1i32) as u8;
+                                    let vec10 = e;
+                                    let ptr10 = vec10.as_ptr().cast::<u8>();
+                                    let len10 = vec10.len();
+                                    *base
+                                        .add(12 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<usize>() = len10;
+                                    *base
+                                        .add(11 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<*mut u8>() = ptr10.cast_mut();
+                                }
+                                None => {
+                                    *base
+                                        .add(10 * ::core::mem::size_of::<*const u8>())
+                                        .cast::<u8>() = (0i32) as u8;
+                                }
+                            };
+                        }
+                    }
+                    let ptr12 = ret_area.0.as_mut_ptr().cast::<u8>();
+                    #[cfg(target_arch = "wasm32")]
+                    #[link(wasm_import_module = "aiphost:partner/task@0.2.0")]
+                    unsafe extern "C" {
+                        #[link_name = "reply"]
+                        fn wit_import13(_: *mut u8, _: usize, _: *mut u8);
+                    }
+                    #[cfg(not(target_arch = "wasm32"))]
+                    unsafe extern "C" fn wit_import13(_: *mut u8, _: usize, _: *mut u8) {
+                        unreachable!()
+                    }
+                    wit_import13(result11, len11, ptr12);
+                    let l14 = i32::from(*ptr12.add(0).cast::<u8>());
+                    let result27 = match l14 {
+                        0 => {
+                            let e = ();
+                            Ok(e)
+                        }
+                        1 => {
+                            let e = {
+                                let l15 = i32::from(*ptr12.add(8).cast::<u8>());
+                                use super::super::super::aiphost::partner::types::ReportError as V26;
+                                let v26 = match l15 {
+                                    0 => {
+                                        let e26 = {
+                                            let l16 = *ptr12.add(16).cast::<*mut u8>();
+                                            let l17 = *ptr12
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len18 = l17;
+                                            let bytes18 = _rt::Vec::from_raw_parts(
+                                                l16.cast(),
+                                                len18,
+                                                len18,
+                                            );
+                                            _rt::string_lift(bytes18)
+                                        };
+                                        V26::InvalidTransition(e26)
+                                    }
+                                    1 => V26::TaskEnded,
+                                    2 => {
+                                        let e26 = {
+                                            let l19 = *ptr12.add(16).cast::<i64>();
+                                            l19 as u64
+                                        };
+                                        V26::ProductsTooLarge(e26)
+                                    }
+                                    3 => {
+                                        let e26 = {
+                                            let l20 = *ptr12.add(16).cast::<*mut u8>();
+                                            let l21 = *ptr12
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len22 = l21;
+                                            let bytes22 = _rt::Vec::from_raw_parts(
+                                                l20.cast(),
+                                                len22,
+                                                len22,
+                                            );
+                                            _rt::string_lift(bytes22)
+                                        };
+                                        V26::InvalidData(e26)
+                                    }
+                                    n => {
+                                        debug_assert_eq!(n, 4, "invalid enum discriminant");
+                                        let e26 = {
+                                            let l23 = *ptr12.add(16).cast::<*mut u8>();
+                                            let l24 = *ptr12
+                                                .add(16 + 1 * ::core::mem::size_of::<*const u8>())
+                                                .cast::<usize>();
+                                            let len25 = l24;
+                                            let bytes25 = _rt::Vec::from_raw_parts(
+                                                l23.cast(),
+                                                len25,
+                                                len25,
+                                            );
+                                            _rt::string_lift(bytes25)
+                                        };
+                                        V26::LimitReached(e26)
+                                    }
+                                };
+                                v26
+                            };
+                            Err(e)
+                        }
+                        _ => _rt::invalid_enum_discriminant(),
+                    };
+                    result27
                 }
             }
         }
@@ -1051,7 +2636,7 @@ pub mod aiphost {
                         }
                     }
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/log@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/log@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "log"]
                         fn wit_import5(
@@ -1180,7 +2765,7 @@ pub mod aiphost {
                     let len0 = vec0.len();
                     let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/kv@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/kv@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "get"]
                         fn wit_import2(_: i32, _: *mut u8, _: usize, _: *mut u8);
@@ -1316,7 +2901,7 @@ pub mod aiphost {
                     let len1 = vec1.len();
                     let ptr2 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/kv@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/kv@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "set"]
                         fn wit_import3(
@@ -1444,7 +3029,7 @@ pub mod aiphost {
                     let len0 = vec0.len();
                     let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/kv@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/kv@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "delete"]
                         fn wit_import2(_: i32, _: *mut u8, _: usize, _: *mut u8);
@@ -1598,7 +3183,7 @@ pub mod aiphost {
                     let len0 = vec0.len();
                     let ptr1 = ret_area.0.as_mut_ptr().cast::<u8>();
                     #[cfg(target_arch = "wasm32")]
-                    #[link(wasm_import_module = "aiphost:partner/config@0.1.0")]
+                    #[link(wasm_import_module = "aiphost:partner/config@0.2.0")]
                     unsafe extern "C" {
                         #[link_name = "get"]
                         fn wit_import2(_: *mut u8, _: usize, _: *mut u8);
@@ -2066,20 +3651,20 @@ pub mod exports {
                 }
                 #[doc(hidden)]
                 #[macro_export]
-                macro_rules! __export_aiphost_partner_handler_0_1_0_cabi {
+                macro_rules! __export_aiphost_partner_handler_0_2_0_cabi {
                     ($ty:ident with_types_in $($path_to_types:tt)*) => {
                         const _ : () = { #[unsafe (export_name =
-                        "aiphost:partner/handler@0.1.0#handle")] unsafe extern "C" fn
+                        "aiphost:partner/handler@0.2.0#handle")] unsafe extern "C" fn
                         export_handle(arg0 : * mut u8,) -> * mut u8 { unsafe {
                         $($path_to_types)*:: _export_handle_cabi::<$ty > (arg0) } }
                         #[unsafe (export_name =
-                        "cabi_post_aiphost:partner/handler@0.1.0#handle")] unsafe extern
+                        "cabi_post_aiphost:partner/handler@0.2.0#handle")] unsafe extern
                         "C" fn _post_return_handle(arg0 : * mut u8,) { unsafe {
                         $($path_to_types)*:: __post_return_handle::<$ty > (arg0) } } };
                     };
                 }
                 #[doc(hidden)]
-                pub use __export_aiphost_partner_handler_0_1_0_cabi;
+                pub use __export_aiphost_partner_handler_0_2_0_cabi;
                 #[cfg_attr(target_pointer_width = "64", repr(align(8)))]
                 #[cfg_attr(target_pointer_width = "32", repr(align(4)))]
                 struct _RetArea(
@@ -2113,6 +3698,29 @@ mod _rt {
             panic!("invalid enum discriminant")
         } else {
             unsafe { core::hint::unreachable_unchecked() }
+        }
+    }
+    pub fn as_i64<T: AsI64>(t: T) -> i64 {
+        t.as_i64()
+    }
+    pub trait AsI64 {
+        fn as_i64(self) -> i64;
+    }
+    impl<'a, T: Copy + AsI64> AsI64 for &'a T {
+        fn as_i64(self) -> i64 {
+            (*self).as_i64()
+        }
+    }
+    impl AsI64 for i64 {
+        #[inline]
+        fn as_i64(self) -> i64 {
+            self as i64
+        }
+    }
+    impl AsI64 for u64 {
+        #[inline]
+        fn as_i64(self) -> i64 {
+            self as i64
         }
     }
     #[cfg(target_arch = "wasm32")]
@@ -2156,53 +3764,72 @@ macro_rules! __export_partner_impl {
     };
     ($ty:ident with_types_in $($path_to_types_root:tt)*) => {
         $($path_to_types_root)*::
-        exports::aiphost::partner::handler::__export_aiphost_partner_handler_0_1_0_cabi!($ty
+        exports::aiphost::partner::handler::__export_aiphost_partner_handler_0_2_0_cabi!($ty
         with_types_in $($path_to_types_root)*:: exports::aiphost::partner::handler);
         const _ : () = { #[rustfmt::skip] #[cfg(target_arch = "wasm32")] #[unsafe
         (link_section =
-        "component-type:wit-bindgen:0.46.0:aiphost:partner@0.1.0:partner:imports and exports")]
+        "component-type:wit-bindgen:0.46.0:aiphost:partner@0.2.0:partner:imports and exports")]
         #[doc(hidden)] #[allow(clippy::octal_escapes)] pub static
-        __WIT_BINDGEN_COMPONENT_TYPE : [u8; 1741] = *
+        __WIT_BINDGEN_COMPONENT_TYPE : [u8; 2571] = *
         b"\
-\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xcf\x0c\x01A\x02\x01\
-A\x11\x01B\x1b\x01m\x08\x08accepted\x07working\x0eawaiting-input\x13awaiting-com\
-pletion\x09completed\x08canceled\x06failed\x08rejected\x04\0\x0atask-state\x03\0\
-\0\x01p}\x01q\x02\x03uri\x01s\0\x05bytes\x01\x02\0\x04\0\x0cfile-content\x03\0\x03\
-\x01ks\x01r\x03\x04name\x05\x09mime-type\x05\x07content\x04\x04\0\x09file-item\x03\
-\0\x06\x01q\x03\x04text\x01s\0\x04file\x01\x07\0\x04data\x01s\0\x04\0\x09data-ki\
-nd\x03\0\x08\x01r\x02\x04kind\x09\x08metadata\x05\x04\0\x09data-item\x03\0\x0a\x01\
+\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\x8d\x13\x01A\x02\x01\
+A\x17\x01B+\x01m\x08\x08accepted\x07working\x0eawaiting-input\x13awaiting-comple\
+tion\x09completed\x08canceled\x06failed\x08rejected\x04\0\x0atask-state\x03\0\0\x01\
+p}\x01q\x02\x03uri\x01s\0\x05bytes\x01\x02\0\x04\0\x0cfile-content\x03\0\x03\x01\
+ks\x01r\x03\x04name\x05\x09mime-type\x05\x07content\x04\x04\0\x09file-item\x03\0\
+\x06\x01q\x03\x04text\x01s\0\x04file\x01\x07\0\x04data\x01s\0\x04\0\x09data-kind\
+\x03\0\x08\x01r\x02\x04kind\x09\x08metadata\x05\x04\0\x09data-item\x03\0\x0a\x01\
 p\x0b\x01r\x04\x02ids\x04name\x05\x0bdescription\x05\x0adata-items\x0c\x04\0\x07\
 product\x03\0\x0d\x01r\x03\x07product\x0e\x06append\x7f\x0alast-chunk\x7f\x04\0\x0d\
 product-chunk\x03\0\x0f\x01m\x02\x06leader\x07timeout\x04\0\x0aend-reason\x03\0\x11\
 \x01q\x04\x05start\0\0\x08continue\0\0\x08complete\x01\x12\0\x06cancel\x01\x12\0\
 \x04\0\x05event\x03\0\x13\x01k\x01\x01kw\x01r\x09\x05event\x14\x07task-ids\x0ase\
 ssion-id\x05\x09leader-id\x05\x05state\x15\x0adata-items\x0c\x12max-products-byt\
-es\x16\x0eproducts-bytesw\x0ecommand-paramss\x04\0\x0ainvocation\x03\0\x17\x01q\x04\
+es\x16\x0eproducts-bytesw\x0ecommand-paramss\x04\0\x0ainvocation\x03\0\x17\x01q\x05\
 \x12invalid-transition\x01s\0\x0atask-ended\0\0\x12products-too-large\x01w\0\x0c\
-invalid-data\x01s\0\x04\0\x0creport-error\x03\0\x19\x03\0\x1baiphost:partner/typ\
-es@0.1.0\x05\0\x02\x03\0\0\x0atask-state\x02\x03\0\0\x09data-item\x02\x03\0\0\x0d\
-product-chunk\x02\x03\0\0\x0creport-error\x01B\x11\x02\x03\x02\x01\x01\x04\0\x0a\
-task-state\x03\0\0\x02\x03\x02\x01\x02\x04\0\x09data-item\x03\0\x02\x02\x03\x02\x01\
-\x03\x04\0\x0dproduct-chunk\x03\0\x04\x02\x03\x02\x01\x04\x04\0\x0creport-error\x03\
-\0\x06\x01p\x03\x01j\0\x01\x07\x01@\x02\x05state\x01\x0adata-items\x08\0\x09\x04\
-\0\x0aset-status\x01\x0a\x01@\x01\x05chunk\x05\0\x09\x04\0\x12emit-product-chunk\
-\x01\x0b\x01k\x01\x01@\0\0\x0c\x04\0\x0dcurrent-state\x01\x0d\x03\0\x1aaiphost:p\
-artner/task@0.1.0\x05\x05\x01B\x06\x01m\x05\x05trace\x05debug\x04info\x04warn\x05\
-error\x04\0\x05level\x03\0\0\x01o\x02ss\x01p\x02\x01@\x03\x05level\x01\x07messag\
-es\x06fields\x03\x01\0\x04\0\x03log\x01\x04\x03\0\x19aiphost:partner/log@0.1.0\x05\
-\x06\x01B\x0e\x01m\x02\x04task\x05agent\x04\0\x05scope\x03\0\0\x01q\x03\x09too-l\
-arge\x01s\0\x0equota-exceeded\x01s\0\x0bunavailable\x01s\0\x04\0\x08kv-error\x03\
-\0\x02\x01p}\x01k\x04\x01j\x01\x05\x01\x03\x01@\x02\x05scope\x01\x03keys\0\x06\x04\
-\0\x03get\x01\x07\x01j\0\x01\x03\x01@\x03\x05scope\x01\x03keys\x05value\x04\0\x08\
-\x04\0\x03set\x01\x09\x01@\x02\x05scope\x01\x03keys\0\x08\x04\0\x06delete\x01\x0a\
-\x03\0\x18aiphost:partner/kv@0.1.0\x05\x07\x01B\x05\x01q\x02\x0bnot-granted\0\0\x07\
-not-set\0\0\x04\0\x0cconfig-error\x03\0\0\x01j\x01s\x01\x01\x01@\x01\x04names\0\x02\
-\x04\0\x03get\x01\x03\x03\0\x1caiphost:partner/config@0.1.0\x05\x08\x02\x03\0\0\x0a\
-invocation\x01B\x05\x02\x03\x02\x01\x09\x04\0\x0ainvocation\x03\0\0\x01j\0\x01s\x01\
-@\x01\x0ainvocation\x01\0\x02\x04\0\x06handle\x01\x03\x04\0\x1daiphost:partner/h\
-andler@0.1.0\x05\x0a\x04\0\x1daiphost:partner/partner@0.1.0\x04\0\x0b\x0d\x01\0\x07\
-partner\x03\0\0\0G\x09producers\x01\x0cprocessed-by\x02\x0dwit-component\x070.23\
-9.0\x10wit-bindgen-rust\x060.46.0";
+invalid-data\x01s\0\x0dlimit-reached\x01s\0\x04\0\x0creport-error\x03\0\x19\x01m\
+\x02\x06answer\x09reasoning\x04\0\x0ctext-channel\x03\0\x1b\x01r\x04\x0aproduct-\
+ids\x07channel\x1c\x04texts\x04last\x7f\x04\0\x0atext-delta\x03\0\x1d\x01r\x03\x07\
+call-ids\x04names\x09argumentss\x04\0\x09tool-call\x03\0\x1f\x01q\x02\x04json\x01\
+s\0\x04text\x01s\0\x04\0\x0btool-output\x03\0!\x01r\x03\x07call-ids\x06output\"\x08\
+is-error\x7f\x04\0\x0btool-result\x03\0#\x01r\x04\x0arequest-ids\x05titles\x0bde\
+scription\x05\x06schemas\x04\0\x0dinput-request\x03\0%\x01r\x04\x04codes\x07mess\
+ages\x09retryable\x7f\x06detail\x05\x04\0\x07failure\x03\0'\x01r\x04\x05model\x05\
+\x0cinput-tokens\x16\x0doutput-tokens\x16\x10reasoning-tokens\x16\x04\0\x05usage\
+\x03\0)\x03\0\x1baiphost:partner/types@0.2.0\x05\0\x02\x03\0\0\x0atask-state\x02\
+\x03\0\0\x09data-item\x02\x03\0\0\x0dproduct-chunk\x02\x03\0\0\x0creport-error\x02\
+\x03\0\0\x0atext-delta\x02\x03\0\0\x09tool-call\x02\x03\0\0\x0btool-result\x02\x03\
+\0\0\x0dinput-request\x02\x03\0\0\x07failure\x02\x03\0\0\x05usage\x01B+\x02\x03\x02\
+\x01\x01\x04\0\x0atask-state\x03\0\0\x02\x03\x02\x01\x02\x04\0\x09data-item\x03\0\
+\x02\x02\x03\x02\x01\x03\x04\0\x0dproduct-chunk\x03\0\x04\x02\x03\x02\x01\x04\x04\
+\0\x0creport-error\x03\0\x06\x02\x03\x02\x01\x05\x04\0\x0atext-delta\x03\0\x08\x02\
+\x03\x02\x01\x06\x04\0\x09tool-call\x03\0\x0a\x02\x03\x02\x01\x07\x04\0\x0btool-\
+result\x03\0\x0c\x02\x03\x02\x01\x08\x04\0\x0dinput-request\x03\0\x0e\x02\x03\x02\
+\x01\x09\x04\0\x07failure\x03\0\x10\x02\x03\x02\x01\x0a\x04\0\x05usage\x03\0\x12\
+\x01p\x03\x01j\0\x01\x07\x01@\x02\x05state\x01\x0adata-items\x14\0\x15\x04\0\x0a\
+set-status\x01\x16\x01@\x01\x05chunk\x05\0\x15\x04\0\x12emit-product-chunk\x01\x17\
+\x01k\x01\x01@\0\0\x18\x04\0\x0dcurrent-state\x01\x19\x01@\x01\x05delta\x09\0\x15\
+\x04\0\x0bstream-text\x01\x1a\x01@\x01\x04call\x0b\0\x15\x04\0\x10report-tool-ca\
+ll\x01\x1b\x01@\x01\x07outcome\x0d\0\x15\x04\0\x12report-tool-result\x01\x1c\x01\
+@\x01\x05usage\x13\0\x15\x04\0\x0creport-usage\x01\x1d\x01@\x02\x07request\x0f\x0a\
+data-items\x14\0\x15\x04\0\x03ask\x01\x1e\x01@\x01\x07failure\x11\0\x15\x04\0\x04\
+fail\x01\x1f\x01@\x01\x0adata-items\x14\0\x15\x04\0\x05reply\x01\x20\x03\0\x1aai\
+phost:partner/task@0.2.0\x05\x0b\x01B\x06\x01m\x05\x05trace\x05debug\x04info\x04\
+warn\x05error\x04\0\x05level\x03\0\0\x01o\x02ss\x01p\x02\x01@\x03\x05level\x01\x07\
+messages\x06fields\x03\x01\0\x04\0\x03log\x01\x04\x03\0\x19aiphost:partner/log@0\
+.2.0\x05\x0c\x01B\x0e\x01m\x02\x04task\x05agent\x04\0\x05scope\x03\0\0\x01q\x03\x09\
+too-large\x01s\0\x0equota-exceeded\x01s\0\x0bunavailable\x01s\0\x04\0\x08kv-erro\
+r\x03\0\x02\x01p}\x01k\x04\x01j\x01\x05\x01\x03\x01@\x02\x05scope\x01\x03keys\0\x06\
+\x04\0\x03get\x01\x07\x01j\0\x01\x03\x01@\x03\x05scope\x01\x03keys\x05value\x04\0\
+\x08\x04\0\x03set\x01\x09\x01@\x02\x05scope\x01\x03keys\0\x08\x04\0\x06delete\x01\
+\x0a\x03\0\x18aiphost:partner/kv@0.2.0\x05\x0d\x01B\x05\x01q\x02\x0bnot-granted\0\
+\0\x07not-set\0\0\x04\0\x0cconfig-error\x03\0\0\x01j\x01s\x01\x01\x01@\x01\x04na\
+mes\0\x02\x04\0\x03get\x01\x03\x03\0\x1caiphost:partner/config@0.2.0\x05\x0e\x02\
+\x03\0\0\x0ainvocation\x01B\x05\x02\x03\x02\x01\x0f\x04\0\x0ainvocation\x03\0\0\x01\
+j\0\x01s\x01@\x01\x0ainvocation\x01\0\x02\x04\0\x06handle\x01\x03\x04\0\x1daipho\
+st:partner/handler@0.2.0\x05\x10\x04\0\x1daiphost:partner/partner@0.2.0\x04\0\x0b\
+\x0d\x01\0\x07partner\x03\0\0\0G\x09producers\x01\x0cprocessed-by\x02\x0dwit-com\
+ponent\x070.239.0\x10wit-bindgen-rust\x060.46.0";
         };
     };
 }
@@ -2211,48 +3838,67 @@ pub use __export_partner_impl as __export_partner;
 #[rustfmt::skip]
 #[cfg(target_arch = "wasm32")]
 #[unsafe(
-    link_section = "component-type:wit-bindgen:0.46.0:aiphost:partner@0.1.0:partner-with-all-of-its-exports-removed:encoded world"
+    link_section = "component-type:wit-bindgen:0.46.0:aiphost:partner@0.2.0:partner-with-all-of-its-exports-removed:encoded world"
 )]
 #[doc(hidden)]
 #[allow(clippy::octal_escapes)]
-pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 1699] = *b"\
-\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\x85\x0c\x01A\x02\x01\
-A\x0e\x01B\x1b\x01m\x08\x08accepted\x07working\x0eawaiting-input\x13awaiting-com\
-pletion\x09completed\x08canceled\x06failed\x08rejected\x04\0\x0atask-state\x03\0\
-\0\x01p}\x01q\x02\x03uri\x01s\0\x05bytes\x01\x02\0\x04\0\x0cfile-content\x03\0\x03\
-\x01ks\x01r\x03\x04name\x05\x09mime-type\x05\x07content\x04\x04\0\x09file-item\x03\
-\0\x06\x01q\x03\x04text\x01s\0\x04file\x01\x07\0\x04data\x01s\0\x04\0\x09data-ki\
-nd\x03\0\x08\x01r\x02\x04kind\x09\x08metadata\x05\x04\0\x09data-item\x03\0\x0a\x01\
+pub static __WIT_BINDGEN_COMPONENT_TYPE: [u8; 2529] = *b"\
+\0asm\x0d\0\x01\0\0\x19\x16wit-component-encoding\x04\0\x07\xc3\x12\x01A\x02\x01\
+A\x14\x01B+\x01m\x08\x08accepted\x07working\x0eawaiting-input\x13awaiting-comple\
+tion\x09completed\x08canceled\x06failed\x08rejected\x04\0\x0atask-state\x03\0\0\x01\
+p}\x01q\x02\x03uri\x01s\0\x05bytes\x01\x02\0\x04\0\x0cfile-content\x03\0\x03\x01\
+ks\x01r\x03\x04name\x05\x09mime-type\x05\x07content\x04\x04\0\x09file-item\x03\0\
+\x06\x01q\x03\x04text\x01s\0\x04file\x01\x07\0\x04data\x01s\0\x04\0\x09data-kind\
+\x03\0\x08\x01r\x02\x04kind\x09\x08metadata\x05\x04\0\x09data-item\x03\0\x0a\x01\
 p\x0b\x01r\x04\x02ids\x04name\x05\x0bdescription\x05\x0adata-items\x0c\x04\0\x07\
 product\x03\0\x0d\x01r\x03\x07product\x0e\x06append\x7f\x0alast-chunk\x7f\x04\0\x0d\
 product-chunk\x03\0\x0f\x01m\x02\x06leader\x07timeout\x04\0\x0aend-reason\x03\0\x11\
 \x01q\x04\x05start\0\0\x08continue\0\0\x08complete\x01\x12\0\x06cancel\x01\x12\0\
 \x04\0\x05event\x03\0\x13\x01k\x01\x01kw\x01r\x09\x05event\x14\x07task-ids\x0ase\
 ssion-id\x05\x09leader-id\x05\x05state\x15\x0adata-items\x0c\x12max-products-byt\
-es\x16\x0eproducts-bytesw\x0ecommand-paramss\x04\0\x0ainvocation\x03\0\x17\x01q\x04\
+es\x16\x0eproducts-bytesw\x0ecommand-paramss\x04\0\x0ainvocation\x03\0\x17\x01q\x05\
 \x12invalid-transition\x01s\0\x0atask-ended\0\0\x12products-too-large\x01w\0\x0c\
-invalid-data\x01s\0\x04\0\x0creport-error\x03\0\x19\x03\0\x1baiphost:partner/typ\
-es@0.1.0\x05\0\x02\x03\0\0\x0atask-state\x02\x03\0\0\x09data-item\x02\x03\0\0\x0d\
-product-chunk\x02\x03\0\0\x0creport-error\x01B\x11\x02\x03\x02\x01\x01\x04\0\x0a\
-task-state\x03\0\0\x02\x03\x02\x01\x02\x04\0\x09data-item\x03\0\x02\x02\x03\x02\x01\
-\x03\x04\0\x0dproduct-chunk\x03\0\x04\x02\x03\x02\x01\x04\x04\0\x0creport-error\x03\
-\0\x06\x01p\x03\x01j\0\x01\x07\x01@\x02\x05state\x01\x0adata-items\x08\0\x09\x04\
-\0\x0aset-status\x01\x0a\x01@\x01\x05chunk\x05\0\x09\x04\0\x12emit-product-chunk\
-\x01\x0b\x01k\x01\x01@\0\0\x0c\x04\0\x0dcurrent-state\x01\x0d\x03\0\x1aaiphost:p\
-artner/task@0.1.0\x05\x05\x01B\x06\x01m\x05\x05trace\x05debug\x04info\x04warn\x05\
-error\x04\0\x05level\x03\0\0\x01o\x02ss\x01p\x02\x01@\x03\x05level\x01\x07messag\
-es\x06fields\x03\x01\0\x04\0\x03log\x01\x04\x03\0\x19aiphost:partner/log@0.1.0\x05\
-\x06\x01B\x0e\x01m\x02\x04task\x05agent\x04\0\x05scope\x03\0\0\x01q\x03\x09too-l\
-arge\x01s\0\x0equota-exceeded\x01s\0\x0bunavailable\x01s\0\x04\0\x08kv-error\x03\
-\0\x02\x01p}\x01k\x04\x01j\x01\x05\x01\x03\x01@\x02\x05scope\x01\x03keys\0\x06\x04\
-\0\x03get\x01\x07\x01j\0\x01\x03\x01@\x03\x05scope\x01\x03keys\x05value\x04\0\x08\
-\x04\0\x03set\x01\x09\x01@\x02\x05scope\x01\x03keys\0\x08\x04\0\x06delete\x01\x0a\
-\x03\0\x18aiphost:partner/kv@0.1.0\x05\x07\x01B\x05\x01q\x02\x0bnot-granted\0\0\x07\
-not-set\0\0\x04\0\x0cconfig-error\x03\0\0\x01j\x01s\x01\x01\x01@\x01\x04names\0\x02\
-\x04\0\x03get\x01\x03\x03\0\x1caiphost:partner/config@0.1.0\x05\x08\x04\0=aiphos\
-t:partner/partner-with-all-of-its-exports-removed@0.1.0\x04\0\x0b-\x01\0'partner\
--with-all-of-its-exports-removed\x03\0\0\0G\x09producers\x01\x0cprocessed-by\x02\
-\x0dwit-component\x070.239.0\x10wit-bindgen-rust\x060.46.0";
+invalid-data\x01s\0\x0dlimit-reached\x01s\0\x04\0\x0creport-error\x03\0\x19\x01m\
+\x02\x06answer\x09reasoning\x04\0\x0ctext-channel\x03\0\x1b\x01r\x04\x0aproduct-\
+ids\x07channel\x1c\x04texts\x04last\x7f\x04\0\x0atext-delta\x03\0\x1d\x01r\x03\x07\
+call-ids\x04names\x09argumentss\x04\0\x09tool-call\x03\0\x1f\x01q\x02\x04json\x01\
+s\0\x04text\x01s\0\x04\0\x0btool-output\x03\0!\x01r\x03\x07call-ids\x06output\"\x08\
+is-error\x7f\x04\0\x0btool-result\x03\0#\x01r\x04\x0arequest-ids\x05titles\x0bde\
+scription\x05\x06schemas\x04\0\x0dinput-request\x03\0%\x01r\x04\x04codes\x07mess\
+ages\x09retryable\x7f\x06detail\x05\x04\0\x07failure\x03\0'\x01r\x04\x05model\x05\
+\x0cinput-tokens\x16\x0doutput-tokens\x16\x10reasoning-tokens\x16\x04\0\x05usage\
+\x03\0)\x03\0\x1baiphost:partner/types@0.2.0\x05\0\x02\x03\0\0\x0atask-state\x02\
+\x03\0\0\x09data-item\x02\x03\0\0\x0dproduct-chunk\x02\x03\0\0\x0creport-error\x02\
+\x03\0\0\x0atext-delta\x02\x03\0\0\x09tool-call\x02\x03\0\0\x0btool-result\x02\x03\
+\0\0\x0dinput-request\x02\x03\0\0\x07failure\x02\x03\0\0\x05usage\x01B+\x02\x03\x02\
+\x01\x01\x04\0\x0atask-state\x03\0\0\x02\x03\x02\x01\x02\x04\0\x09data-item\x03\0\
+\x02\x02\x03\x02\x01\x03\x04\0\x0dproduct-chunk\x03\0\x04\x02\x03\x02\x01\x04\x04\
+\0\x0creport-error\x03\0\x06\x02\x03\x02\x01\x05\x04\0\x0atext-delta\x03\0\x08\x02\
+\x03\x02\x01\x06\x04\0\x09tool-call\x03\0\x0a\x02\x03\x02\x01\x07\x04\0\x0btool-\
+result\x03\0\x0c\x02\x03\x02\x01\x08\x04\0\x0dinput-request\x03\0\x0e\x02\x03\x02\
+\x01\x09\x04\0\x07failure\x03\0\x10\x02\x03\x02\x01\x0a\x04\0\x05usage\x03\0\x12\
+\x01p\x03\x01j\0\x01\x07\x01@\x02\x05state\x01\x0adata-items\x14\0\x15\x04\0\x0a\
+set-status\x01\x16\x01@\x01\x05chunk\x05\0\x15\x04\0\x12emit-product-chunk\x01\x17\
+\x01k\x01\x01@\0\0\x18\x04\0\x0dcurrent-state\x01\x19\x01@\x01\x05delta\x09\0\x15\
+\x04\0\x0bstream-text\x01\x1a\x01@\x01\x04call\x0b\0\x15\x04\0\x10report-tool-ca\
+ll\x01\x1b\x01@\x01\x07outcome\x0d\0\x15\x04\0\x12report-tool-result\x01\x1c\x01\
+@\x01\x05usage\x13\0\x15\x04\0\x0creport-usage\x01\x1d\x01@\x02\x07request\x0f\x0a\
+data-items\x14\0\x15\x04\0\x03ask\x01\x1e\x01@\x01\x07failure\x11\0\x15\x04\0\x04\
+fail\x01\x1f\x01@\x01\x0adata-items\x14\0\x15\x04\0\x05reply\x01\x20\x03\0\x1aai\
+phost:partner/task@0.2.0\x05\x0b\x01B\x06\x01m\x05\x05trace\x05debug\x04info\x04\
+warn\x05error\x04\0\x05level\x03\0\0\x01o\x02ss\x01p\x02\x01@\x03\x05level\x01\x07\
+messages\x06fields\x03\x01\0\x04\0\x03log\x01\x04\x03\0\x19aiphost:partner/log@0\
+.2.0\x05\x0c\x01B\x0e\x01m\x02\x04task\x05agent\x04\0\x05scope\x03\0\0\x01q\x03\x09\
+too-large\x01s\0\x0equota-exceeded\x01s\0\x0bunavailable\x01s\0\x04\0\x08kv-erro\
+r\x03\0\x02\x01p}\x01k\x04\x01j\x01\x05\x01\x03\x01@\x02\x05scope\x01\x03keys\0\x06\
+\x04\0\x03get\x01\x07\x01j\0\x01\x03\x01@\x03\x05scope\x01\x03keys\x05value\x04\0\
+\x08\x04\0\x03set\x01\x09\x01@\x02\x05scope\x01\x03keys\0\x08\x04\0\x06delete\x01\
+\x0a\x03\0\x18aiphost:partner/kv@0.2.0\x05\x0d\x01B\x05\x01q\x02\x0bnot-granted\0\
+\0\x07not-set\0\0\x04\0\x0cconfig-error\x03\0\0\x01j\x01s\x01\x01\x01@\x01\x04na\
+mes\0\x02\x04\0\x03get\x01\x03\x03\0\x1caiphost:partner/config@0.2.0\x05\x0e\x04\
+\0=aiphost:partner/partner-with-all-of-its-exports-removed@0.2.0\x04\0\x0b-\x01\0\
+'partner-with-all-of-its-exports-removed\x03\0\0\0G\x09producers\x01\x0cprocesse\
+d-by\x02\x0dwit-component\x070.239.0\x10wit-bindgen-rust\x060.46.0";
 #[inline(never)]
 #[doc(hidden)]
 pub fn __link_custom_section_describing_imports() {

@@ -43,23 +43,82 @@
 //! ```
 //!
 //! What the SDK reports for you:
-//! - on start, [`Partner::decide`]: a [`Decision::Reject`] becomes `rejected` with the reason; an
-//!   accept becomes `accepted` then `working`, and [`Partner::work`] runs;
+//! - on start, [`Partner::decide`]: a [`Decision::Reject`] becomes `rejected` with the reason; a
+//!   [`Decision::Reply`] answers with a plain message and creates no task; an accept becomes
+//!   `accepted` then `working`, and [`Partner::work`] runs;
 //! - on continue (the host has already moved the task back to `working`), [`Partner::work`] runs;
-//! - the [`Outcome`] of `work` becomes `awaiting-input` (with the question items), the products
-//!   plus `awaiting-completion`, or `failed` (with the reason);
+//! - the [`Outcome`] of `work` becomes `awaiting-input` (with the question items, or a [`Form`]),
+//!   the products plus `awaiting-completion`, or `failed` (with the reason, or a [`Failure`] with
+//!   a code); before the task rests, the SDK closes the text streamed without `last`;
 //! - on complete and cancel, [`Partner::completed`] / [`Partner::canceled`] run for clean-up.
 //!
 //! If the host refuses a report because the task is over (the Leader canceled it meanwhile, or
 //! the products exceeded `maxProductsBytes` and the host failed it), the SDK stops quietly. Any
 //! other refusal ends the invocation with an error, and the host fails the task with it.
 //!
-//! Testing: [`testing::MockHost`] runs a partner natively (`cargo test`) against a host in
-//! memory, and shows what it reported, logged and stored.
+//! # Talking to people
 //!
-//! Streaming: [`Task::emit_chunk`] sends (parts of) products while `work` runs. Memory: nothing
-//! survives between invocations except the task and the key-value entries ([`Task::kv`],
-//! [`Task::agent_kv`]).
+//! A partner behind a chat (an LLM, say) shows its work while it does it: [`Task::think`] and
+//! [`Task::say`] stream reasoning and answer text as deltas ([`Task::stream_text`] into any
+//! product), [`Task::tool_call`] / [`Task::tool_result`] report tool activity, [`Task::usage`]
+//! the tokens spent. It asks for structured input with [`Outcome::Form`] (read the answer with
+//! [`form_answer`]), fails with a code with [`Outcome::FailWith`], and answers a start without a
+//! task with [`Decision::Reply`].
+//!
+//! ```no_run
+//! use aiphost_sdk::serde_json::json;
+//! use aiphost_sdk::{
+//!     DataItem, Decision, Form, Outcome, Partner, ReportError, Task, ToolOutput, form_answer,
+//! };
+//!
+//! struct Weather;
+//!
+//! impl Partner for Weather {
+//!     fn decide(_task: &Task, input: &[DataItem]) -> Decision {
+//!         match input.iter().find_map(DataItem::as_text) {
+//!             Some("ping") => Decision::reply("pong"), // no task
+//!             _ => Decision::Accept,
+//!         }
+//!     }
+//!
+//!     fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
+//!         let answer = form_answer(&input, "where");
+//!         let Some(city) = answer.and_then(|a| a.get("city")?.as_str()) else {
+//!             let schema = json!({
+//!                 "type": "object",
+//!                 "required": ["city"],
+//!                 "properties": {"city": {"type": "string"}}
+//!             });
+//!             return Outcome::ask_form(Form::new("where", "Which city?", schema));
+//!         };
+//!         if city.is_empty() {
+//!             return Outcome::fail_with("NO_CITY", "an empty city has no weather");
+//!         }
+//!         match forecast(task, city) {
+//!             Ok(()) => Outcome::Done(vec![]), // the SDK closes the streamed text
+//!             Err(e) => e.into(),              // quiet if the Leader canceled meanwhile
+//!         }
+//!     }
+//! }
+//!
+//! fn forecast(task: &mut Task, city: &str) -> Result<(), ReportError> {
+//!     task.think(&format!("Looking up the weather in {city}."))?;
+//!     task.tool_call("call-1", "weather", &json!({"city": city}))?;
+//!     task.tool_result("call-1", ToolOutput::Json(json!({"sky": "clear"})), false)?;
+//!     task.say("Clear skies ")?;
+//!     task.say(&format!("in {city}."))
+//! }
+//!
+//! aiphost_sdk::export!(Weather);
+//! # fn main() {}
+//! ```
+//!
+//! Testing: [`testing::MockHost`] runs a partner natively (`cargo test`) against a host in
+//! memory, checks each report as the host does, and shows what it reported, logged and stored.
+//!
+//! Streaming whole items: [`Task::emit_chunk`] sends (parts of) products while `work` runs.
+//! Memory: nothing survives between invocations except the task and the key-value entries
+//! ([`Task::kv`], [`Task::agent_kv`]).
 #![warn(missing_docs)]
 
 /// The bindings generated from the `aiphost:partner` WIT package (`wit/partner.wit`). Not public
@@ -74,19 +133,23 @@
 pub mod bindings;
 
 pub mod config;
+mod form;
 #[cfg(feature = "http")]
 pub mod http;
 mod item;
 mod kv;
 pub mod log;
 mod partner;
+mod report;
 mod runtime;
 mod task;
 pub mod testing;
 
+pub use form::{Form, form_answer, form_answer_as};
 pub use item::{DataItem, DataKind, File, FileContent, Product};
 pub use kv::{Kv, KvError};
 pub use partner::{Decision, Outcome, Partner};
+pub use report::{ANSWER_PRODUCT, Channel, Failure, REASONING_PRODUCT, ToolOutput, Usage};
 pub use task::{EndReason, ReportError, State, Task};
 
 /// The `serde_json` this crate uses (for [`serde_json::json!`], [`serde_json::Value`] and

@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use crate::bindings::aiphost::partner::types as wit;
-use crate::item::DataItem;
+use crate::item::{DataItem, Product};
 use crate::partner::{Decision, Outcome, Partner};
 use crate::task::{Event, Host, ReportError, State, Task, WitHost};
 
@@ -87,6 +87,10 @@ fn start<P: Partner>(task: &mut Task, input: Vec<DataItem>) -> Result<(), Stop> 
             task.report_status(State::Rejected, vec![DataItem::text(reason)])?;
             Ok(())
         }
+        Decision::Reply(items) => {
+            task.reply(items)?;
+            Ok(())
+        }
         Decision::Accept => {
             task.report_status(State::Accepted, Vec::new())?;
             task.report_status(State::Working, Vec::new())?;
@@ -97,23 +101,37 @@ fn start<P: Partner>(task: &mut Task, input: Vec<DataItem>) -> Result<(), Stop> 
 }
 
 fn apply(task: &mut Task, outcome: Outcome) -> Result<(), Stop> {
+    // The host already said the task is over (canceled while the partner worked, say): anything
+    // more would be refused, and an error would only be noise in the host's log.
+    if task.has_ended() {
+        return Err(Stop::Quiet);
+    }
     match outcome {
-        Outcome::NeedInput(items) => task.report_status(State::AwaitingInput, items)?,
-        Outcome::Done(products) => {
-            for product in products {
-                task.emit_chunk(product, false, true)?;
-            }
-            task.report_status(State::AwaitingCompletion, Vec::new())?;
+        Outcome::NeedInput(items) => {
+            task.close_streams()?;
+            task.report_status(State::AwaitingInput, items)?;
         }
-        Outcome::Reply { products, message } => {
-            for product in products {
-                task.emit_chunk(product, false, true)?;
-            }
-            task.report_status(State::AwaitingCompletion, message)?;
+        Outcome::Form(form) => {
+            task.close_streams()?;
+            task.ask(form)?;
         }
+        Outcome::Done(products) => rest(task, products, Vec::new())?,
+        Outcome::Reply { products, message } => rest(task, products, message)?,
         Outcome::Fail(reason) => task.report_status(State::Failed, vec![DataItem::text(reason)])?,
+        Outcome::FailWith(failure) => task.fail(failure)?,
         Outcome::Abort(reason) => return Err(Stop::Error(reason)),
     }
+    Ok(())
+}
+
+/// The work is done: the products emitted whole, the streamed text closed, `awaiting-completion`
+/// with `message`.
+fn rest(task: &mut Task, products: Vec<Product>, message: Vec<DataItem>) -> Result<(), Stop> {
+    for product in products {
+        task.emit_chunk(product, false, true)?;
+    }
+    task.close_streams()?;
+    task.report_status(State::AwaitingCompletion, message)?;
     Ok(())
 }
 
@@ -425,5 +443,210 @@ mod tests {
             );
         });
         assert_eq!(host.agent_kv_entries()["shared"], br#"{"a":1}"#);
+    }
+
+    /// Thinks, calls a tool, reports usage and answers, all streamed; what it does next depends
+    /// on the first word of its text input.
+    struct Chat;
+    impl Partner for Chat {
+        fn decide(_task: &Task, input: &[DataItem]) -> Decision {
+            match input.first().and_then(DataItem::as_text) {
+                Some("hello") => Decision::reply("hi there"),
+                _ => Decision::Accept,
+            }
+        }
+
+        fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {
+            if let Some(trip) = crate::form_answer(&input, "trip") {
+                let city = trip["city"].as_str().unwrap_or("?").to_owned();
+                return match task.say(&city) {
+                    Ok(()) => Outcome::Done(vec![]),
+                    Err(e) => e.into(),
+                };
+            }
+            let text = input.first().and_then(DataItem::as_text).unwrap_or("");
+            match text {
+                "form" => Outcome::ask_form(
+                    Form::new("trip", "Trip", json!({"type": "object"})).described("Where?"),
+                ),
+                "fail" => Outcome::FailWith(
+                    Failure::new("RATE_LIMITED", "busy")
+                        .retryable()
+                        .with_detail(json!({"retryAfter": 5})),
+                ),
+                "ask" => {
+                    // Streamed text is closed before the task waits for input too.
+                    let said = task.say("Let me see.");
+                    said.map_or_else(Outcome::from, |()| Outcome::ask("And then?"))
+                }
+                _ => match chat(task) {
+                    Ok(()) => Outcome::Done(vec![]),
+                    Err(e) => e.into(),
+                },
+            }
+        }
+    }
+
+    fn chat(task: &mut Task) -> Result<(), ReportError> {
+        task.think("Looking ")?;
+        task.think("")?; // skipped
+        task.think("it up.")?;
+        task.tool_call("c1", "lookup", &json!({"q": "x"}))?;
+        task.tool_result("c1", ToolOutput::Json(json!({"found": 1})), false)?;
+        task.usage(Usage {
+            model: Some("m".into()),
+            input_tokens: Some(3),
+            output_tokens: Some(5),
+            ..Usage::default()
+        })?;
+        task.say("Found ")?;
+        task.say("it.")?;
+        // A product closed by the partner itself is not closed again.
+        task.stream_text("note", Channel::Answer, "n", true)
+    }
+
+    use crate::{Channel, Failure, Form, ToolOutput, Usage};
+
+    #[test]
+    fn streamed_text_tools_and_usage_are_reported_and_closed() {
+        let mut host = MockHost::<Chat>::new();
+        let turn = host.start(vec![DataItem::text("chat")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(
+            transcript(&turn),
+            [
+                "status accepted []",
+                "status working []",
+                r#"text reasoning/reasoning last=false "Looking ""#,
+                r#"text reasoning/reasoning last=false "it up.""#,
+                r#"tool-call c1 lookup {"q":"x"}"#,
+                r#"tool-result c1 error=false json:{"found":1}"#,
+                "usage model=m input=3 output=5",
+                r#"text answer/answer last=false "Found ""#,
+                r#"text answer/answer last=false "it.""#,
+                r#"text note/answer last=true "n""#,
+                r#"text reasoning/reasoning last=true """#,
+                r#"text answer/answer last=true """#,
+                "status awaiting-completion []",
+            ]
+        );
+        assert_eq!(turn.said(), "Found it.n");
+        assert_eq!(turn.thought(), "Looking it up.");
+        // The products hold the merged text, as the host keeps it.
+        let answer = turn.product(crate::ANSWER_PRODUCT).expect("the answer");
+        assert_eq!(answer.data_items.len(), 1);
+        assert_eq!(answer.data_items[0].as_text(), Some("Found it."));
+        assert_eq!(
+            answer.data_items[0].metadata.as_ref().unwrap()["aiphost.kind"],
+            "answer-text"
+        );
+        let reasoning = turn
+            .product(crate::REASONING_PRODUCT)
+            .expect("the reasoning");
+        assert_eq!(reasoning.data_items[0].as_text(), Some("Looking it up."));
+        assert_eq!(turn.products[0].id, "reasoning");
+    }
+
+    #[test]
+    fn streams_are_closed_before_asking_too() {
+        let mut host = MockHost::<Chat>::new();
+        let turn = host.start(vec![DataItem::text("ask")]);
+        assert_eq!(
+            transcript(&turn)[2..],
+            [
+                r#"text answer/answer last=false "Let me see.""#,
+                r#"text answer/answer last=true """#,
+                "status awaiting-input [text:And then?]",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_form_is_asked_and_its_answer_read_on_continue() {
+        let mut host = MockHost::<Chat>::new();
+        let turn = host.start(vec![DataItem::text("form")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.state, Some(State::AwaitingInput));
+        assert_eq!(transcript(&turn)[2..], [r#"ask trip "Trip" []"#]);
+        let form = turn.form.expect("the form");
+        assert_eq!(form.description.as_deref(), Some("Where?"));
+        assert_eq!(form.schema, json!({"type": "object"}));
+
+        let turn = host.answer_form(&turn.task_id, json!({"city": "Oslo"}));
+        assert_eq!(turn.state, Some(State::AwaitingCompletion));
+        assert_eq!(turn.form, None);
+        assert_eq!(turn.said(), "Oslo");
+    }
+
+    #[test]
+    fn a_failure_with_a_code() {
+        let mut host = MockHost::<Chat>::new();
+        let turn = host.start(vec![DataItem::text("fail")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.state, Some(State::Failed));
+        assert_eq!(
+            transcript(&turn)[2..],
+            [r#"fail RATE_LIMITED retryable=true "busy""#]
+        );
+        assert_eq!(turn.text(), "busy");
+        let failure = turn.failure.expect("the failure");
+        assert_eq!(failure.detail.unwrap()["retryAfter"], 5);
+        assert_eq!(
+            Outcome::fail_with("X", "m"),
+            Outcome::FailWith(Failure::new("X", "m"))
+        );
+    }
+
+    #[test]
+    fn a_plain_reply_leaves_no_task() {
+        let mut host = MockHost::<Chat>::new();
+        let turn = host.start(vec![DataItem::text("hello")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(transcript(&turn), ["reply [text:hi there]"]);
+        assert_eq!(turn.reply, Some(vec![DataItem::text("hi there")]));
+        assert_eq!(turn.state, None);
+        assert!(host.task_ids().is_empty());
+        assert!(host.history(&turn.task_id).is_empty());
+    }
+
+    #[test]
+    fn a_cancel_while_streaming_stops_quietly() {
+        let mut host = MockHost::<Chat>::new();
+        // accepted, working, two deltas of reasoning: then the Leader cancels.
+        host.cancel_after(4);
+        let turn = host.start(vec![DataItem::text("chat")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.state, Some(State::Canceled));
+        assert_eq!(transcript(&turn).len(), 4);
+        // The outcome (an abort after task-ended) is ignored: nothing more was tried.
+        assert_eq!(
+            host.history(&turn.task_id),
+            [State::Accepted, State::Working, State::Canceled]
+        );
+    }
+
+    #[test]
+    fn the_activity_cap() {
+        // Two events: the third report is refused, and the partner gives up with the error.
+        let mut host = MockHost::<Chat>::new().with_activity_limit(2);
+        let turn = host.start(vec![DataItem::text("chat")]);
+        assert_eq!(
+            turn.error.as_deref(),
+            Some(
+                "an activity limit is reached: at most 2 activity events (streamed text, tool \
+                 calls and results, usage) per task"
+            )
+        );
+        assert_eq!(turn.state, Some(State::Failed));
+
+        // A closing delta over the cap is skipped with a warning: the work is not lost.
+        let mut host = MockHost::<Chat>::new().with_activity_limit(1);
+        let turn = host.start(vec![DataItem::text("ask")]);
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.state, Some(State::AwaitingInput));
+        assert_eq!(
+            turn.logs[0].message,
+            "a streamed product stays open: the activity cap is used up"
+        );
     }
 }

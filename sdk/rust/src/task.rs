@@ -1,14 +1,18 @@
 //! The task an invocation is about, and the reports a partner makes on it.
 
+use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 use crate::bindings::aiphost::partner::kv as wit_kv;
+use crate::bindings::aiphost::partner::task as wit_task;
 use crate::bindings::aiphost::partner::types as wit;
+use crate::form::Form;
 use crate::item::{DataItem, Product, parse_object};
 use crate::kv::Kv;
+use crate::report::{ANSWER_PRODUCT, Channel, Failure, REASONING_PRODUCT, ToolOutput, Usage};
 
 /// The AIP task states (spec section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,7 +117,7 @@ impl EndReason {
     }
 }
 
-/// Why the host refused a report (a status change or a product chunk).
+/// Why the host refused a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReportError {
     /// The state machine does not allow this change from the current state.
@@ -123,8 +127,13 @@ pub enum ReportError {
     /// The products would exceed the task's `maxProductsBytes` (the number the host gave); the host
     /// has failed the task.
     ProductsTooLarge(u64),
-    /// A DataItem is malformed.
+    /// A DataItem or another part of the report is malformed (a product id with control
+    /// characters, tool arguments that are not a JSON object, a schema that is not one of an
+    /// object, a failure code that is not `A-Z 0-9 _`, ...); the message says what.
     InvalidData(String),
+    /// A per-task cap on activity (streamed deltas, tool calls and results, usage reports) is
+    /// used up; the task is unchanged. The message names the cap.
+    LimitReached(String),
 }
 
 impl ReportError {
@@ -143,6 +152,7 @@ impl ReportError {
             ReportError::TaskEnded => wit::ReportError::TaskEnded,
             ReportError::ProductsTooLarge(n) => wit::ReportError::ProductsTooLarge(n),
             ReportError::InvalidData(m) => wit::ReportError::InvalidData(m),
+            ReportError::LimitReached(m) => wit::ReportError::LimitReached(m),
         }
     }
 
@@ -152,6 +162,7 @@ impl ReportError {
             wit::ReportError::TaskEnded => ReportError::TaskEnded,
             wit::ReportError::ProductsTooLarge(n) => ReportError::ProductsTooLarge(n),
             wit::ReportError::InvalidData(m) => ReportError::InvalidData(m),
+            wit::ReportError::LimitReached(m) => ReportError::LimitReached(m),
         }
     }
 }
@@ -164,7 +175,8 @@ impl fmt::Display for ReportError {
             ReportError::ProductsTooLarge(n) => {
                 write!(f, "the products would exceed maxProductsBytes ({n})")
             }
-            ReportError::InvalidData(m) => write!(f, "invalid data item: {m}"),
+            ReportError::InvalidData(m) => write!(f, "invalid data: {m}"),
+            ReportError::LimitReached(m) => write!(f, "an activity limit is reached: {m}"),
         }
     }
 }
@@ -181,6 +193,17 @@ pub(crate) trait Host {
     ) -> Result<(), wit::ReportError>;
     fn emit_product_chunk(&self, chunk: &wit::ProductChunk) -> Result<(), wit::ReportError>;
     fn current_state(&self) -> Option<wit::TaskState>;
+    fn stream_text(&self, delta: &wit::TextDelta) -> Result<(), wit::ReportError>;
+    fn report_tool_call(&self, call: &wit::ToolCall) -> Result<(), wit::ReportError>;
+    fn report_tool_result(&self, outcome: &wit::ToolResult) -> Result<(), wit::ReportError>;
+    fn report_usage(&self, usage: &wit::Usage) -> Result<(), wit::ReportError>;
+    fn ask(
+        &self,
+        request: &wit::InputRequest,
+        items: &[wit::DataItem],
+    ) -> Result<(), wit::ReportError>;
+    fn fail(&self, failure: &wit::Failure) -> Result<(), wit::ReportError>;
+    fn reply(&self, items: &[wit::DataItem]) -> Result<(), wit::ReportError>;
     fn kv_get(&self, scope: wit_kv::Scope, key: &str) -> Result<Option<Vec<u8>>, wit_kv::KvError>;
     fn kv_set(&self, scope: wit_kv::Scope, key: &str, value: &[u8]) -> Result<(), wit_kv::KvError>;
     fn kv_delete(&self, scope: wit_kv::Scope, key: &str) -> Result<(), wit_kv::KvError>;
@@ -195,15 +218,47 @@ impl Host for WitHost {
         state: wit::TaskState,
         items: &[wit::DataItem],
     ) -> Result<(), wit::ReportError> {
-        crate::bindings::aiphost::partner::task::set_status(state, items)
+        wit_task::set_status(state, items)
     }
 
     fn emit_product_chunk(&self, chunk: &wit::ProductChunk) -> Result<(), wit::ReportError> {
-        crate::bindings::aiphost::partner::task::emit_product_chunk(chunk)
+        wit_task::emit_product_chunk(chunk)
     }
 
     fn current_state(&self) -> Option<wit::TaskState> {
-        crate::bindings::aiphost::partner::task::current_state()
+        wit_task::current_state()
+    }
+
+    fn stream_text(&self, delta: &wit::TextDelta) -> Result<(), wit::ReportError> {
+        wit_task::stream_text(delta)
+    }
+
+    fn report_tool_call(&self, call: &wit::ToolCall) -> Result<(), wit::ReportError> {
+        wit_task::report_tool_call(call)
+    }
+
+    fn report_tool_result(&self, outcome: &wit::ToolResult) -> Result<(), wit::ReportError> {
+        wit_task::report_tool_result(outcome)
+    }
+
+    fn report_usage(&self, usage: &wit::Usage) -> Result<(), wit::ReportError> {
+        wit_task::report_usage(usage)
+    }
+
+    fn ask(
+        &self,
+        request: &wit::InputRequest,
+        items: &[wit::DataItem],
+    ) -> Result<(), wit::ReportError> {
+        wit_task::ask(request, items)
+    }
+
+    fn fail(&self, failure: &wit::Failure) -> Result<(), wit::ReportError> {
+        wit_task::fail(failure)
+    }
+
+    fn reply(&self, items: &[wit::DataItem]) -> Result<(), wit::ReportError> {
+        wit_task::reply(items)
     }
 
     fn kv_get(&self, scope: wit_kv::Scope, key: &str) -> Result<Option<Vec<u8>>, wit_kv::KvError> {
@@ -243,6 +298,12 @@ pub struct Task {
     products_bytes: u64,
     params: Map<String, Value>,
     host: Rc<dyn Host>,
+    /// The products streamed with `last = false` and not yet closed, in the order first streamed,
+    /// with the channel of their latest delta: the SDK closes them when the work is done.
+    open: Vec<(String, Channel)>,
+    /// The host said the task is over (a report returned an error that
+    /// [`ends_task`](ReportError::ends_task)): the SDK reports nothing more.
+    ended: Cell<bool>,
 }
 
 impl fmt::Debug for Task {
@@ -256,6 +317,8 @@ impl fmt::Debug for Task {
             .field("max_products_bytes", &self.max_products_bytes)
             .field("products_bytes", &self.products_bytes)
             .field("params", &self.params)
+            .field("open", &self.open)
+            .field("ended", &self.ended.get())
             .finish_non_exhaustive()
     }
 }
@@ -292,6 +355,8 @@ impl Task {
             products_bytes: invocation.products_bytes,
             params,
             host,
+            open: Vec::new(),
+            ended: Cell::new(false),
         };
         Ok((event, input, task))
     }
@@ -368,14 +433,126 @@ impl Task {
         append: bool,
         last: bool,
     ) -> Result<(), ReportError> {
+        let id = product.id.clone();
         let chunk = wit::ProductChunk {
             product: product.into_wit(),
             append,
             last_chunk: last,
         };
-        self.host
-            .emit_product_chunk(&chunk)
-            .map_err(ReportError::from_wit)
+        self.checked(self.host.emit_product_chunk(&chunk))?;
+        if last {
+            self.open.retain(|(open, _)| *open != id);
+        }
+        Ok(())
+    }
+
+    /// Streams `text` into the reasoning (product [`REASONING_PRODUCT`], `"reasoning"`), as a
+    /// model produces it: a chat UI shows it as thinking and may fold it away. An empty `text` is
+    /// skipped.
+    ///
+    /// Call it as often as there is text; the SDK closes the product (an empty delta with `last`)
+    /// when [`Partner::work`](crate::Partner::work) returns an outcome that rests the task. An
+    /// error [`ends_task`](ReportError::ends_task) when the task is over (the Leader canceled it,
+    /// say): stop working then, for example with `return err.into()`.
+    pub fn think(&mut self, text: &str) -> Result<(), ReportError> {
+        self.stream_some(REASONING_PRODUCT, Channel::Reasoning, text)
+    }
+
+    /// Streams `text` into the answer (product [`ANSWER_PRODUCT`], `"answer"`), as a model
+    /// produces it: a chat UI shows the tokens as they come. An empty `text` is skipped. Closing
+    /// and errors as for [`think`](Self::think).
+    pub fn say(&mut self, text: &str) -> Result<(), ReportError> {
+        self.stream_some(ANSWER_PRODUCT, Channel::Answer, text)
+    }
+
+    fn stream_some(
+        &mut self,
+        product: &str,
+        channel: Channel,
+        text: &str,
+    ) -> Result<(), ReportError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.stream_text(product, channel, text, false)
+    }
+
+    /// Appends `text` to the `channel` text of product `product_id` (starting it if needed);
+    /// `last` says the product is whole. [`think`](Self::think) and [`say`](Self::say) are this
+    /// with the default products.
+    ///
+    /// The host allows it while the task is accepted or working; it refuses a product id that is
+    /// empty, over 256 bytes or has control characters, a text over 64 KiB, and an empty text
+    /// without `last` ([`ReportError::InvalidData`]). The text counts against
+    /// `maxProductsBytes`, and each delta against the task's activity cap
+    /// ([`ReportError::LimitReached`]). A product streamed without `last` is closed by the SDK
+    /// when the work is done.
+    pub fn stream_text(
+        &mut self,
+        product_id: &str,
+        channel: Channel,
+        text: &str,
+        last: bool,
+    ) -> Result<(), ReportError> {
+        let delta = wit::TextDelta {
+            product_id: product_id.to_owned(),
+            channel: channel.to_wit(),
+            text: text.to_owned(),
+            last,
+        };
+        self.checked(self.host.stream_text(&delta))?;
+        let open = self.open.iter().position(|(id, _)| id == product_id);
+        match (open, last) {
+            (Some(i), true) => {
+                self.open.remove(i);
+            }
+            (Some(i), false) => self.open[i].1 = channel,
+            (None, false) => self.open.push((product_id.to_owned(), channel)),
+            (None, true) => {}
+        }
+        Ok(())
+    }
+
+    /// Reports that the partner calls tool `name` with `arguments` (a JSON object), as call
+    /// `call_id` (1-128 bytes; [`tool_result`](Self::tool_result) names it again). Tool
+    /// activity is shown to the Leader as it happens; it is not a product.
+    ///
+    /// The task must be working. The host refuses arguments that are not a JSON object or are over
+    /// 64 KiB, and names of more than 128 bytes ([`ReportError::InvalidData`]).
+    pub fn tool_call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<(), ReportError> {
+        let call = wit::ToolCall {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        };
+        self.checked(self.host.report_tool_call(&call))
+    }
+
+    /// Reports what tool call `call_id` gave back (`is_error`: the tool failed, and `output`
+    /// says how). The task must be working; the output may have at most 256 KiB.
+    pub fn tool_result(
+        &mut self,
+        call_id: &str,
+        output: ToolOutput,
+        is_error: bool,
+    ) -> Result<(), ReportError> {
+        let outcome = wit::ToolResult {
+            call_id: call_id.to_owned(),
+            output: output.into_wit(),
+            is_error,
+        };
+        self.checked(self.host.report_tool_result(&outcome))
+    }
+
+    /// Reports the tokens the model calls behind this work used; shown where a door has a place
+    /// for it. The task must be working.
+    pub fn usage(&mut self, usage: Usage) -> Result<(), ReportError> {
+        self.checked(self.host.report_usage(&usage.into_wit()))
     }
 
     /// Moves the task to `state` with explanatory `items`.
@@ -393,9 +570,60 @@ impl Task {
         items: Vec<DataItem>,
     ) -> Result<(), ReportError> {
         let items: Vec<wit::DataItem> = items.into_iter().map(DataItem::into_wit).collect();
-        self.host
-            .set_status(state.to_wit(), &items)
-            .map_err(ReportError::from_wit)
+        self.checked(self.host.set_status(state.to_wit(), &items))
+    }
+
+    /// Asks with `form`: the task moves to `awaiting-input`.
+    pub(crate) fn ask(&mut self, form: Form) -> Result<(), ReportError> {
+        let (request, items) = form.into_wit();
+        self.checked(self.host.ask(&request, &items))
+    }
+
+    /// Fails the task with a code.
+    pub(crate) fn fail(&mut self, failure: Failure) -> Result<(), ReportError> {
+        self.checked(self.host.fail(&failure.into_wit()))
+    }
+
+    /// Answers a start with a plain message and no task.
+    pub(crate) fn reply(&mut self, items: Vec<DataItem>) -> Result<(), ReportError> {
+        let items: Vec<wit::DataItem> = items.into_iter().map(DataItem::into_wit).collect();
+        self.checked(self.host.reply(&items))
+    }
+
+    /// Closes every product streamed without `last` with an empty delta that has it, so that a
+    /// client knows the text is whole before the task rests.
+    ///
+    /// A closing delta refused for the activity cap is skipped: the product stays open, but the
+    /// work is done and failing the task over a missing end mark would lose it.
+    pub(crate) fn close_streams(&mut self) -> Result<(), ReportError> {
+        for (product, channel) in std::mem::take(&mut self.open) {
+            match self.stream_text(&product, channel, "", true) {
+                Ok(()) => {}
+                Err(ReportError::LimitReached(cap)) => crate::log::with_fields(
+                    crate::log::Level::Warn,
+                    "a streamed product stays open: the activity cap is used up",
+                    &[("product", &product), ("cap", &cap)],
+                ),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the host said the task is over in reply to a report of this invocation.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.ended.get()
+    }
+
+    /// Maps the host's answer to a report, noting when it says the task is over.
+    fn checked(&self, answer: Result<(), wit::ReportError>) -> Result<(), ReportError> {
+        let answer = answer.map_err(ReportError::from_wit);
+        if let Err(e) = &answer
+            && e.ends_task()
+        {
+            self.ended.set(true);
+        }
+        answer
     }
 
     /// The key-value entries of this task (kept by the host across invocations until the task's

@@ -50,6 +50,16 @@
 //! component. To call [`Partner::decide`] or [`Partner::work`] directly and look at the
 //! [`Decision`](crate::Decision) or [`Outcome`] itself, use [`MockHost::with_task`].
 //!
+//! Every report is checked as the host checks it (the state it needs, the sizes and formats of
+//! product ids, deltas, tool arguments and outputs, forms and failure codes, the 4096 activity
+//! events per task) and refused with the host's [`ReportError`]; the mock does not validate a
+//! form's schema against the JSON Schema meta-schema, nor an answer against the schema. Accepted
+//! reports are on the [`Turn`] ([`Turn::reports`], in order; [`Turn::said`] and
+//! [`Turn::thought`] join the streamed text), and so are the [`Form`] the task awaits, the
+//! [`Failure`] it ended with and a plain reply. [`MockHost::answer_form`] answers a form as a
+//! door would, [`MockHost::cancel_after`] lets the Leader cancel while the partner works, and
+//! [`MockHost::with_activity_limit`] lowers the activity cap.
+//!
 //! While the mock runs the partner, [`config::get`](crate::config::get) and [`log`](crate::log)
 //! go to it (per thread, so tests may run in parallel); outside, on a native target, there is no
 //! config value (`NotGranted`) and log lines go to standard error.
@@ -68,10 +78,12 @@ use serde_json::{Map, Value};
 use crate::bindings::aiphost::partner::kv as wit_kv;
 use crate::bindings::aiphost::partner::types as wit;
 use crate::config::ConfigError;
+use crate::form::{Form, KIND_KEY};
 use crate::item::{DataItem, DataKind, Product};
 use crate::kv::Kv;
 use crate::log::Level;
 use crate::partner::Partner;
+use crate::report::{Channel, Failure, ToolOutput, Usage};
 use crate::task::{EndReason, Host, ReportError, State, Task};
 
 /// One message the partner logged.
@@ -107,10 +119,51 @@ pub enum Report {
         /// Whether the product is whole.
         last: bool,
     },
+    /// Streamed text ([`Task::say`], [`Task::think`], [`Task::stream_text`], or the SDK closing a
+    /// streamed product).
+    Text {
+        /// The product the text extends.
+        product: String,
+        /// Which of its texts.
+        channel: Channel,
+        /// The delta (empty when the delta only closes the product).
+        text: String,
+        /// Whether the product is whole.
+        last: bool,
+    },
+    /// A tool call ([`Task::tool_call`]).
+    ToolCall {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The arguments.
+        arguments: Map<String, Value>,
+    },
+    /// A tool call's outcome ([`Task::tool_result`]).
+    ToolResult {
+        /// The call id.
+        call_id: String,
+        /// What the tool gave back.
+        output: ToolOutput,
+        /// Whether the tool failed.
+        is_error: bool,
+    },
+    /// Token usage ([`Task::usage`]).
+    Usage(Usage),
+    /// A form the task now awaits an answer to (the task moved to `awaiting-input`).
+    Ask(Form),
+    /// A failure with a code (the task moved to `failed`).
+    Fail(Failure),
+    /// A plain reply to a start: no task.
+    Reply(Vec<DataItem>),
 }
 
 /// A compact form for assertions: `status awaiting-input [text:Why?]`,
-/// `chunk answer append=false last=true [text:HI, data:{"n":1}]`.
+/// `chunk answer append=false last=true [text:HI, data:{"n":1}]`,
+/// `text answer/answer last=false "Hel"`, `tool-call c1 lookup {"q":"x"}`,
+/// `tool-result c1 error=false json:{"found":1}`, `usage model=m input=3 output=5`,
+/// `ask trip "Trip" []`, `fail RATE_LIMITED retryable=true "busy"`, `reply [text:hi]`.
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -125,6 +178,56 @@ impl fmt::Display for Report {
                 product.id,
                 describe(&product.data_items)
             ),
+            Report::Text {
+                product,
+                channel,
+                text,
+                last,
+            } => write!(f, "text {product}/{channel} last={last} {text:?}"),
+            Report::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => write!(
+                f,
+                "tool-call {call_id} {name} {}",
+                Value::Object(arguments.clone())
+            ),
+            Report::ToolResult {
+                call_id,
+                output,
+                is_error,
+            } => write!(f, "tool-result {call_id} error={is_error} {output}"),
+            Report::Usage(usage) => {
+                f.write_str("usage")?;
+                if let Some(model) = &usage.model {
+                    write!(f, " model={model}")?;
+                }
+                let counts = [
+                    ("input", usage.input_tokens),
+                    ("output", usage.output_tokens),
+                    ("reasoning", usage.reasoning_tokens),
+                ];
+                for (name, count) in counts {
+                    if let Some(count) = count {
+                        write!(f, " {name}={count}")?;
+                    }
+                }
+                Ok(())
+            }
+            Report::Ask(form) => write!(
+                f,
+                "ask {} {:?} {}",
+                form.request_id,
+                form.title,
+                describe(&form.items)
+            ),
+            Report::Fail(failure) => write!(
+                f,
+                "fail {} retryable={} {:?}",
+                failure.code, failure.retryable, failure.message
+            ),
+            Report::Reply(items) => write!(f, "reply {}", describe(items)),
         }
     }
 }
@@ -148,8 +251,18 @@ pub struct Turn {
     pub task_id: String,
     /// The task's state after the invocation (and after the host failed it, if it did).
     pub state: Option<State>,
-    /// The items of the task's latest status (a question, a rejection or failure reason, ...).
+    /// The items of the task's latest status (a question, a rejection or failure reason, the
+    /// message of a [`Failure`], the items asked with a [`Form`], ...).
     pub status_items: Vec<DataItem>,
+    /// The form the task awaits an answer to, if it was asked with one
+    /// ([`Outcome::Form`](crate::Outcome::Form)); answer it with [`MockHost::answer_form`].
+    pub form: Option<Form>,
+    /// The failure the task ended with, if it failed with a code
+    /// ([`Outcome::FailWith`](crate::Outcome::FailWith)).
+    pub failure: Option<Failure>,
+    /// The plain reply, if the partner answered the start with one
+    /// ([`Decision::Reply`](crate::Decision::Reply)); then there is no task (`state` is `None`).
+    pub reply: Option<Vec<DataItem>>,
     /// The task's products, in the order they were first emitted, as the Leader would get them
     /// (chunks applied).
     pub products: Vec<Product>,
@@ -175,6 +288,27 @@ impl Turn {
     /// The product `id`, if the task has one.
     pub fn product(&self, id: &str) -> Option<&Product> {
         self.products.iter().find(|p| p.id == id)
+    }
+
+    /// The answer text streamed during the invocation (every [`Channel::Answer`] delta, of any
+    /// product, in order).
+    pub fn said(&self) -> String {
+        self.streamed(Channel::Answer)
+    }
+
+    /// The reasoning text streamed during the invocation (every [`Channel::Reasoning`] delta).
+    pub fn thought(&self) -> String {
+        self.streamed(Channel::Reasoning)
+    }
+
+    fn streamed(&self, wanted: Channel) -> String {
+        self.reports
+            .iter()
+            .filter_map(|report| match report {
+                Report::Text { channel, text, .. } if *channel == wanted => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -215,6 +349,14 @@ struct TaskRecord {
     session_id: Option<String>,
     leader_id: Option<String>,
     max_products_bytes: Option<u64>,
+    /// The form the task awaits an answer to.
+    form: Option<Form>,
+    /// The failure it ended with, if it failed with a code.
+    failure: Option<Failure>,
+    /// The plain reply the start was answered with: then there is no task.
+    reply: Option<Vec<DataItem>>,
+    /// Activity events so far (deltas, tool calls and results, usage), against the cap.
+    activity: u64,
 }
 
 impl TaskRecord {
@@ -226,6 +368,164 @@ impl TaskRecord {
         self.state = Some(state);
         self.status_items = items;
         self.history.push(state);
+        self.form = None;
+        self.failure = None;
+    }
+
+    /// Refuses a report on a task that is over: final, or answered with a plain reply.
+    fn not_over(&self) -> Result<(), ReportError> {
+        match self.state {
+            Some(s) if s.is_final() => Err(ReportError::TaskEnded),
+            _ if self.reply.is_some() => Err(ReportError::TaskEnded),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The host's limits on what a partner reports (`wit/partner.wit`), which the mock enforces too.
+mod limits {
+    /// Product ids: 1-256 bytes.
+    pub const PRODUCT_ID: usize = 256;
+    /// One streamed delta.
+    pub const DELTA_TEXT: usize = 64 * 1024;
+    /// Tool call ids, tool names and form request ids: 1-128 bytes.
+    pub const ID: usize = 128;
+    /// Tool arguments (JSON object text).
+    pub const ARGUMENTS: usize = 64 * 1024;
+    /// Tool output.
+    pub const TOOL_OUTPUT: usize = 256 * 1024;
+    /// Form titles: 1-256 bytes.
+    pub const TITLE: usize = 256;
+    /// Form descriptions.
+    pub const DESCRIPTION: usize = 4 * 1024;
+    /// Form schemas (JSON text).
+    pub const SCHEMA: usize = 64 * 1024;
+    /// How deeply a schema may nest.
+    pub const SCHEMA_DEPTH: usize = 32;
+    /// Failure codes: 1-64 bytes.
+    pub const CODE: usize = 64;
+    /// Failure messages.
+    pub const MESSAGE: usize = 4 * 1024;
+    /// Failure details (JSON object text).
+    pub const DETAIL: usize = 16 * 1024;
+    /// Activity events per task (deltas, tool calls and results, usage).
+    pub const ACTIVITY_EVENTS: u64 = 4096;
+}
+
+/// Refuses `what` unless it has 1 to `max` bytes.
+fn check_len(what: &str, value: &str, max: usize) -> Result<(), ReportError> {
+    if value.is_empty() || value.len() > max {
+        return Err(ReportError::InvalidData(format!(
+            "{what} must have 1 to {max} bytes, not {}",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `what` over `max` bytes (empty is fine).
+fn check_max(what: &str, value: &str, max: usize) -> Result<(), ReportError> {
+    if value.len() > max {
+        return Err(ReportError::InvalidData(format!(
+            "{what} has {} bytes, over the limit of {max}",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses JSON text the partner sent where the contract wants an object.
+fn json_object(what: &str, json: &str) -> Result<Map<String, Value>, ReportError> {
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ReportError::InvalidData(format!(
+            "{what} must be a JSON object"
+        ))),
+        Err(e) => Err(ReportError::InvalidData(format!(
+            "{what} is not valid JSON: {e}"
+        ))),
+    }
+}
+
+/// How deeply `value` nests: 0 for a scalar, 1 for an object or array of scalars.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Whether `value` holds a `$ref` that is not local (`#...`): the host resolves none.
+fn has_remote_ref(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, v)| {
+            (key == "$ref" && v.as_str().is_some_and(|r| !r.starts_with('#'))) || has_remote_ref(v)
+        }),
+        Value::Array(items) => items.iter().any(has_remote_ref),
+        _ => false,
+    }
+}
+
+/// The host's checks of a form, short of validating the schema against the JSON Schema
+/// meta-schema (which the mock does not do).
+fn check_form(request: &wit::InputRequest) -> Result<Value, ReportError> {
+    check_len("the request id", &request.request_id, limits::ID)?;
+    if let Some(c) = request
+        .request_id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(ReportError::InvalidData(format!(
+            "the request id may hold A-Z a-z 0-9 . _ - only, not {c:?}"
+        )));
+    }
+    check_len("the form title", &request.title, limits::TITLE)?;
+    if let Some(description) = &request.description {
+        check_max("the form description", description, limits::DESCRIPTION)?;
+    }
+    // The size first: a huge schema is refused without parsing it.
+    check_max("the form schema", &request.schema, limits::SCHEMA)?;
+    let schema = json_object("the form schema", &request.schema)?;
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(ReportError::InvalidData(
+            r#"the form schema must describe an object ("type": "object" at the top)"#.into(),
+        ));
+    }
+    let schema = Value::Object(schema);
+    if depth(&schema) > limits::SCHEMA_DEPTH {
+        return Err(ReportError::InvalidData(format!(
+            "the form schema nests deeper than {} levels",
+            limits::SCHEMA_DEPTH
+        )));
+    }
+    if has_remote_ref(&schema) {
+        return Err(ReportError::InvalidData(
+            "the form schema has a $ref that is not local (#...)".into(),
+        ));
+    }
+    Ok(schema)
+}
+
+/// The host's checks of a failure.
+fn check_failure(failure: &wit::Failure) -> Result<Option<Map<String, Value>>, ReportError> {
+    check_len("the failure code", &failure.code, limits::CODE)?;
+    if let Some(c) = failure
+        .code
+        .chars()
+        .find(|c| !(c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_'))
+    {
+        return Err(ReportError::InvalidData(format!(
+            "the failure code may hold A-Z 0-9 _ only, not {c:?}"
+        )));
+    }
+    check_max("the failure message", &failure.message, limits::MESSAGE)?;
+    match &failure.detail {
+        Some(detail) => {
+            check_max("the failure detail", detail, limits::DETAIL)?;
+            json_object("the failure detail", detail).map(Some)
+        }
+        None => Ok(None),
     }
 }
 
@@ -238,6 +538,10 @@ struct World {
     config: BTreeMap<String, Option<String>>,
     kv_value_limit: Option<usize>,
     refusals: Vec<(State, ReportError)>,
+    /// After this many more accepted reports the Leader cancels the task reported on.
+    cancel_after: Option<usize>,
+    /// Activity events allowed per task (`None`: the host's 4096).
+    activity_limit: Option<u64>,
     logs: Vec<LogRecord>,
     reports: Vec<Report>,
     next_id: u64,
@@ -248,6 +552,30 @@ impl World {
         self.tasks.entry(task_id.to_owned()).or_default()
     }
 
+    /// Keeps an accepted report, and lets the Leader cancel the task when
+    /// [`MockHost::cancel_after`] says so.
+    fn record(&mut self, task_id: &str, report: Report) {
+        self.reports.push(report);
+        if let Some(left) = self.cancel_after.take() {
+            if left > 1 {
+                self.cancel_after = Some(left - 1);
+            } else {
+                let task = self.task(task_id);
+                if !task.state.is_some_and(State::is_final) {
+                    task.moved(State::Canceled, Vec::new());
+                }
+            }
+        }
+    }
+
+    /// A refusal [`MockHost::refuse_next`] set up for a change to `to`, if any (used once).
+    fn refusal(&mut self, to: State) -> Result<(), ReportError> {
+        match self.refusals.iter().position(|(s, _)| *s == to) {
+            Some(i) => Err(self.refusals.remove(i).1),
+            None => Ok(()),
+        }
+    }
+
     /// A partner's status report, checked against the AIP state machine (spec 4.2).
     fn set_status(
         &mut self,
@@ -255,16 +583,14 @@ impl World {
         to: State,
         items: Vec<DataItem>,
     ) -> Result<(), ReportError> {
-        if let Some(i) = self.refusals.iter().position(|(s, _)| *s == to) {
-            return Err(self.refusals.remove(i).1);
-        }
+        self.refusal(to)?;
         let task = self.task(task_id);
+        task.not_over()?;
         use State::*;
         match (task.state, to) {
             (None, Accepted | Rejected)
             | (Some(Accepted), Working)
             | (Some(Working), AwaitingCompletion | AwaitingInput | Failed) => {}
-            (Some(s), _) if s.is_final() => return Err(ReportError::TaskEnded),
             (from, to) => {
                 return Err(ReportError::InvalidTransition(format!(
                     "a partner cannot move a task from {} to {to}",
@@ -273,7 +599,47 @@ impl World {
             }
         }
         task.moved(to, items.clone());
-        self.reports.push(Report::Status { state: to, items });
+        self.record(task_id, Report::Status { state: to, items });
+        Ok(())
+    }
+
+    /// Refuses a report that only a working task may make (`what`), when it is not working.
+    fn working(&mut self, task_id: &str, what: &str) -> Result<(), ReportError> {
+        let task = self.task(task_id);
+        task.not_over()?;
+        match task.state {
+            Some(State::Working) => Ok(()),
+            state => Err(ReportError::InvalidTransition(format!(
+                "{what} while the task is working, not while it is {}",
+                state.map_or("new (not yet accepted)", State::as_str)
+            ))),
+        }
+    }
+
+    /// Counts one activity event of task `task_id`, or refuses it over the cap.
+    fn count_activity(&mut self, task_id: &str) -> Result<(), ReportError> {
+        let limit = self.activity_limit.unwrap_or(limits::ACTIVITY_EVENTS);
+        let task = self.task(task_id);
+        if task.activity >= limit {
+            return Err(ReportError::LimitReached(format!(
+                "at most {limit} activity events (streamed text, tool calls and results, usage) per task"
+            )));
+        }
+        task.activity += 1;
+        Ok(())
+    }
+
+    /// Fails the task and refuses the report when its products would exceed `maxProductsBytes`,
+    /// the way the host does.
+    fn fits(&mut self, task_id: &str, total: u64) -> Result<(), ReportError> {
+        if let Some(limit) = self.task(task_id).max_products_bytes
+            && total > limit
+        {
+            let reason =
+                format!("the products would reach {total} bytes, over maxProductsBytes of {limit}");
+            self.fail(task_id, &reason);
+            return Err(ReportError::ProductsTooLarge(total));
+        }
         Ok(())
     }
 
@@ -286,8 +652,8 @@ impl World {
         last: bool,
     ) -> Result<(), ReportError> {
         let task = self.task(task_id);
+        task.not_over()?;
         match task.state {
-            Some(s) if s.is_final() => return Err(ReportError::TaskEnded),
             Some(State::Accepted | State::Working) => {}
             None => {
                 return Err(ReportError::InvalidTransition(
@@ -308,15 +674,8 @@ impl World {
             product.content_bytes()
         };
         let total = task.products_bytes() - old + new;
-        if let Some(limit) = task.max_products_bytes
-            && total > limit
-        {
-            // The host fails the task, with the reason, and refuses the chunk.
-            let reason =
-                format!("the products would reach {total} bytes, over maxProductsBytes of {limit}");
-            self.fail(task_id, &reason);
-            return Err(ReportError::ProductsTooLarge(total));
-        }
+        self.fits(task_id, total)?;
+        let task = self.task(task_id);
         let report = Report::Chunk {
             product: product.clone(),
             append,
@@ -336,13 +695,194 @@ impl World {
             Some(i) => task.products[i] = product,
             None => task.products.push(product),
         }
-        self.reports.push(report);
+        self.record(task_id, report);
+        Ok(())
+    }
+
+    /// Streamed text: checked, counted and applied the way the host does. The text extends the
+    /// product's last item when that is the text of the same channel (metadata
+    /// `{"aiphost.kind": "answer-text" | "reasoning-text"}`), or starts such an item.
+    fn stream_text(&mut self, task_id: &str, delta: &wit::TextDelta) -> Result<(), ReportError> {
+        let channel = Channel::from_wit(delta.channel);
+        let task = self.task(task_id);
+        task.not_over()?;
+        match task.state {
+            Some(State::Working) => {}
+            // The host moves an accepted task to working first.
+            Some(State::Accepted) => {
+                task.moved(State::Working, Vec::new());
+                let report = Report::Status {
+                    state: State::Working,
+                    items: Vec::new(),
+                };
+                self.record(task_id, report);
+            }
+            state => {
+                return Err(ReportError::InvalidTransition(format!(
+                    "text is streamed while the task is accepted or working, not while it is {}",
+                    state.map_or("new (not yet accepted)", State::as_str)
+                )));
+            }
+        }
+        check_len("the product id", &delta.product_id, limits::PRODUCT_ID)?;
+        if delta.product_id.chars().any(char::is_control) {
+            return Err(ReportError::InvalidData(
+                "the product id has control characters".into(),
+            ));
+        }
+        check_max("the streamed text", &delta.text, limits::DELTA_TEXT)?;
+        if delta.text.is_empty() && !delta.last {
+            return Err(ReportError::InvalidData(
+                "an empty delta must close the product (last)".into(),
+            ));
+        }
+        self.count_activity(task_id)?;
+        let total = self.task(task_id).products_bytes() + delta.text.len() as u64;
+        self.fits(task_id, total)?;
+        let task = self.task(task_id);
+        let kind = format!("{channel}-text");
+        let i = match task.products.iter().position(|p| p.id == delta.product_id) {
+            Some(i) => i,
+            None => {
+                task.products.push(Product::new(delta.product_id.clone()));
+                task.products.len() - 1
+            }
+        };
+        let product = &mut task.products[i];
+        if !delta.text.is_empty() {
+            let extends = product.data_items.last_mut().filter(|item| {
+                item.metadata
+                    .as_ref()
+                    .and_then(|m| m.get(KIND_KEY))
+                    .and_then(Value::as_str)
+                    == Some(kind.as_str())
+            });
+            match extends.map(|item| &mut item.kind) {
+                Some(DataKind::Text(text)) => text.push_str(&delta.text),
+                _ => product.data_items.push(
+                    DataItem::text(delta.text.clone())
+                        .with_metadata(Map::from_iter([(KIND_KEY.to_owned(), kind.into())])),
+                ),
+            }
+        }
+        let report = Report::Text {
+            product: delta.product_id.clone(),
+            channel,
+            text: delta.text.clone(),
+            last: delta.last,
+        };
+        self.record(task_id, report);
+        Ok(())
+    }
+
+    fn tool_call(&mut self, task_id: &str, call: &wit::ToolCall) -> Result<(), ReportError> {
+        self.working(task_id, "tools are called")?;
+        check_len("the call id", &call.call_id, limits::ID)?;
+        check_len("the tool name", &call.name, limits::ID)?;
+        check_max("the tool arguments", &call.arguments, limits::ARGUMENTS)?;
+        let arguments = json_object("the tool arguments", &call.arguments)?;
+        self.count_activity(task_id)?;
+        let report = Report::ToolCall {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            arguments,
+        };
+        self.record(task_id, report);
+        Ok(())
+    }
+
+    fn tool_result(&mut self, task_id: &str, result: &wit::ToolResult) -> Result<(), ReportError> {
+        self.working(task_id, "tool results are reported")?;
+        check_len("the call id", &result.call_id, limits::ID)?;
+        let output = match &result.output {
+            wit::ToolOutput::Json(json) => {
+                check_max("the tool output", json, limits::TOOL_OUTPUT)?;
+                let value = serde_json::from_str(json).map_err(|e| {
+                    ReportError::InvalidData(format!("the tool output is not valid JSON: {e}"))
+                })?;
+                ToolOutput::Json(value)
+            }
+            wit::ToolOutput::Text(text) => {
+                check_max("the tool output", text, limits::TOOL_OUTPUT)?;
+                ToolOutput::Text(text.clone())
+            }
+        };
+        self.count_activity(task_id)?;
+        let report = Report::ToolResult {
+            call_id: result.call_id.clone(),
+            output,
+            is_error: result.is_error,
+        };
+        self.record(task_id, report);
+        Ok(())
+    }
+
+    fn usage(&mut self, task_id: &str, usage: &wit::Usage) -> Result<(), ReportError> {
+        self.working(task_id, "usage is reported")?;
+        self.count_activity(task_id)?;
+        self.record(task_id, Report::Usage(Usage::from_wit(usage)));
+        Ok(())
+    }
+
+    fn ask(
+        &mut self,
+        task_id: &str,
+        request: &wit::InputRequest,
+        items: Vec<DataItem>,
+    ) -> Result<(), ReportError> {
+        self.refusal(State::AwaitingInput)?;
+        self.working(task_id, "a form is asked")?;
+        let schema = check_form(request)?;
+        let form = Form {
+            request_id: request.request_id.clone(),
+            title: request.title.clone(),
+            description: request.description.clone(),
+            schema,
+            items: items.clone(),
+        };
+        let task = self.task(task_id);
+        task.moved(State::AwaitingInput, items);
+        task.form = Some(form.clone());
+        self.record(task_id, Report::Ask(form));
+        Ok(())
+    }
+
+    fn fail_with(&mut self, task_id: &str, failure: &wit::Failure) -> Result<(), ReportError> {
+        self.refusal(State::Failed)?;
+        self.working(task_id, "a task is failed with a code")?;
+        let detail = check_failure(failure)?;
+        let failure = Failure {
+            code: failure.code.clone(),
+            message: failure.message.clone(),
+            retryable: failure.retryable,
+            detail,
+        };
+        let task = self.task(task_id);
+        task.moved(State::Failed, vec![DataItem::text(failure.message.clone())]);
+        task.failure = Some(failure.clone());
+        self.record(task_id, Report::Fail(failure));
+        Ok(())
+    }
+
+    fn reply(&mut self, task_id: &str, items: Vec<DataItem>) -> Result<(), ReportError> {
+        let task = self.task(task_id);
+        task.not_over()?;
+        if task.state.is_some() || !task.history.is_empty() {
+            return Err(ReportError::InvalidTransition(
+                "a plain reply answers a start, before the task is accepted or rejected".into(),
+            ));
+        }
+        task.reply = Some(items.clone());
+        self.record(task_id, Report::Reply(items));
         Ok(())
     }
 
     /// The host fails a task that has not ended, the way it does when an invocation errs.
     fn fail(&mut self, task_id: &str, reason: &str) {
         let task = self.task(task_id);
+        if task.reply.is_some() {
+            return;
+        }
         let path: &[State] = match task.state {
             None => &[State::Rejected],
             Some(State::Accepted) => &[State::Working, State::Failed],
@@ -379,12 +919,7 @@ impl Host for Bound {
         state: wit::TaskState,
         items: &[wit::DataItem],
     ) -> Result<(), wit::ReportError> {
-        let items = items
-            .iter()
-            .cloned()
-            .map(DataItem::from_wit)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(wit::ReportError::InvalidData)?;
+        let items = items_from_wit(items)?;
         self.world
             .borrow_mut()
             .set_status(&self.task_id, State::from_wit(state), items)
@@ -393,13 +928,7 @@ impl Host for Bound {
 
     fn emit_product_chunk(&self, chunk: &wit::ProductChunk) -> Result<(), wit::ReportError> {
         let p = &chunk.product;
-        let data_items = p
-            .data_items
-            .iter()
-            .cloned()
-            .map(DataItem::from_wit)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(wit::ReportError::InvalidData)?;
+        let data_items = items_from_wit(&p.data_items)?;
         let product = Product {
             id: p.id.clone(),
             name: p.name.clone(),
@@ -416,6 +945,61 @@ impl Host for Bound {
         let world = self.world.borrow();
         let state = world.tasks.get(&self.task_id).and_then(|t| t.state);
         state.map(State::to_wit)
+    }
+
+    fn stream_text(&self, delta: &wit::TextDelta) -> Result<(), wit::ReportError> {
+        let mut world = self.world.borrow_mut();
+        world
+            .stream_text(&self.task_id, delta)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn report_tool_call(&self, call: &wit::ToolCall) -> Result<(), wit::ReportError> {
+        let mut world = self.world.borrow_mut();
+        world
+            .tool_call(&self.task_id, call)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn report_tool_result(&self, outcome: &wit::ToolResult) -> Result<(), wit::ReportError> {
+        let mut world = self.world.borrow_mut();
+        world
+            .tool_result(&self.task_id, outcome)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn report_usage(&self, usage: &wit::Usage) -> Result<(), wit::ReportError> {
+        let mut world = self.world.borrow_mut();
+        world
+            .usage(&self.task_id, usage)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn ask(
+        &self,
+        request: &wit::InputRequest,
+        items: &[wit::DataItem],
+    ) -> Result<(), wit::ReportError> {
+        let items = items_from_wit(items)?;
+        let mut world = self.world.borrow_mut();
+        world
+            .ask(&self.task_id, request, items)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn fail(&self, failure: &wit::Failure) -> Result<(), wit::ReportError> {
+        let mut world = self.world.borrow_mut();
+        world
+            .fail_with(&self.task_id, failure)
+            .map_err(ReportError::into_wit)
+    }
+
+    fn reply(&self, items: &[wit::DataItem]) -> Result<(), wit::ReportError> {
+        let items = items_from_wit(items)?;
+        let mut world = self.world.borrow_mut();
+        world
+            .reply(&self.task_id, items)
+            .map_err(ReportError::into_wit)
     }
 
     fn kv_get(&self, scope: wit_kv::Scope, key: &str) -> Result<Option<Vec<u8>>, wit_kv::KvError> {
@@ -444,6 +1028,16 @@ impl Host for Bound {
         world.kv(&self.task_id, scope).remove(key);
         Ok(())
     }
+}
+
+/// DataItems as the partner sent them; malformed ones are refused as the host refuses them.
+fn items_from_wit(items: &[wit::DataItem]) -> Result<Vec<DataItem>, wit::ReportError> {
+    items
+        .iter()
+        .cloned()
+        .map(DataItem::from_wit)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(wit::ReportError::InvalidData)
 }
 
 thread_local! {
@@ -572,10 +1166,35 @@ impl<P: Partner> MockHost<P> {
         self
     }
 
+    /// Allows `events` activity events per task (streamed deltas, tool calls and results, usage)
+    /// instead of the host's 4096; over it, reports get [`ReportError::LimitReached`]. To test
+    /// how a partner copes with the cap without making thousands of reports.
+    pub fn with_activity_limit(self, events: u64) -> Self {
+        self.world.borrow_mut().activity_limit = Some(events);
+        self
+    }
+
     /// The host refuses the next report of a change to `state` with `error` (once), whatever the
-    /// state machine says: to test how a partner copes with a refusal.
+    /// state machine says: to test how a partner copes with a refusal. Asking with a form counts
+    /// as a change to `awaiting-input`, failing with a code as one to `failed`.
     pub fn refuse_next(&self, state: State, error: ReportError) {
         self.world.borrow_mut().refusals.push((state, error));
+    }
+
+    /// The Leader cancels the task the partner reports on right after the host accepts the next
+    /// `reports` reports (counted from now, across invocations): to test how a partner stops when
+    /// a cancel arrives while it works. Its next report gets [`ReportError::TaskEnded`], and the
+    /// SDK stops quietly.
+    ///
+    /// # Panics
+    ///
+    /// If `reports` is 0.
+    pub fn cancel_after(&self, reports: usize) {
+        assert!(
+            reports > 0,
+            "cancel_after needs at least one report to wait for"
+        );
+        self.world.borrow_mut().cancel_after = Some(reports);
     }
 
     /// A new task with `input` and default [`Start`] options: decide, then work.
@@ -646,6 +1265,30 @@ impl<P: Partner> MockHost<P> {
             State::Working,
         );
         self.invoke(task_id, Event::Continue, input, params)
+    }
+
+    /// The Leader answers the form task `task_id` awaits with `values` (a JSON object): the
+    /// host tags them as the answer to the form's request id
+    /// ([`DataItem::input_answer`]) and continues the task with them, as a door does.
+    ///
+    /// The mock does not check the values against the form's schema (the host does, and refuses
+    /// a wrong answer without invoking the partner).
+    ///
+    /// # Panics
+    ///
+    /// If there is no such task, or it is not awaiting an answer to a form.
+    pub fn answer_form(&mut self, task_id: &str, values: Value) -> Turn {
+        let form = {
+            let world = self.world.borrow();
+            world.tasks.get(task_id).and_then(|t| t.form.clone())
+        };
+        let Some(form) = form else {
+            panic!("task {task_id} is not awaiting an answer to a form");
+        };
+        self.continue_(
+            task_id,
+            vec![DataItem::input_answer(form.request_id, values)],
+        )
     }
 
     /// The Leader completes a task awaiting completion; the partner hears of it
@@ -818,9 +1461,15 @@ impl<P: Partner> MockHost<P> {
         config(name)
     }
 
-    /// The names of the tasks the host has.
+    /// The names of the tasks the host has (not the starts answered with a plain reply: those
+    /// leave no task).
     pub fn task_ids(&self) -> BTreeSet<String> {
-        self.world.borrow().tasks.keys().cloned().collect()
+        let world = self.world.borrow();
+        let tasks = world.tasks.iter();
+        tasks
+            .filter(|(_, t)| t.reply.is_none())
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     pub(crate) fn bound(&self, task_id: &str) -> Rc<dyn Host> {
@@ -901,6 +1550,9 @@ impl<P: Partner> MockHost<P> {
             task_id: task_id.to_owned(),
             state: task.state,
             status_items: task.status_items.clone(),
+            form: task.form.clone(),
+            failure: task.failure.clone(),
+            reply: task.reply.clone(),
             products: task.products.clone(),
             error: result.err(),
             reports,
@@ -1145,5 +1797,270 @@ mod tests {
         };
         host.start_with(vec![], start());
         host.start_with(vec![], start());
+    }
+
+    /// A task of `host` that is working, to make reports on directly.
+    fn working(host: &MockHost<Streamer>, task_id: &str) {
+        host.with_task(task_id, |task| {
+            task.set_status(State::Accepted, vec![]).unwrap();
+            task.set_status(State::Working, vec![]).unwrap();
+        });
+    }
+
+    fn invalid(result: Result<(), ReportError>, wanted: &str) {
+        match result {
+            Err(ReportError::InvalidData(m)) => assert!(m.contains(wanted), "{m}"),
+            other => panic!("expected invalid-data ({wanted}), got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn streamed_text_is_checked_like_the_host_checks_it() {
+        let host = MockHost::<Streamer>::new();
+        host.with_task("t", |task| {
+            assert!(matches!(
+                task.say("x"),
+                Err(ReportError::InvalidTransition(m)) if m.contains("new (not yet accepted)")
+            ));
+            task.set_status(State::Accepted, vec![]).unwrap();
+            // The host moves an accepted task to working first.
+            task.say("x").unwrap();
+            assert_eq!(task.state(), Some(State::Working));
+            invalid(task.stream_text("", Channel::Answer, "x", false), "1 to 256");
+            let long = "p".repeat(257);
+            invalid(task.stream_text(&long, Channel::Answer, "x", false), "1 to 256");
+            invalid(task.stream_text("a\nb", Channel::Answer, "x", false), "control");
+            let big = "x".repeat(64 * 1024 + 1);
+            invalid(task.stream_text("p", Channel::Answer, &big, false), "over the limit");
+            invalid(task.stream_text("p", Channel::Answer, "", false), "empty delta");
+            // The channels of one product: each delta extends the last text of its channel.
+            for (channel, text) in [
+                (Channel::Reasoning, "r1"),
+                (Channel::Reasoning, "r2"),
+                (Channel::Answer, "a1"),
+                (Channel::Reasoning, "r3"),
+            ] {
+                task.stream_text("mixed", channel, text, false).unwrap();
+            }
+            task.stream_text("mixed", Channel::Answer, "", true).unwrap();
+            task.set_status(State::AwaitingInput, vec![]).unwrap();
+            assert!(matches!(
+                task.think("x"),
+                Err(ReportError::InvalidTransition(m)) if m.contains("not while it is awaiting-input")
+            ));
+        });
+        let mixed = host.products("t").into_iter().find(|p| p.id == "mixed");
+        let texts: Vec<_> = mixed
+            .expect("the mixed product")
+            .data_items
+            .iter()
+            .filter_map(|i| i.as_text().map(str::to_owned))
+            .collect();
+        assert_eq!(texts, ["r1r2", "a1", "r3"]);
+        assert_eq!(
+            host.history("t"),
+            [State::Accepted, State::Working, State::AwaitingInput]
+        );
+        host.set_state("t", Some(State::Canceled));
+        host.with_task("t", |task| {
+            assert_eq!(task.say("late"), Err(ReportError::TaskEnded));
+        });
+    }
+
+    #[test]
+    fn streamed_text_counts_against_max_products_bytes() {
+        struct Talker;
+        impl Partner for Talker {
+            fn work(task: &mut Task, _input: Vec<DataItem>) -> Outcome {
+                for word in ["four", "five!"] {
+                    if let Err(e) = task.say(word) {
+                        return e.into();
+                    }
+                }
+                Outcome::Done(vec![])
+            }
+        }
+        let mut host = MockHost::<Talker>::new();
+        let start = Start {
+            max_products_bytes: Some(8),
+            ..Start::default()
+        };
+        let turn = host.start_with(vec![], start);
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.state, Some(State::Failed));
+        assert_eq!(
+            turn.text(),
+            "the products would reach 9 bytes, over maxProductsBytes of 8"
+        );
+        assert_eq!(turn.said(), "four");
+    }
+
+    #[test]
+    fn tool_activity_and_usage_need_a_working_task_and_valid_json() {
+        let host = MockHost::<Streamer>::new();
+        host.with_task("t", |task| {
+            task.set_status(State::Accepted, vec![]).unwrap();
+            assert!(matches!(
+                task.tool_call("c", "n", &json!({})),
+                Err(ReportError::InvalidTransition(m)) if m.contains("not while it is accepted")
+            ));
+            assert!(matches!(
+                task.usage(Usage::default()),
+                Err(ReportError::InvalidTransition(_))
+            ));
+        });
+        working(&host, "w");
+        host.with_task("w", |task| {
+            invalid(
+                task.tool_call("c", "n", &json!([1])),
+                "must be a JSON object",
+            );
+            invalid(task.tool_call("", "n", &json!({})), "call id");
+            invalid(
+                task.tool_call("c", &"n".repeat(129), &json!({})),
+                "tool name",
+            );
+            let big = json!({"x": "y".repeat(64 * 1024)});
+            invalid(task.tool_call("c", "n", &big), "tool arguments");
+            let huge = ToolOutput::Text("z".repeat(256 * 1024 + 1));
+            invalid(task.tool_result("c", huge, false), "tool output");
+            task.tool_call("c", "n", &json!({"a": 1})).unwrap();
+            task.tool_result("c", ToolOutput::Text("oops".into()), true)
+                .unwrap();
+        });
+        // What a hostile component could send, and the SDK never does.
+        let bound = host.bound("w");
+        let not_json = wit::ToolCall {
+            call_id: "c".into(),
+            name: "n".into(),
+            arguments: "{oops".into(),
+        };
+        assert!(matches!(
+            bound.report_tool_call(&not_json),
+            Err(wit::ReportError::InvalidData(m)) if m.contains("not valid JSON")
+        ));
+        let not_json = wit::ToolResult {
+            call_id: "c".into(),
+            output: wit::ToolOutput::Json("nope".into()),
+            is_error: false,
+        };
+        assert!(matches!(
+            bound.report_tool_result(&not_json),
+            Err(wit::ReportError::InvalidData(m)) if m.contains("not valid JSON")
+        ));
+        let reports: Vec<String> = host.world.borrow().reports[3..]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            reports,
+            [
+                r#"tool-call c n {"a":1}"#,
+                "tool-result c error=true text:oops"
+            ]
+        );
+    }
+
+    #[test]
+    fn forms_are_checked_like_the_host_checks_them() {
+        let host = MockHost::<Streamer>::new();
+        let object = || json!({"type": "object"});
+        host.with_task("t", |task| {
+            task.set_status(State::Accepted, vec![]).unwrap();
+            assert!(matches!(
+                task.ask(Form::new("f", "T", object())),
+                Err(ReportError::InvalidTransition(_))
+            ));
+        });
+        working(&host, "w");
+        host.with_task("w", |task| {
+            let mut ask = |form: Form| task.ask(form);
+            invalid(ask(Form::new("", "T", object())), "request id");
+            invalid(ask(Form::new("a b", "T", object())), "not ' '");
+            invalid(ask(Form::new("f", "", object())), "title");
+            let description = "d".repeat(4097);
+            invalid(ask(Form::new("f", "T", object()).described(description)), "description");
+            invalid(ask(Form::new("f", "T", json!({"type": "string"}))), "describe an object");
+            invalid(ask(Form::new("f", "T", json!([]))), "must be a JSON object");
+            let mut deep = json!({});
+            for _ in 0..40 {
+                deep = json!({"not": deep});
+            }
+            let deep = json!({"type": "object", "properties": {"x": deep}});
+            invalid(ask(Form::new("f", "T", deep)), "nests deeper");
+            let remote = json!({"type": "object", "$ref": "https://x/s.json"});
+            invalid(ask(Form::new("f", "T", remote)), "not local");
+            let big = json!({"type": "object", "description": "x".repeat(64 * 1024)});
+            invalid(ask(Form::new("f", "T", big)), "form schema");
+            let local = json!({"type": "object", "$defs": {"a": {}}, "properties": {"a": {"$ref": "#/$defs/a"}}});
+            ask(Form::new("f.1_-", "T", local).with_item(DataItem::text("q")))
+                .unwrap();
+        });
+        assert_eq!(host.state("w"), Some(State::AwaitingInput));
+        let world = host.world.borrow();
+        let task = &world.tasks["w"];
+        assert_eq!(task.form.as_ref().unwrap().request_id, "f.1_-");
+        assert_eq!(task.status_items, [DataItem::text("q")]);
+    }
+
+    #[test]
+    fn failures_are_checked_like_the_host_checks_them() {
+        let host = MockHost::<Streamer>::new();
+        working(&host, "w");
+        host.with_task("w", |task| {
+            invalid(task.fail(Failure::new("", "m")), "failure code");
+            invalid(task.fail(Failure::new("lower", "m")), "not 'l'");
+            invalid(task.fail(Failure::new("X".repeat(65), "m")), "failure code");
+            invalid(
+                task.fail(Failure::new("X", "m".repeat(4097))),
+                "failure message",
+            );
+            let detail = json!({"d": "x".repeat(16 * 1024)});
+            invalid(
+                task.fail(Failure::new("X", "m").with_detail(detail)),
+                "failure detail",
+            );
+            task.fail(Failure::new("E_1", "boom")).unwrap();
+            assert_eq!(task.say("after"), Err(ReportError::TaskEnded));
+        });
+        assert_eq!(host.state("w"), Some(State::Failed));
+    }
+
+    #[test]
+    fn a_reply_only_answers_a_start() {
+        let host = MockHost::<Streamer>::new();
+        working(&host, "w");
+        host.with_task("w", |task| {
+            assert!(matches!(
+                task.reply(vec![DataItem::text("late")]),
+                Err(ReportError::InvalidTransition(m)) if m.contains("answers a start")
+            ));
+        });
+        host.with_task("r", |task| {
+            task.reply(vec![DataItem::text("hi")]).unwrap();
+            // Afterwards there is no task to report on.
+            assert_eq!(
+                task.set_status(State::Accepted, vec![]),
+                Err(ReportError::TaskEnded)
+            );
+            assert_eq!(task.say("x"), Err(ReportError::TaskEnded));
+            assert_eq!(
+                task.reply(vec![DataItem::text("again")]),
+                Err(ReportError::TaskEnded)
+            );
+        });
+        assert_eq!(host.task_ids().into_iter().collect::<Vec<_>>(), ["w"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "task t is not awaiting an answer to a form")]
+    fn answering_a_form_that_was_not_asked_is_a_mistake_in_the_test() {
+        let mut host = MockHost::<Streamer>::new();
+        host.with_task("t", |task| {
+            task.set_status(State::Accepted, vec![]).unwrap();
+            task.set_status(State::Working, vec![]).unwrap();
+            task.set_status(State::AwaitingInput, vec![]).unwrap();
+        });
+        host.answer_form("t", json!({}));
     }
 }

@@ -62,65 +62,134 @@ strip = "debuginfo"
 {patch}"#
     );
     let lib_rs = format!(
-        r#"//! {title}: an aiphost partner.
+        r##"//! {title}: an aiphost partner.
 
-use aiphost_sdk::{{DataItem, Outcome, Partner, Product, Task}};
+use aiphost_sdk::serde_json::json;
+use aiphost_sdk::{{
+    DataItem, Decision, Form, Outcome, Partner, ReportError, Task, ToolOutput, form_answer,
+}};
 
 struct {type_name};
 
+/// The longest text it shouts, in bytes.
+const MAX_TEXT: usize = 4096;
+
 impl Partner for {type_name} {{
+    /// A new task: "ping" gets a plain reply at once, and no task is created; the rest is taken on.
+    fn decide(_task: &Task, input: &[DataItem]) -> Decision {{
+        if input.iter().any(|item| item.as_text() == Some("ping")) {{
+            return Decision::reply("pong");
+        }}
+        Decision::Accept
+    }}
+
     /// Runs after the task is accepted, and again on every `continue`.
     fn work(task: &mut Task, input: Vec<DataItem>) -> Outcome {{
-        let text: Vec<&str> = input.iter().filter_map(DataItem::as_text).collect();
+        // The text comes as text items, or as the answer to the form asked below.
+        let mut text: Vec<&str> = input.iter().filter_map(DataItem::as_text).collect();
+        if let Some(answer) = form_answer(&input, "text") {{
+            text.extend(answer.get("text").and_then(|t| t.as_str()));
+        }}
         if text.is_empty() {{
-            return Outcome::ask("Send me some text to work on.");
+            return Outcome::ask_form(text_form());
+        }}
+        let text = text.join(" ");
+        if text.len() > MAX_TEXT {{
+            return Outcome::fail_with("TEXT_TOO_LONG", format!("send at most {{MAX_TEXT}} bytes"));
         }}
         aiphost_sdk::log::info(&format!(
             "task {{}}: working on {{}} items",
             task.id(),
             input.len()
         ));
-        Outcome::Done(vec![
-            Product::new("answer")
-                .named("answer")
-                .with_item(DataItem::text(text.join(" ").to_uppercase())),
-        ])
+        match shout(task, &text) {{
+            Ok(()) => Outcome::Done(vec![]), // the SDK closes the streamed answer
+            Err(e) => e.into(),              // quiet if the Leader canceled meanwhile
+        }}
     }}
 }}
 
 aiphost_sdk::export!({type_name});
+
+/// The form it asks with when there is no text: a JSON Schema of the object it wants.
+fn text_form() -> Form {{
+    let schema = json!({{
+        "type": "object",
+        "required": ["text"],
+        "properties": {{ "text": {{ "type": "string", "minLength": 1 }} }}
+    }});
+    Form::new("text", "Text to shout", schema).described("Send me some text to work on.")
+}}
+
+/// Shouts `text`, showing the work as it goes: its reasoning (when the Leader asks for it with the
+/// commandParams {{"explain": true}}), a tool call and its result, then the answer, streamed.
+fn shout(task: &mut Task, text: &str) -> Result<(), ReportError> {{
+    if task.params().get("explain").and_then(|e| e.as_bool()) == Some(true) {{
+        task.think("The Leader wants the text in capitals: count the words, then shout.")?;
+    }}
+    task.tool_call("call-1", "count_words", &json!({{ "text": text }}))?;
+    let words = text.split_whitespace().count();
+    task.tool_result("call-1", ToolOutput::Json(json!({{ "words": words }})), false)?;
+    task.say(&text.to_uppercase())
+}}
 
 /// Native unit tests on the SDK's mock host: `cargo test` (no wasm, no aiphost).
 #[cfg(test)]
 mod tests {{
     use super::*;
     use aiphost_sdk::State;
-    use aiphost_sdk::testing::MockHost;
+    use aiphost_sdk::testing::{{MockHost, Start}};
 
     #[test]
-    fn asks_for_text_then_shouts_it() {{
+    fn asks_with_a_form_then_shouts_the_answer() {{
         let mut host = MockHost::<{type_name}>::new();
         let turn = host.start(vec![]);
         assert_eq!(turn.state, Some(State::AwaitingInput));
-        assert_eq!(turn.text(), "Send me some text to work on.");
+        assert_eq!(turn.form, Some(text_form()));
 
-        let turn = host.continue_(
-            &turn.task_id,
-            vec![DataItem::text("hello"), DataItem::text("world")],
-        );
+        let turn = host.answer_form(&turn.task_id, json!({{ "text": "hello world" }}));
         assert_eq!(turn.state, Some(State::AwaitingCompletion));
-        let answer = turn.product("answer").expect("an answer");
-        assert_eq!(answer.data_items[0].as_text(), Some("HELLO WORLD"));
+        let reports: Vec<String> = turn.reports.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            reports[..2],
+            [
+                r#"tool-call call-1 count_words {{"text":"hello world"}}"#,
+                r#"tool-result call-1 error=false json:{{"words":2}}"#,
+            ]
+        );
+        assert_eq!(turn.said(), "HELLO WORLD");
         assert_eq!(
             turn.logs[0].message,
-            format!("task {{}}: working on 2 items", turn.task_id)
+            format!("task {{}}: working on 1 items", turn.task_id)
         );
 
         let turn = host.complete(&turn.task_id);
         assert_eq!(turn.state, Some(State::Completed));
     }}
+
+    #[test]
+    fn explains_replies_and_fails_with_a_code() {{
+        let mut host = MockHost::<{type_name}>::new();
+        let params = json!({{ "explain": true }}).as_object().cloned();
+        let explain = Start {{
+            params: params.unwrap_or_default(),
+            ..Start::default()
+        }};
+        let turn = host.start_with(vec![DataItem::text("hi")], explain);
+        assert!(turn.thought().starts_with("The Leader wants"));
+        assert_eq!(turn.said(), "HI");
+
+        let turn = host.start(vec![DataItem::text("ping")]);
+        assert_eq!(turn.reply, Some(vec![DataItem::text("pong")]));
+        assert_eq!(turn.state, None); // no task
+
+        let turn = host.start(vec![DataItem::text("a".repeat(MAX_TEXT + 1))]);
+        assert_eq!(turn.state, Some(State::Failed));
+        let code = turn.failure.map(|f| f.code);
+        assert_eq!(code.as_deref(), Some("TEXT_TOO_LONG"));
+    }}
 }}
-"#
+"##
     );
     Ok(vec![
         ("Cargo.toml".into(), cargo_toml),
