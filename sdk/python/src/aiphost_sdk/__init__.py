@@ -14,24 +14,35 @@ bindings, componentize-py): subclass :class:`Partner`, name it with :func:`expor
 ...             return Outcome.ask("Send me some text.")
 ...         return Outcome.done([Product("answer").with_item(DataItem.text(text.upper()))])
 
+A partner that talks to people streams its answer and reasoning (``task.say``, ``task.think``),
+reports tool activity and usage (``task.tool_call``, ``task.tool_result``, ``task.usage``), asks
+with a :class:`Form` (``Outcome.ask(form)``, read the answer with :func:`form_answer`), fails with a
+code (``Outcome.fail_with``) and can answer a start with a plain reply (``Decision.reply``).
+
 Test partners natively with :mod:`aiphost_sdk.testing`.
 """
 
 from . import config, log
 from .errors import ConfigError, KvError, LogLevel, ReportError
+from .forms import Form, form_answer
 from .items import DataItem, File, Product
 from .partner import Decision, Outcome, Partner, export
+from .reports import Channel, Failure, Json, TextDelta, ToolCall, ToolResult, Usage
 from .state import EndReason, State
 from .task import Kv, Task
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Channel",
     "ConfigError",
     "DataItem",
     "Decision",
     "EndReason",
+    "Failure",
     "File",
+    "Form",
+    "Json",
     "Kv",
     "KvError",
     "LogLevel",
@@ -41,7 +52,12 @@ __all__ = [
     "ReportError",
     "State",
     "Task",
+    "TextDelta",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
     "config",
     "export",
+    "form_answer",
     "log",
 ]

@@ -20,8 +20,19 @@ from wit_world.imports import types as wit
 
 from . import _runtime
 from .errors import ConfigError, KvError, LogLevel, ReportError
+from .forms import Form
 from .items import DataItem, File, Product, compact_json
 from .partner import Partner, exported
+from .reports import (
+    Channel,
+    Failure,
+    Json,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+    json_text,
+)
 from .state import EndReason, State
 
 _STATES = {
@@ -89,7 +100,18 @@ def _report_error(err: Err[wit.ReportError]) -> ReportError:
         return ReportError("task-ended")
     if isinstance(e, wit.ReportError_ProductsTooLarge):
         return ReportError("products-too-large", limit=e.value)
+    if isinstance(e, wit.ReportError_LimitReached):
+        return ReportError("limit-reached", e.value)
     return ReportError("invalid-data", str(getattr(e, "value", e)))
+
+
+_CHANNELS = {Channel.ANSWER: wit.TextChannel.ANSWER, Channel.REASONING: wit.TextChannel.REASONING}
+
+
+def _tool_output(output: Json | str) -> wit.ToolOutput:
+    if isinstance(output, Json):
+        return wit.ToolOutput_Json(json_text(output.value))
+    return wit.ToolOutput_Text(output)
 
 
 def _kv_error(err: Err[wit_kv.KvError]) -> KvError:
@@ -133,6 +155,61 @@ class WitHost:
     def current_state(self) -> State | None:
         state = wit_task.current_state()
         return None if state is None else _STATES[state]
+
+    def stream_text(self, delta: TextDelta) -> None:
+        wit_delta = wit.TextDelta(
+            delta.product_id, _CHANNELS[delta.channel], delta.text, delta.last
+        )
+        try:
+            wit_task.stream_text(wit_delta)
+        except Err as err:
+            raise _report_error(err) from None
+
+    def report_tool_call(self, call: ToolCall) -> None:
+        try:
+            wit_task.report_tool_call(
+                wit.ToolCall(call.call_id, call.name, json_text(call.arguments))
+            )
+        except Err as err:
+            raise _report_error(err) from None
+
+    def report_tool_result(self, result: ToolResult) -> None:
+        outcome = wit.ToolResult(result.call_id, _tool_output(result.output), result.is_error)
+        try:
+            wit_task.report_tool_result(outcome)
+        except Err as err:
+            raise _report_error(err) from None
+
+    def report_usage(self, usage: Usage) -> None:
+        wit_usage = wit.Usage(
+            usage.model, usage.input_tokens, usage.output_tokens, usage.reasoning_tokens
+        )
+        try:
+            wit_task.report_usage(wit_usage)
+        except Err as err:
+            raise _report_error(err) from None
+
+    def ask(self, form: Form, items: Sequence[DataItem]) -> None:
+        request = wit.InputRequest(
+            form.request_id, form.title, form.description, json_text(form.schema)
+        )
+        try:
+            wit_task.ask(request, [_item_to_wit(i) for i in items])
+        except Err as err:
+            raise _report_error(err) from None
+
+    def fail(self, failure: Failure) -> None:
+        detail = None if failure.detail is None else json_text(failure.detail)
+        try:
+            wit_task.fail(wit.Failure(failure.code, failure.message, failure.retryable, detail))
+        except Err as err:
+            raise _report_error(err) from None
+
+    def reply(self, items: Sequence[DataItem]) -> None:
+        try:
+            wit_task.reply([_item_to_wit(i) for i in items])
+        except Err as err:
+            raise _report_error(err) from None
 
     def kv_get(self, agent: bool, key: str) -> bytes | None:
         try:

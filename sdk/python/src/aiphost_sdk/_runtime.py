@@ -8,6 +8,7 @@ import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from . import _host
@@ -98,6 +99,10 @@ def _run(partner: Partner, inv: Invocation, host: Host) -> None:
         if decision.rejection is not None:
             _report(task, State.REJECTED, [DataItem.text(decision.rejection)])
             return
+        if decision.reply_items is not None:
+            reply = list(decision.reply_items)
+            _guarded(lambda: host.reply(reply))
+            return
         _report(task, State.ACCEPTED, [])
         _report(task, State.WORKING, [])
         _apply(host, task, _call(host, "work", partner.work, task, items))
@@ -111,30 +116,54 @@ def _run(partner: Partner, inv: Invocation, host: Host) -> None:
         raise _Stop(f"aiphost-sdk: unknown event {inv.event!r}")
 
 
-def _report(task: Task, state: State, items: list[DataItem]) -> None:
-    """A report the SDK makes: refused because the task is over, it stops quietly (the Leader
-    canceled meanwhile, or the host failed the task); refused otherwise, it ends the invocation
-    with an error."""
+def _guarded(report: Callable[[], None]) -> None:
+    """Makes a report for the partner. Refused because the task is over, it stops quietly (the
+    Leader canceled meanwhile, or the host failed the task); refused otherwise, it ends the
+    invocation with an error."""
     try:
-        task.set_status(state, items)
+        report()
     except ReportError as e:
         raise _Stop(None if e.ends_task else f"the host refused a report: {e}") from e
+
+
+def _report(task: Task, state: State, items: list[DataItem]) -> None:
+    """Moves the task to ``state`` with ``items`` (see :func:`_guarded`)."""
+    _guarded(lambda: task.set_status(state, items))
+
+
+def _close_streams(host: Host, task: Task) -> None:
+    """Closes the products the partner streamed text into. The activity cap being used up is no
+    reason to fail finished work: the text is all there, only the mark that it is whole is missing,
+    so that refusal is logged and the work still finishes."""
+    try:
+        task.close_streams()
+    except ReportError as e:
+        if e.kind != "limit-reached":
+            raise _Stop(None if e.ends_task else f"the host refused a report: {e}") from e
+        host.log(LogLevel.WARN, "streamed products left open: the activity cap is used up", [])
 
 
 def _apply(host: Host, task: Task, outcome: object) -> None:
     if not isinstance(outcome, Outcome):
         raise _Stop(f"work returned {outcome!r}, not an Outcome")
     if outcome.kind == "need-input":
-        _report(task, State.AWAITING_INPUT, list(outcome.items))
+        items = list(outcome.items)
+        form = outcome.form
+        if form is None:
+            _report(task, State.AWAITING_INPUT, items)
+        else:
+            _guarded(lambda: host.ask(form, items))
     elif outcome.kind == "done":
+        _close_streams(host, task)
         for product in outcome.products:
-            try:
-                task.emit_chunk(product, append=False, last=True)
-            except ReportError as e:
-                raise _Stop(None if e.ends_task else f"the host refused a report: {e}") from e
+            _guarded(partial(task.emit_chunk, product, append=False, last=True))
         _report(task, State.AWAITING_COMPLETION, list(outcome.items))
     elif outcome.kind == "fail":
-        _report(task, State.FAILED, [DataItem.text(outcome.reason or "")])
+        failure = outcome.failure
+        if failure is None:
+            _report(task, State.FAILED, [DataItem.text(outcome.reason or "")])
+        else:
+            _guarded(lambda: host.fail(failure))
     else:
         raise _Stop(outcome.reason or "")
 

@@ -18,16 +18,21 @@ class LogLevel(StrEnum):
     ERROR = "error"
 
 
-ReportErrorKind = Literal["invalid-transition", "task-ended", "products-too-large", "invalid-data"]
+ReportErrorKind = Literal[
+    "invalid-transition", "task-ended", "products-too-large", "invalid-data", "limit-reached"
+]
 
 
 class ReportError(Exception):
-    """The host refused a report (a status change or a product chunk).
+    """The host refused a report (a status change, a product chunk, a text delta, tool activity,
+    usage, a form, a failure or a reply).
 
     ``kind`` says why: ``"invalid-transition"`` (the state machine does not allow the change),
     ``"task-ended"`` (the task is over), ``"products-too-large"`` (the products would exceed
-    ``maxProductsBytes``, whose value is ``limit``; the host has failed the task) or
-    ``"invalid-data"`` (a DataItem is malformed).
+    ``maxProductsBytes``, whose value is ``limit``; the host has failed the task),
+    ``"invalid-data"`` (a DataItem, a form, a tool call ... is malformed or too large) or
+    ``"limit-reached"`` (the task's cap on activity events is used up; the task is unchanged, and
+    ``message`` names the cap).
     """
 
     def __init__(self, kind: ReportErrorKind, message: str = "", limit: int | None = None) -> None:
@@ -49,7 +54,9 @@ class ReportError(Exception):
             return "the task has already ended"
         if self.kind == "products-too-large":
             return f"the products would exceed maxProductsBytes ({self.limit})"
-        return f"invalid data item: {self.message}"
+        if self.kind == "limit-reached":
+            return f"limit reached: {self.message}"
+        return f"invalid data: {self.message}"
 
 
 KvErrorKind = Literal["too-large", "quota-exceeded", "unavailable", "json"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
+from .forms import Form
 from .items import DataItem, Product
+from .reports import Failure
 from .state import EndReason
 from .task import Task
 
@@ -16,26 +18,38 @@ __all__ = ["Decision", "Outcome", "Partner", "export", "exported"]
 @dataclass(frozen=True)
 class Decision:
     """What :meth:`Partner.decide` says about a new task: :meth:`accept` it (the SDK reports
-    ``accepted``, ``working``, then calls :meth:`Partner.work`), or :meth:`reject` it with a reason
-    (the SDK reports ``rejected`` with the reason as a text item)."""
+    ``accepted``, ``working``, then calls :meth:`Partner.work`), :meth:`reject` it with a reason
+    (the SDK reports ``rejected`` with the reason as a text item), or answer at once with a plain
+    :meth:`reply` and create no task."""
 
     rejection: str | None = None
-    """The reason of a rejection; ``None`` for an acceptance."""
+    """The reason of a rejection; ``None`` otherwise."""
+    reply_items: tuple[DataItem, ...] | None = None
+    """The message of a plain reply; ``None`` otherwise."""
 
     @classmethod
     def accept(cls) -> Decision:
         """Take the task on."""
-        return cls(None)
+        return cls()
 
     @classmethod
     def reject(cls, reason: str) -> Decision:
         """Refuse it, saying why."""
-        return cls(str(reason))
+        return cls(rejection=str(reason))
+
+    @classmethod
+    def reply(cls, message: str | Iterable[DataItem]) -> Decision:
+        """Answer with a plain message (a text or items) and create no task: for a question that
+        needs no work to follow. The host keeps no task; a client whose protocol has plain replies
+        (A2A) gets a message, an AIP Leader a task completed at once with the message as its
+        product. :meth:`Partner.work` is not called."""
+        items = (DataItem.text(message),) if isinstance(message, str) else tuple(message)
+        return cls(reply_items=items)
 
     @property
     def accepted(self) -> bool:
         """Whether this is an acceptance."""
-        return self.rejection is None
+        return self.rejection is None and self.reply_items is None
 
 
 OutcomeKind = Literal["need-input", "done", "fail", "abort"]
@@ -46,11 +60,14 @@ class Outcome:
     """What :meth:`Partner.work` says happens next. Build one with its class methods:
 
     - :meth:`need_input` / :meth:`ask`: the SDK reports ``awaiting-input`` with the items (a
-      question, what is missing); the Leader's answer arrives as a continue, in a later invocation.
-    - :meth:`done` / :meth:`reply`: the SDK emits each product whole (replacing any earlier product
-      with the same id) and reports ``awaiting-completion`` (with the reply's message items).
-      Products already streamed with :meth:`Task.emit_chunk` stay.
-    - :meth:`fail`: the SDK reports ``failed`` with the reason as a text item.
+      question, what is missing), or asks with a :class:`~aiphost_sdk.Form`; the Leader's answer
+      arrives as a continue, in a later invocation.
+    - :meth:`done` / :meth:`reply`: the SDK closes the products it streamed text into
+      (:meth:`Task.say`, ...), emits each product whole (replacing any earlier product with the
+      same id) and reports ``awaiting-completion`` (with the reply's message items). Products
+      already streamed with :meth:`Task.emit_chunk` or :meth:`Task.say` stay.
+    - :meth:`fail`: the SDK reports ``failed`` with the reason as a text item;
+      :meth:`fail_with` fails with a code a client can act on.
     - :meth:`abort`: no report; the invocation returns an error with the reason and the host fails
       the task with it. Prefer :meth:`fail`; this is for when reporting itself went wrong.
     """
@@ -59,9 +76,14 @@ class Outcome:
     products: tuple[Product, ...] = ()
     """The products of ``done``."""
     items: tuple[DataItem, ...] = ()
-    """The question of ``need-input``, or the message of ``done`` (a reply)."""
+    """The question of ``need-input`` (beside the form, if any), or the message of ``done`` (a
+    reply)."""
     reason: str | None = None
     """The reason of ``fail`` and ``abort``."""
+    form: Form | None = None
+    """The form ``need-input`` asks with, if any."""
+    failure: Failure | None = None
+    """The code and details of a ``fail`` made with :meth:`fail_with`."""
 
     @classmethod
     def need_input(cls, items: Iterable[DataItem]) -> Outcome:
@@ -69,9 +91,14 @@ class Outcome:
         return cls("need-input", items=tuple(items))
 
     @classmethod
-    def ask(cls, question: str) -> Outcome:
-        """:meth:`need_input` with a single text question."""
-        return cls.need_input([DataItem.text(question)])
+    def ask(cls, question: str | Form, items: Iterable[DataItem] = ()) -> Outcome:
+        """Asks a text question (:meth:`need_input` with it as a text item, then ``items``), or
+        asks with a :class:`~aiphost_sdk.Form`: the task moves to awaiting-input with the form
+        (and ``items``), and its answer arrives on the next continue (read it with
+        :func:`~aiphost_sdk.form_answer`)."""
+        if isinstance(question, Form):
+            return cls("need-input", items=tuple(items), form=question)
+        return cls.need_input([DataItem.text(question), *items])
 
     @classmethod
     def done(cls, products: Iterable[Product] = ()) -> Outcome:
@@ -89,6 +116,21 @@ class Outcome:
     def fail(cls, reason: str) -> Outcome:
         """The work failed, for this reason."""
         return cls("fail", reason=str(reason))
+
+    @classmethod
+    def fail_with(
+        cls,
+        code: str,
+        message: str,
+        retryable: bool = False,
+        detail: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """The work failed with ``code`` (1-64 bytes of ``A-Z 0-9 _``, for example
+        ``RATE_LIMITED``) and ``message`` for people (at most 4 KiB); ``retryable`` says trying
+        again may succeed, ``detail`` (a JSON object) says more. Every door carries them in its
+        error shape."""
+        failure = Failure(str(code), str(message), bool(retryable), detail)
+        return cls("fail", reason=failure.message, failure=failure)
 
     @classmethod
     def abort(cls, reason: str) -> Outcome:

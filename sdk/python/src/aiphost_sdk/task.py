@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._host import Host
 from .errors import KvError
 from .items import DataItem, Product
+from .reports import Channel, Json, TextDelta, ToolCall, ToolResult, Usage
 from .state import State
 
 __all__ = ["Kv", "Task"]
@@ -100,6 +101,9 @@ class Task:
         self._params: dict[str, Any] = dict(params or {})
         self._kv = Kv(host, agent=False)
         self._agent_kv = Kv(host, agent=True)
+        # Products this invocation streamed text into and has not closed yet (by id, with the
+        # channel of their latest delta): the SDK closes them before awaiting-completion.
+        self._open: dict[str, Channel] = {}
 
     def __repr__(self) -> str:
         return (
@@ -198,3 +202,75 @@ class Task:
         refuses changes the AIP state machine does not allow (:class:`~aiphost_sdk.ReportError`),
         and leaves the task as it was."""
         self._host.set_status(state, list(items))
+
+    # ----- talking: text deltas, tool activity, usage (aiphost:partner@0.2.0) -----
+
+    def stream_text(
+        self, product_id: str, channel: Channel | str, text: str, last: bool = False
+    ) -> None:
+        """Appends ``text`` to the ``channel`` text (``"answer"`` or ``"reasoning"``) of product
+        ``product_id``, starting the product or its text if needed: how an LLM's tokens reach a
+        chat UI as they come. ``last`` says the product is whole (``text`` may be empty then).
+
+        The task must be accepted or working (it is, in :meth:`~aiphost_sdk.Partner.work`; not yet
+        in :meth:`~aiphost_sdk.Partner.decide`). Text is at most 64 KiB per delta, and the deltas,
+        tool calls, tool results and usage reports of a task are capped (4096 by default;
+        ``limit-reached`` after that). The text counts against ``maxProductsBytes``.
+
+        When ``work`` returns an outcome that finishes the work (:meth:`~aiphost_sdk.Outcome.done`,
+        :meth:`~aiphost_sdk.Outcome.reply`), the SDK closes every product still open with an empty
+        ``last`` delta before it reports ``awaiting-completion``. Raises
+        :class:`~aiphost_sdk.ReportError`: with ``ends_task`` (the Leader canceled meanwhile), let
+        it propagate and the SDK stops quietly."""
+        ch = Channel(channel)
+        self._host.stream_text(TextDelta(product_id, ch, text, last))
+        if last:
+            self._open.pop(product_id, None)
+        else:
+            self._open[product_id] = ch
+
+    def say(self, text: str, product_id: str = "answer") -> None:
+        """Streams ``text`` as the next piece of the answer (the ``answer`` channel of product
+        ``product_id``); see :meth:`stream_text`."""
+        self.stream_text(product_id, Channel.ANSWER, text)
+
+    def think(self, text: str, product_id: str = "reasoning") -> None:
+        """Streams ``text`` as the next piece of what the partner thinks on the way (the
+        ``reasoning`` channel of product ``product_id``); see :meth:`stream_text`."""
+        self.stream_text(product_id, Channel.REASONING, text)
+
+    def close_streams(self) -> None:
+        """Closes every product this invocation streamed text into and did not close yet, with one
+        empty ``last`` delta each. The SDK calls it before ``awaiting-completion``; call it
+        yourself to mark the products whole earlier."""
+        for product_id, channel in list(self._open.items()):
+            self.stream_text(product_id, channel, "", last=True)
+
+    def tool_call(self, call_id: str, name: str, args: Mapping[str, Any]) -> None:
+        """Reports that the partner calls tool ``name`` with ``args`` (a JSON object; at most
+        64 KiB as JSON). ``call_id`` (1-128 bytes) ties it to its :meth:`tool_result`. Tool
+        activity is shown to the Leader as it happens; it is not a product. The task must be
+        working. Raises :class:`~aiphost_sdk.ReportError`."""
+        if not isinstance(args, Mapping):
+            raise TypeError(f"tool arguments are a JSON object (a dict), not {args!r}")
+        self._host.report_tool_call(ToolCall(call_id, name, dict(args)))
+
+    def tool_result(self, call_id: str, output: Any, is_error: bool = False) -> None:
+        """Reports what the tool of call ``call_id`` gave back (at most 256 KiB): a ``str`` is
+        sent as text; any other JSON value (a dict, a list, a number, ``None``, ...) as JSON. To
+        send a JSON *string*, wrap it: ``Json("ok")``. ``is_error`` says the tool failed (the
+        output says how). The task must be working. Raises :class:`~aiphost_sdk.ReportError`."""
+        out = output if isinstance(output, (str, Json)) else Json(output)
+        self._host.report_tool_result(ToolResult(call_id, out, bool(is_error)))
+
+    def usage(
+        self,
+        model: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
+    ) -> None:
+        """Reports the token counts (and model name) of the model calls behind this invocation;
+        every field is optional. The task must be working. Raises
+        :class:`~aiphost_sdk.ReportError`."""
+        self._host.report_usage(Usage(model, input_tokens, output_tokens, reasoning_tokens))

@@ -67,43 +67,91 @@ pythonpath = ["."]
 testpaths = ["tests"]
 {sources}"#
     );
+    // One of each kind of answer a partner has, kept short: the real work (upper-casing) streams
+    // its answer with what it thinks and the tool it calls; a few words show a form, a failure
+    // with a code and a plain reply.
     let app = format!(
         r#""""{title}: an aiphost partner."""
 
-from aiphost_sdk import DataItem, Outcome, Partner, Product, Task, export, log
+from aiphost_sdk import DataItem, Decision, Form, Outcome, Partner, Task, export, form_answer, log
+
+TEXT_FORM = Form(
+    "text",
+    "Text to upper-case",
+    {{"type": "object", "required": ["text"], "properties": {{"text": {{"type": "string"}}}}}},
+)
+"""The form `form` asks with: its answer is another way to send the text."""
+
+
+def text_of(input: list[DataItem]) -> str:
+    """The text items of the input, joined by spaces."""
+    return " ".join(t for t in (item.as_text() for item in input) if t is not None)
 
 
 @export
 class {type_name}(Partner):
-    """Upper-cases the text it is given; asks for text when there is none."""
+    """Upper-cases the text it is given; asks for text when there is none. A few words show the
+    other answers a partner has: `hi` (a plain reply, no task), `form` (asks with a form) and
+    `fail` (fails with a code)."""
+
+    def decide(self, task: Task, input: list[DataItem]) -> Decision:
+        """Runs first on a new task: take it on, or answer `hi` at once with no task."""
+        if text_of(input) == "hi":
+            return Decision.reply("Hi! Send me some text to upper-case.")
+        return Decision.accept()
 
     def work(self, task: Task, input: list[DataItem]) -> Outcome:
         """Runs after the task is accepted, and again on every continue."""
-        text = [t for t in (item.as_text() for item in input) if t is not None]
+        answer = form_answer(input, TEXT_FORM.request_id)
+        text = answer["text"] if answer is not None else text_of(input)
         if not text:
             return Outcome.ask("Send me some text to work on.")
+        if text == "form":
+            return Outcome.ask(TEXT_FORM)
+        if text == "fail":
+            return Outcome.fail_with("ASKED_TO_FAIL", "you asked me to fail", retryable=False)
         log.info(f"task {{task.id}}: working on {{len(input)}} items")
-        answer = DataItem.text(" ".join(text).upper())
-        return Outcome.done([Product("answer").named("answer").with_item(answer)])
+        task.think(f"upper-casing {{len(text)}} characters")
+        task.tool_call("upper-1", "upper", {{"text": text}})
+        upper = text.upper()
+        task.tool_result("upper-1", {{"upper": upper}})
+        task.usage(model="str.upper", input_tokens=len(text), output_tokens=len(upper))
+        # Streamed into the product `answer`; an LLM's tokens would be one `say` each.
+        task.say(upper)
+        return Outcome.done()
 "#
     );
     let test = format!(
         r#""""{title}'s unit tests: the partner runs natively against the SDK's mock host."""
 
-from app import {type_name}
+from app import TEXT_FORM, {type_name}
 
-from aiphost_sdk import DataItem, State
+from aiphost_sdk import DataItem, Failure, Json, State, ToolResult
 from aiphost_sdk.testing import MockHost
 
 
-def test_asks_for_text_then_upper_cases_it() -> None:
+def test_each_kind_of_answer() -> None:
     host = MockHost({type_name})
+    # No text: it asks for some.
     turn = host.start([])
     assert turn.state == State.AWAITING_INPUT
     assert turn.text() == "Send me some text to work on."
+    # Text: it thinks, calls its tool, reports usage and streams the answer.
     turn = host.continue_(turn.task_id, [DataItem.text("hello"), DataItem.text("world")])
     assert turn.state == State.AWAITING_COMPLETION
-    assert turn.product("answer").items == (DataItem.text("HELLO WORLD"),)
+    assert turn.said() == "HELLO WORLD"
+    assert turn.product("answer").items[0].as_text() == "HELLO WORLD"
+    assert turn.thought() == "upper-casing 11 characters"
+    assert turn.tool_results == [ToolResult("upper-1", Json({{"upper": "HELLO WORLD"}}))]
+    # `form` asks with a form; its answer is upper-cased.
+    turn = host.start([DataItem.text("form")])
+    assert turn.form == TEXT_FORM
+    assert host.answer_form(turn.task_id, {{"text": "from a form"}}).said() == "FROM A FORM"
+    # `fail` fails with a code; `hi` gets a plain reply and no task.
+    failed = host.start([DataItem.text("fail")])
+    assert failed.failure == Failure("ASKED_TO_FAIL", "you asked me to fail")
+    replied = host.start([DataItem.text("hi")])
+    assert replied.reply == [DataItem.text("Hi! Send me some text to upper-case.")]
 "#
     );
     Ok(vec![
