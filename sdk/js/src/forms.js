@@ -35,7 +35,9 @@ export class Form {
 
 /** A Form from a Form or from its fields. */
 export function toForm(form) {
-  return form instanceof Form ? form : new Form(form);
+  if (form instanceof Form) return form;
+  if (!isPlainObject(form)) throw new TypeError(`expected a Form (new Form({requestId, title, schema})), got ${describe(form)}`);
+  return new Form(form);
 }
 
 /** A Form as the partner world's `input-request` record. */
