@@ -2,17 +2,29 @@
 // a partner. Only the component's entry (written by the build tool) imports this module; the rest
 // of the SDK never touches the imports, so it runs in plain Node too.
 
-import * as task from "aiphost:partner/task@0.1.0";
-import * as wlog from "aiphost:partner/log@0.1.0";
-import * as kv from "aiphost:partner/kv@0.1.0";
-import * as wconfig from "aiphost:partner/config@0.1.0";
+import * as task from "aiphost:partner/task@0.2.0";
+import * as wlog from "aiphost:partner/log@0.2.0";
+import * as kv from "aiphost:partner/kv@0.2.0";
+import * as wconfig from "aiphost:partner/config@0.2.0";
 import { handle, resolvePartner } from "./runtime.js";
 
-/** The real host: the component's imports. */
+/**
+ * The real host: the component's imports. Both engines' bindings name WIT functions and record
+ * fields in camelCase (`stream-text` is `streamText`, `call-id` is `callId`), variants as
+ * `{tag, val}`, enums as their case names, an `err` result as an exception, and take a Number
+ * for a u64.
+ */
 const host = {
   setStatus: (state, items) => task.setStatus(state, items),
   emitProductChunk: (chunk) => task.emitProductChunk(chunk),
   currentState: () => task.currentState() ?? null,
+  streamText: (delta) => task.streamText(delta),
+  reportToolCall: (call) => task.reportToolCall(call),
+  reportToolResult: (outcome) => task.reportToolResult(outcome),
+  reportUsage: (usage) => task.reportUsage(usage),
+  ask: (request, items) => task.ask(request, items),
+  fail: (failure) => task.fail(failure),
+  reply: (items) => task.reply(items),
   kvGet: (scope, key) => kv.get(scope, key) ?? null,
   kvSet: (scope, key, value) => kv.set(scope, key, value),
   kvDelete: (scope, key) => kv.delete(scope, key),

@@ -33,6 +33,10 @@ export declare const EndReason: { readonly Leader: "leader"; readonly Timeout: "
 /** A JSON object. */
 export type JsonObject = { [key: string]: unknown };
 
+/** Which text of a product a delta extends: what the partner answers, or what it thinks. */
+export type Channel = "answer" | "reasoning";
+export declare const Channel: { readonly Answer: "answer"; readonly Reasoning: "reasoning" };
+
 /** A file carried by a DataItem: inline bytes or a URI, with an optional name and MIME type. */
 export declare class File {
   constructor(init: { uri?: string; bytes?: Uint8Array | string | number[]; name?: string | null; mimeType?: string | null });
@@ -94,10 +98,19 @@ export declare class Product {
   withItems(items: Iterable<DataItem>): this;
 }
 
-/** The host refused a report (a status change or a product chunk). */
+/** Why the host refused a report. */
+export type ReportErrorCode =
+  | "invalid-transition"
+  | "task-ended"
+  | "products-too-large"
+  | "invalid-data"
+  /** The task's activity cap (events or bytes) is used up; the task is unchanged. */
+  | "limit-reached";
+
+/** The host refused a report. */
 export declare class ReportError extends Error {
-  readonly code: "invalid-transition" | "task-ended" | "products-too-large" | "invalid-data";
-  /** The host's detail: the transition, the byte limit, what is malformed. */
+  readonly code: ReportErrorCode;
+  /** The host's detail: the transition, the byte limit, what is malformed, the cap. */
   readonly detail: string | number | null;
   /** Whether the task is over after this error (`task-ended` or `products-too-large`): stop working. */
   readonly endsTask: boolean;
@@ -167,8 +180,108 @@ export declare class Task {
    * replaced; `last` says it is whole. Throws a ReportError (stop when `err.endsTask`).
    */
   emitChunk(product: Product, append?: boolean, last?: boolean): void;
+  /**
+   * Appends text to a product's text of a channel, as an LLM streams tokens; `last` says the
+   * product is whole (default false: the SDK closes products left open when `work` returns
+   * normally). The task must be accepted or working. Throws a ReportError.
+   */
+  streamText(delta: TextDelta): void;
+  /** Streams reasoning into the product `productId` (default `reasoning`). */
+  think(text: string, options?: StreamOptions): void;
+  /** Streams the answer into the product `productId` (default `answer`). */
+  say(text: string, options?: StreamOptions): void;
+  /**
+   * Reports a tool call (activity of the task, not a product); `args` is sent as JSON. The task
+   * must be working. Throws a ReportError.
+   */
+  toolCall(callId: string, name: string, args?: JsonObject): void;
+  /**
+   * Reports a tool call's outcome. A string goes as text; any other value (object, array, number,
+   * boolean, null) as JSON. The task must be working. Throws a ReportError.
+   */
+  toolResult(callId: string, output: unknown, options?: { isError?: boolean }): void;
+  /** Reports token usage (every field optional). The task must be working. Throws a ReportError. */
+  usage(usage: Usage): void;
   /** The escape hatch: report any state yourself. Throws a ReportError when the host refuses. */
   setStatus(state: TaskState, items?: DataItem[]): void;
+}
+
+/** A piece of text appended to one text item of one product. */
+export interface TextDelta {
+  /** The product: 1-256 bytes, no control characters. */
+  productId: string;
+  channel: Channel;
+  /** At most 64 KiB; empty only together with `last`. */
+  text: string;
+  /** The product is whole after this delta. */
+  last?: boolean;
+}
+
+/** Options of `task.think` / `task.say`. */
+export interface StreamOptions {
+  /** The product the text goes to (default `reasoning` for think, `answer` for say). */
+  productId?: string;
+  /** The product is whole after this delta. */
+  last?: boolean;
+}
+
+/** Token counts of the model calls behind an invocation. */
+export interface Usage {
+  model?: string | null;
+  inputTokens?: number | null;
+  outputTokens?: number | null;
+  reasoningTokens?: number | null;
+}
+
+/** A JSON Schema of an object: what a form asks for. */
+export interface ObjectSchema {
+  type: "object";
+  properties?: Record<string, JsonObject>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/** The fields of a Form. */
+export interface FormInit {
+  /** Names the answer: 1-128 characters of `A-Z a-z 0-9 . _ -`. */
+  requestId: string;
+  /** 1-256 bytes. */
+  title: string;
+  /** At most 4 KiB. */
+  description?: string | null;
+  /** The JSON Schema of the answer (at most 64 KiB as JSON, 32 levels deep). */
+  schema: ObjectSchema;
+}
+
+/** A form: the partner asks for structured input and waits (`Outcome.ask({form})`). */
+export declare class Form {
+  constructor(init: FormInit);
+  readonly requestId: string;
+  readonly title: string;
+  readonly description: string | null;
+  readonly schema: ObjectSchema;
+}
+
+/**
+ * The answer to the form `requestId` among a continue's input (the `data` item the host tagged
+ * `{"aiphost.kind": "input-answer", "requestId": requestId}`), or null when there is none. The
+ * host has checked it against the form's schema; `T` names its shape.
+ */
+export declare function formAnswer<T = JsonObject>(input: DataItem[], requestId: string): T | null;
+
+/** A data item answering the form `requestId` with `values`, tagged as the host tags it (for tests). */
+export declare function formAnswerItem(requestId: string, values: JsonObject): DataItem;
+
+/** A failure with a code a client can act on. */
+export interface Failure {
+  /** 1-64 characters of `A-Z 0-9 _`, for example `RATE_LIMITED`. */
+  code: string;
+  /** For people, at most 4 KiB. */
+  message: string;
+  /** Trying the same request again may succeed (default false). */
+  retryable?: boolean;
+  /** More detail (at most 16 KiB as JSON). */
+  detail?: JsonObject | null;
 }
 
 /** What `decide` says about a new task. */
@@ -176,26 +289,42 @@ export declare class Decision {
   private constructor();
   readonly accept: boolean;
   readonly reason: string | null;
+  /** The plain reply, for `Decision.reply`. */
+  readonly message: DataItem[] | null;
   /** Take the task on: `accepted`, `working`, then `work`. */
   static accept(): Decision;
   /** Refuse it: `rejected` with the reason as a text item. */
   static reject(reason: string): Decision;
+  /**
+   * Answer at once with a plain message and create no task (`work` is not called): A2A gets a
+   * `Message`, AIP a task completed at once with the message as its product.
+   */
+  static reply(message: string | DataItem[]): Decision;
 }
 
 /** What `work` says happens next. */
 export declare class Outcome {
   private constructor();
-  readonly kind: "need-input" | "done" | "reply" | "fail" | "abort";
+  readonly kind: "need-input" | "ask" | "done" | "reply" | "fail" | "abort";
   /** `awaiting-input` with these items (a question, what is missing); the answer comes as a continue. */
   static needInput(items: DataItem[]): Outcome;
   /** `needInput` with one text question. */
   static ask(question: string): Outcome;
+  /**
+   * `awaiting-input` with a form (and `message` on the status); the answer comes on the continue:
+   * `formAnswer(input, form.requestId)`.
+   */
+  static ask(request: { form: Form | FormInit; message?: string | DataItem[] }): Outcome;
+  /** `ask({form})`. */
+  static ask(form: Form): Outcome;
   /** Each product emitted whole, then `awaiting-completion`. */
   static done(products?: Product[]): Outcome;
   /** Like `done`, with `message` on the `awaiting-completion` status. */
   static reply(products: Product[], message: DataItem[]): Outcome;
   /** `failed` with the reason as a text item. */
   static fail(reason: string): Outcome;
+  /** `failed` with a code, a message, whether a retry may succeed, and detail. */
+  static fail(failure: Failure): Outcome;
   /** No report: the invocation returns an error and the host fails the task with it. */
   static abort(reason: string): Outcome;
 }

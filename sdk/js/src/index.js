@@ -5,7 +5,8 @@
 // turns it into a WebAssembly component. The component plumbing (WIT, bindings) stays in the SDK.
 
 export { DataItem, File, Product } from "./items.js";
-export { Decision, EndReason, Kv, KvError, Outcome, ReportError, State, Task, isFinal } from "./task.js";
+export { Form, formAnswer, formAnswerItem } from "./forms.js";
+export { Channel, Decision, EndReason, Kv, KvError, Outcome, ReportError, State, Task, isFinal } from "./task.js";
 export { ConfigError, config, log } from "./runtime.js";
 
 /**

@@ -172,7 +172,8 @@ export function describe(value) {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-function isPlainObject(value) {
+/** Whether `value` is a plain object (a JSON object's shape: no array, no class instance). */
+export function isPlainObject(value) {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

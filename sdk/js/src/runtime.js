@@ -2,6 +2,7 @@
 // functions and the reports they imply. Host-agnostic: the component passes its imports
 // (component.js), the testing helper a mock host (testing.js).
 
+import { formToWit } from "./forms.js";
 import { describe, itemFromWit, itemToWit, productToWit } from "./items.js";
 import { Decision, Outcome, ReportError, Task, errPayload } from "./task.js";
 
@@ -100,6 +101,43 @@ function report(fn) {
   }
 }
 
+/**
+ * `host` with its `streamText` watched: `open` maps each product this invocation streamed text
+ * into, and has not closed with `last`, to the channel of its last delta. The SDK closes them when
+ * `work` returns, so a client never waits for the end of a product the partner forgot to close.
+ */
+function watchStreams(host) {
+  const open = new Map();
+  const watched = {
+    ...host,
+    streamText(delta) {
+      host.streamText(delta);
+      if (delta.last) open.delete(delta.productId);
+      else open.set(delta.productId, delta.channel);
+    },
+  };
+  return { host: watched, open };
+}
+
+/** Closes each product left open with one empty `last` delta (before the task rests). */
+function closeStreams(open, host) {
+  for (const [productId, channel] of open) {
+    try {
+      host.streamText({ productId, channel, text: "", last: true });
+    } catch (e) {
+      const err = e instanceof ReportError ? e : ReportError.fromWit(e);
+      // The task's activity cap was used up by the partner's own deltas: its text is all there,
+      // only unmarked as whole; failing the task for the SDK's courtesy would lose more.
+      if (err.code === "limit-reached") {
+        logAt("warn", `product ${productId} left open: ${err.message}`, []);
+        continue;
+      }
+      throw new Stop(err.endsTask ? null : `the host refused a report: ${err.message}`);
+    }
+  }
+  open.clear();
+}
+
 /** An exception that escaped the partner's own code. */
 class Thrown {
   constructor(where, error) {
@@ -191,15 +229,16 @@ function shortReason(where, e) {
   return `${where} threw ${what}`;
 }
 
-function run(partner, invocation, host) {
+function run(partner, invocation, plainHost) {
   const event = invocation.event.tag;
   const input = invocation.dataItems.map(itemFromWit);
+  const { host, open } = watchStreams(plainHost);
   const task = new Task(invocation, host);
   switch (event) {
     case "start":
-      return start(partner, task, input, host);
+      return start(partner, task, input, host, open);
     case "continue":
-      return then(call(partner, "work", [task, input]), (outcome) => apply(task, outcome, host));
+      return then(call(partner, "work", [task, input]), (outcome) => apply(outcome, host, open));
     case "complete":
       return hook(partner, "completed", task, invocation.event.val);
     case "cancel":
@@ -214,14 +253,21 @@ function hook(partner, name, task, reason) {
   return call(partner, name, [task, reason]);
 }
 
-function start(partner, task, input, host) {
+function start(partner, task, input, host, open) {
   const decision = typeof partner.decide === "function" ? call(partner, "decide", [task, input]) : Decision.accept();
   return then(decision, (decision) => {
     if (!(decision instanceof Decision)) {
       throw new Thrown(
         "decide",
-        new TypeError(`decide returned ${describe(decision)}; return Decision.accept() or Decision.reject(reason)`),
+        new TypeError(
+          `decide returned ${describe(decision)}; return Decision.accept(), Decision.reject(reason) or Decision.reply(message)`,
+        ),
       );
+    }
+    if (decision.message !== null) {
+      const items = decision.message.map(itemToWit);
+      report(() => host.reply(items));
+      return undefined;
     }
     if (!decision.accept) {
       report(() => host.setStatus("rejected", [textItem(decision.reason)]));
@@ -229,15 +275,20 @@ function start(partner, task, input, host) {
     }
     report(() => host.setStatus("accepted", []));
     report(() => host.setStatus("working", []));
-    return then(call(partner, "work", [task, input]), (outcome) => apply(task, outcome, host));
+    return then(call(partner, "work", [task, input]), (outcome) => apply(outcome, host, open));
   });
+}
+
+/** An Outcome's failure as the partner world's `failure` record. */
+function failureToWit({ code, message, retryable, detail }) {
+  return { code, message, retryable, detail: detail === null ? null : JSON.stringify(detail) };
 }
 
 function textItem(text) {
   return { kind: { tag: "text", val: text }, metadata: null };
 }
 
-function apply(task, outcome, host) {
+function apply(outcome, host, open) {
   if (!(outcome instanceof Outcome)) {
     throw new Thrown(
       "work",
@@ -248,25 +299,37 @@ function apply(task, outcome, host) {
   }
   let products;
   let message;
+  let form;
+  let failure;
   try {
     products = (outcome.products ?? []).map(productToWit);
     message = (outcome.items ?? outcome.message ?? []).map(itemToWit);
+    form = outcome.form ? formToWit(outcome.form) : null;
+    failure = outcome.failure ? failureToWit(outcome.failure) : null;
   } catch (e) {
     throw new Thrown("work", e);
   }
   switch (outcome.kind) {
     case "need-input":
+      closeStreams(open, host);
       report(() => host.setStatus("awaiting-input", message));
+      break;
+    case "ask":
+      closeStreams(open, host);
+      report(() => host.ask(form, message));
       break;
     case "done":
     case "reply":
+      closeStreams(open, host);
       for (const product of products) {
         report(() => host.emitProductChunk({ product, append: false, lastChunk: true }));
       }
       report(() => host.setStatus("awaiting-completion", message));
       break;
     case "fail":
-      report(() => host.setStatus("failed", [textItem(outcome.reason)]));
+      // A failed task is final: products left open need no closing.
+      if (failure) report(() => host.fail(failure));
+      else report(() => host.setStatus("failed", [textItem(outcome.reason)]));
       break;
     case "abort":
       throw new Stop(outcome.reason);

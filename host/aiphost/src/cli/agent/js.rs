@@ -75,33 +75,86 @@ pub fn template(names: &Names, ts: bool) -> anyhow::Result<Vec<(String, String)>
         },
     });
     let package = serde_json::to_string_pretty(&package)? + "\n";
-    let (params, ret) = if ts {
-        ("task: Task, input: DataItem[]", ": Outcome")
-    } else {
-        ("task, input", "")
-    };
-    let type_import = if ts { ", type Task" } else { "" };
+    // The TypeScript spelling of the same partner: its types, and no more.
+    let t = |ty: &'static str| if ts { ty } else { "" };
+    let type_imports = t(", type DataItem, type Task");
+    let (input_ty, task_ty) = (t(": DataItem[]"), t(": Task"));
+    let (decision_ty, outcome_ty, string_ty) = (t(": Decision"), t(": Outcome"), t(": string"));
     let text_filter = if ts {
         ".filter((t): t is string => t !== null)"
     } else {
         ".filter((t) => t !== null)"
     };
+    let (trip_type, trip_arg) = if ts {
+        (
+            "\n/** The answer to the form, as its schema says. */\ninterface Trip {\n  city: string;\n  days: number;\n}\n",
+            "<Trip>",
+        )
+    } else {
+        ("", "")
+    };
     let partner = format!(
-        r#"// {title}: an aiphost partner.
+        r#"// {title}: an aiphost partner. It upper-cases the text it is given, and asks for text when there
+// is none. A first word shows what else a partner can say: `think`, `tool`, `form`, `fail`, `reply`.
 
-import {{ DataItem, Outcome, Product, definePartner, log{type_import} }} from "@aiphost/sdk";
+import {{ Decision, Form, Outcome, definePartner, formAnswer, log{type_imports} }} from "@aiphost/sdk";
+
+/** What `form` asks for: the JSON Schema of an object. */
+const TRIP = new Form({{
+  requestId: "trip",
+  title: "Trip",
+  schema: {{
+    type: "object",
+    required: ["city", "days"],
+    properties: {{ city: {{ type: "string" }}, days: {{ type: "integer", minimum: 1 }} }},
+  }},
+}});
+{trip_type}
+function textOf(input{input_ty}){string_ty} {{
+  return input
+    .map((item) => item.asText())
+    {text_filter}
+    .join(" ")
+    .trim();
+}}
 
 export default definePartner({{
+  /** A new task: `reply X` answers at once with a plain message and no task; the rest is taken on. */
+  decide(_task{task_ty}, input{input_ty}){decision_ty} {{
+    const text = textOf(input);
+    return text.startsWith("reply ") ? Decision.reply(text.slice(6)) : Decision.accept();
+  }},
+
   /** Runs after the task is accepted, and again on every `continue`. */
-  work({params}){ret} {{
-    const text = input.map((item) => item.asText()){text_filter};
-    if (text.length === 0) {{
+  work(task{task_ty}, input{input_ty}){outcome_ty} {{
+    // The continue that answers the form (the host checked it against the schema).
+    const trip = formAnswer{trip_arg}(input, TRIP.requestId);
+    if (trip !== null) {{
+      task.say(`${{trip.city}} for ${{trip.days}} days`);
+      return Outcome.done();
+    }}
+    const text = textOf(input);
+    if (text === "") {{
       return Outcome.ask("Send me some text to work on.");
     }}
     log.info(`task ${{task.id}}: working on ${{input.length}} items`);
-    return Outcome.done([
-      new Product("answer").named("answer").withItem(DataItem.text(text.join(" ").toUpperCase())),
-    ]);
+    switch (text.split(/\s+/)[0]) {{
+      case "think": // reasoning, streamed as it comes (a chat UI may fold it away)
+        task.think(`Upper-casing ${{text.length}} characters.`);
+        break;
+      case "tool": // tool activity: shown to the Leader, never stored as a product
+        task.toolCall("call-1", "upper", {{ text }});
+        task.toolResult("call-1", {{ upper: text.toUpperCase() }});
+        break;
+      case "form": // structured input: the answer comes with the next continue
+        return Outcome.ask({{ form: TRIP }});
+      case "fail": // a failure with a code a client can act on
+        return Outcome.fail({{ code: "TOLD_TO_FAIL", message: text, retryable: false }});
+    }}
+    task.usage({{ model: "none", inputTokens: text.length, outputTokens: text.length }});
+    // The answer, streamed into the product `answer` (the SDK closes it when work returns).
+    task.say(text.toUpperCase());
+    return Outcome.done();
   }},
 }});
 "#
@@ -114,15 +167,33 @@ import {{ DataItem }} from "@aiphost/sdk";
 import {{ MockHost }} from "@aiphost/sdk/testing";
 import partner from "../src/partner.{ext}";
 
-test("upper-cases the text, and asks when there is none", async () => {{
+test("upper-cases the text, asks when there is none, and shows each kind of report", async () => {{
   const host = new MockHost();
   const turn = await host.start(partner, [DataItem.text("hello")]);
   assert.equal(turn.state, "awaiting-completion");
+  assert.equal(turn.answer, "HELLO");
   assert.equal(turn.products[0].dataItems[0].asText(), "HELLO");
+  assert.equal(turn.usage[0].inputTokens, 5);
 
   const empty = await new MockHost().start(partner, []);
   assert.equal(empty.state, "awaiting-input");
   assert.equal(empty.message[0].asText(), "Send me some text to work on.");
+
+  assert.match((await host.start(partner, [DataItem.text("think hard")])).reasoning, /^Upper-casing/);
+  const tool = await host.start(partner, [DataItem.text("tool x")]);
+  assert.deepEqual(tool.toolCalls[0].arguments, {{ text: "tool x" }});
+  assert.deepEqual(tool.toolResults[0].output, {{ upper: "TOOL X" }});
+
+  const form = await host.start(partner, [DataItem.text("form")]);
+  assert.equal(form.form?.requestId, "trip");
+  const answered = await host.answer(partner, {{ city: "Oslo", days: 3 }});
+  assert.equal(answered.answer, "Oslo for 3 days");
+
+  const failed = await host.start(partner, [DataItem.text("fail now")]);
+  assert.equal(failed.failure?.code, "TOLD_TO_FAIL");
+  const reply = await host.start(partner, [DataItem.text("reply hi")]);
+  assert.equal(reply.state, null);
+  assert.equal(reply.reply?.[0].asText(), "hi");
 }});
 "#
     );
