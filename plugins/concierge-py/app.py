@@ -3,9 +3,9 @@ every kind of report aiphost:partner@0.2.0 has. The Python twin of ``plugins/con
 
 The first word of the text it is sent picks the flow (the rest of the text is ``X``):
 
-- ``think X``: reasoning deltas, then the answer ``thought about X`` as text deltas;
+- ``think X``: reasoning deltas (``Let me think about X.``), then the answer ``thought about X`` as text deltas;
 - ``tool X``: a call of the tool ``lookup`` with ``{"query": X}``, its result ``{"found": X}``, then
-  an answer naming X;
+  the answer ``found X``;
 - ``form X``: asks with the form ``trip`` (a city and a number of days); the continue that answers
   it gets the answer ``CITY for DAYS days``;
 - ``fail X``: fails with the code ``CONCIERGE_FAILED`` and the message X, not retryable;
@@ -41,6 +41,7 @@ TRIP = Form(
         "required": ["city", "days"],
         "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
     },
+    description="Where to, and for how many days?",
 )
 """The form ``form X`` asks with."""
 FAIL_CODE = "CONCIERGE_FAILED"
@@ -105,13 +106,13 @@ class Concierge(Partner):
         text = text_of(input)
         word, rest = command(text)
         if word == "think":
-            for i, piece in enumerate(f"Thinking about {rest}.".split()):
+            for i, piece in enumerate(f"Let me think about {rest}.".split()):
                 task.think(piece if i == 0 else f" {piece}")
             say_words(task, f"thought about {rest}")
         elif word == "tool":
             task.tool_call(TOOL_CALL_ID, TOOL, {"query": rest})
             task.tool_result(TOOL_CALL_ID, {"found": rest})
-            say_words(task, f"{TOOL} found {rest}")
+            say_words(task, f"found {rest}")
         elif word == "form":
             return Outcome.ask(TRIP)
         elif word == "fail":

@@ -716,6 +716,24 @@ impl SseStream {
         }
     }
 
+    /// Events until one carries the state `state` (that one included), for an AIP stream that
+    /// stays open while its task rests (panics after `limit`).
+    pub async fn until_state(&mut self, state: &str, limit: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + limit;
+        let mut events = Vec::new();
+        while let Some((event, _)) = self
+            .next_event(deadline.saturating_duration_since(Instant::now()))
+            .await
+        {
+            let reached = event_state(&event).as_deref() == Some(state);
+            events.push(event);
+            if reached {
+                break;
+            }
+        }
+        events
+    }
+
     /// Every remaining event until the host closes the stream (panics after `limit`).
     pub async fn until_closed(&mut self, limit: Duration) -> Vec<Value> {
         let deadline = Instant::now() + limit;

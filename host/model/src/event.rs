@@ -17,6 +17,10 @@ pub enum EventKind {
     Created {
         /// The status it came into being in.
         status: TaskStatus,
+        /// The partner answered the start with a plain reply: this task is the record of that
+        /// answer (see [`crate::Task::plain_reply`]); the events that follow complete it at once.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        plain_reply: bool,
     },
     /// The task entered a new status.
     Status {
@@ -52,7 +56,7 @@ impl TaskEvent {
     /// Whether the task has ended with this event (a stream closes after it).
     pub fn is_terminal(&self) -> bool {
         match &self.kind {
-            EventKind::Created { status } | EventKind::Status { status } => {
+            EventKind::Created { status, .. } | EventKind::Status { status } => {
                 status.state.is_terminal()
             }
             EventKind::Chunk { .. } | EventKind::Activity { .. } => false,

@@ -48,6 +48,7 @@ impl TaskNotice {
                 commands: Vec::new(),
                 status_history: Vec::new(),
                 completes_on_result: false,
+                plain_reply: false,
             },
         }
     }
@@ -70,6 +71,7 @@ mod tests {
             commands: Vec::new(),
             status_history: Vec::new(),
             completes_on_result: false,
+            plain_reply: false,
         };
         task.status_history.push(task.status.clone());
         let notice = TaskNotice::now("p", Some(WireForm::new("v2")), &task);

@@ -62,6 +62,11 @@ pub struct Task {
     /// at its start.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub completes_on_result: bool,
+    /// The partner answered the start with a plain reply (contract 0.2.0) and no task: this task
+    /// is kept as the record of that answer, completed at once with the reply as its product
+    /// `reply`. A door whose protocol has stateless answers (A2A) shows the reply as a message.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain_reply: bool,
 }
 
 /// Which parts of the histories a read asked for (spec `GetCommandParams`; AIP's wire module

@@ -37,11 +37,11 @@ def test_the_first_word_picks_the_flow() -> None:
 
 def test_think_streams_reasoning_then_the_answer() -> None:
     _, turn = start("think about dinner")
-    assert turn.thought() == "Thinking about about dinner."
+    assert turn.thought() == "Let me think about about dinner."
     reasoning = [i for i, d in enumerate(turn.deltas) if d.channel == Channel.REASONING]
     answer = [i for i, d in enumerate(turn.deltas) if d.channel == Channel.ANSWER and d.text]
     assert max(reasoning[:-1]) < min(answer), "the reasoning comes before the answer"
-    assert turn.product("reasoning").items[0].as_text() == "Thinking about about dinner."
+    assert turn.product("reasoning").items[0].as_text() == "Let me think about about dinner."
     answered(turn, "thought about about dinner")
 
 
@@ -51,7 +51,7 @@ def test_tool_calls_lookup_then_answers() -> None:
     assert turn.tool_results == [ToolResult("lookup-1", Json({"found": "weather in Oslo"}))]
     kinds = [r.kind for r in turn.reports]
     assert kinds.index("tool-call") < kinds.index("tool-result") < kinds.index("delta")
-    answered(turn, "lookup found weather in Oslo")
+    answered(turn, "found weather in Oslo")
 
 
 def test_form_asks_then_answers_from_the_values() -> None:
@@ -123,7 +123,7 @@ def test_anything_else_is_echoed_word_by_word() -> None:
     answered(turn, "Hello there, world")
     # A continue starts over with its own first word.
     turn = host.continue_(turn.task_id, [DataItem.text("think again")])
-    assert turn.thought() == "Thinking about again."
+    assert turn.thought() == "Let me think about again."
     answered(turn, "thought about again", before="Hello there, world")
     host.complete(turn.task_id)
     assert host.state(turn.task_id) == State.COMPLETED

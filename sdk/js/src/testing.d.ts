@@ -91,8 +91,8 @@ export interface Turn {
   message: DataItem[];
   /**
    * All products of the task after the invocation, with chunks merged; streamed text is merged
-   * into one text item per run of deltas of a channel (metadata `aiphost.kind` `answer-text` or
-   * `reasoning-text`).
+   * into one text item per run of deltas of a channel (metadata `aiphost.kind` `answer` or
+   * `reasoning`).
    */
   products: Product[];
   /** What the partner logged during this invocation. */

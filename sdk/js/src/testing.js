@@ -433,8 +433,8 @@ export class MockHost {
 
 /**
  * Appends a delta's text to the product's text of its channel as the host merges it: onto the
- * product's last item when that is the channel's text (metadata `aiphost.kind` `answer-text` or
- * `reasoning-text`), else as a new text item.
+ * product's last item when that is the channel's text (metadata `aiphost.kind` `answer` or
+ * `reasoning`), else as a new text item.
  */
 function appendText(products, productId, channel, text) {
   let product = products.get(productId);
@@ -443,7 +443,7 @@ function appendText(products, productId, channel, text) {
     products.set(productId, product);
   }
   if (text === "") return;
-  const kind = `${channel}-text`;
+  const kind = channel;
   const last = product.dataItems[product.dataItems.length - 1];
   if (last?.kind === "text" && last.metadata?.["aiphost.kind"] === kind) last.text += text;
   else product.dataItems.push(DataItem.text(text).withMetadata({ "aiphost.kind": kind }));

@@ -75,9 +75,9 @@ test("think and say stream into products; the SDK closes them before the task re
   const products = Object.fromEntries(turn.products.map((p) => [p.id, p.dataItems]));
   assert.equal(products.answer.length, 1);
   assert.equal(products.answer[0].asText(), "thought about tea");
-  assert.deepEqual(products.answer[0].metadata, { "aiphost.kind": "answer-text" });
+  assert.deepEqual(products.answer[0].metadata, { "aiphost.kind": "answer" });
   assert.equal(products.reasoning[0].asText(), "Let me think about tea");
-  assert.deepEqual(products.reasoning[0].metadata, { "aiphost.kind": "reasoning-text" });
+  assert.deepEqual(products.reasoning[0].metadata, { "aiphost.kind": "reasoning" });
 });
 
 test("tool calls, results and usage are recorded in order; a closed product is not closed again", async () => {

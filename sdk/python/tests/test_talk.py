@@ -93,7 +93,7 @@ def test_deltas_are_merged_into_products_and_closed_before_awaiting_completion()
     assert turn.thought() == turn.streamed("reasoning") == "reading the text"
     # The host keeps one text item per channel, marked with its kind.
     assert turn.product("answer").items == (
-        DataItem.text("hello there world").with_metadata({"aiphost.kind": "answer-text"}),
+        DataItem.text("hello there world").with_metadata({"aiphost.kind": "answer"}),
     )
     assert turn.product("reasoning").items[0].as_text() == "reading the text"
     assert turn.tool_calls == [ToolCall("c1", "count", {"text": "hello there world"})]
@@ -121,8 +121,8 @@ def test_a_product_closed_by_the_partner_is_not_closed_again() -> None:
     assert turn.text() == "done"
     # Both channels in one product: two text items, each with its kind.
     assert [i.metadata for i in turn.product("notes").items] == [
-        {"aiphost.kind": "reasoning-text"},
-        {"aiphost.kind": "answer-text"},
+        {"aiphost.kind": "reasoning"},
+        {"aiphost.kind": "answer"},
     ]
 
 

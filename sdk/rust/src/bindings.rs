@@ -1204,7 +1204,7 @@ pub mod aiphost {
             }
             #[allow(unused_unsafe, clippy::all)]
             /// Append text to a product (the answer or the reasoning). The task must be accepted or
-            /// working; the host moves an accepted task to working first.
+            /// working, as for product chunks.
             #[allow(async_fn_in_trait)]
             pub fn stream_text(delta: &TextDelta) -> Result<(), ReportError> {
                 unsafe {

@@ -538,7 +538,7 @@ mod tests {
         assert_eq!(answer.data_items[0].as_text(), Some("Found it."));
         assert_eq!(
             answer.data_items[0].metadata.as_ref().unwrap()["aiphost.kind"],
-            "answer-text"
+            "answer"
         );
         let reasoning = turn
             .product(crate::REASONING_PRODUCT)

@@ -701,7 +701,7 @@ impl World {
 
     /// Streamed text: checked, counted and applied the way the host does. The text extends the
     /// product's last item when that is the text of the same channel (metadata
-    /// `{"aiphost.kind": "answer-text" | "reasoning-text"}`), or starts such an item.
+    /// `{"aiphost.kind": "answer" | "reasoning"}`), or starts such an item.
     fn stream_text(&mut self, task_id: &str, delta: &wit::TextDelta) -> Result<(), ReportError> {
         let channel = Channel::from_wit(delta.channel);
         let task = self.task(task_id);
@@ -740,7 +740,7 @@ impl World {
         let total = self.task(task_id).products_bytes() + delta.text.len() as u64;
         self.fits(task_id, total)?;
         let task = self.task(task_id);
-        let kind = format!("{channel}-text");
+        let kind = format!("{channel}");
         let i = match task.products.iter().position(|p| p.id == delta.product_id) {
             Some(i) => i,
             None => {

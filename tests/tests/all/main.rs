@@ -34,6 +34,7 @@ mod spec_examples;
 mod store_damage;
 mod streaming;
 mod streaming_process;
+mod talking;
 mod tenancy;
 mod tenant_removal;
 mod wide_partners;

@@ -218,7 +218,10 @@ fn check_sse_examples(spec: &str, dialect: Dialect) -> usize {
             let status =
                 || -> TaskStatus { serde_json::from_value(data["status"].clone()).unwrap() };
             let kind = match data["type"].as_str().unwrap() {
-                "task" | "task-result" => EventKind::Created { status: status() },
+                "task" | "task-result" => EventKind::Created {
+                    status: status(),
+                    plain_reply: false,
+                },
                 "status-update" | "task-status-update" => EventKind::Status { status: status() },
                 "product-chunk" => EventKind::Chunk {
                     chunk: ProductChunk {

@@ -239,6 +239,7 @@ impl TaskRecord {
             commands: Vec::new(),
             status_history: vec![status],
             completes_on_result: false,
+            plain_reply: false,
         };
         let mut record = TaskRecord::fresh(task, form, limits, 0);
         record.record_command(start, false, history);
@@ -288,6 +289,7 @@ impl TaskRecord {
             commands: Vec::new(),
             status_history: vec![status],
             completes_on_result: false,
+            plain_reply: false,
         };
         let limits = TaskLimits {
             response_timeout_ms: defaults.response_timeout_ms,

@@ -35,7 +35,7 @@ pub fn render_event(event: &TaskEvent, ctx: &StreamContext<'_>) -> Option<Value>
         json!(ctx.context_id.unwrap_or_default()),
     );
     Some(match &event.kind {
-        EventKind::Created { status } => {
+        EventKind::Created { status, .. } => {
             let mut task = Map::new();
             task.insert("id".into(), json!(ctx.task_id));
             if let Some(c) = ctx.context_id {
@@ -164,6 +164,7 @@ mod tests {
         let created = render_event(
             &event(EventKind::Created {
                 status: TaskStatus::now(TaskState::Accepted, vec![]),
+                plain_reply: false,
             }),
             &ctx,
         )

@@ -39,7 +39,7 @@ pub use push::{
     MAX_SCHEME_LEN, PushConfig, parse_config_ref, parse_push_config, render_notice,
     render_push_config, render_push_config_v03,
 };
-pub use task::{TaskView, render_task, state_name};
+pub use task::{TaskView, render_reply, render_task, state_name};
 
 /// The A2A protocol version this host serves (`A2A-Version`, the card's `protocolVersion`).
 pub const VERSION: &str = "1.0";

@@ -79,6 +79,20 @@ fn status_message_id(task_id: &str, status: &TaskStatus) -> String {
     )
 }
 
+/// The A2A `Message` of a partner's plain reply (contract 0.2.0): the items it answered with, as
+/// an agent message with no task (A2A's stateless answer; the host keeps the task `task_id` as
+/// the record of it). Its id is derived from the task's, so every rendering is the same.
+pub fn render_reply(task_id: &str, context_id: Option<&str>, items: &[DataItem]) -> Value {
+    let mut m = Map::new();
+    m.insert("messageId".into(), json!(format!("reply-{task_id}")));
+    if let Some(c) = context_id {
+        m.insert("contextId".into(), json!(c));
+    }
+    m.insert("role".into(), json!("ROLE_AGENT"));
+    m.insert("parts".into(), render_parts(items));
+    Value::Object(m)
+}
+
 /// A2A `TaskStatus`: the state, what the partner said with it (as an agent message), and when.
 pub fn render_status(task_id: &str, context_id: Option<&str>, status: &TaskStatus) -> Value {
     let mut out = Map::new();
@@ -284,6 +298,7 @@ mod tests {
                 done,
             ],
             completes_on_result: true,
+            plain_reply: false,
         }
     }
 

@@ -1041,6 +1041,7 @@ mod tests {
             }],
             status_history: vec![status(TaskState::Accepted, vec![], 1), asking],
             completes_on_result: true,
+            plain_reply: false,
         }
     }
 
@@ -1127,6 +1128,7 @@ mod tests {
         };
         let created = message_stream.downgrade_stream_item(event(EventKind::Created {
             status: TaskStatus::now(TaskState::Accepted, vec![]),
+            plain_reply: false,
         }));
         assert_eq!(created["kind"], "task");
         assert_eq!(created["status"]["state"], "submitted");

@@ -556,6 +556,7 @@ mod tests {
             commands: vec![start],
             status_history: vec![accepted, done],
             completes_on_result: false,
+            plain_reply: false,
         }
     }
 

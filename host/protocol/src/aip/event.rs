@@ -60,7 +60,7 @@ pub fn render_event(event: &TaskEvent, ctx: &EventContext<'_>, dialect: Dialect)
         data.insert("taskId".into(), json!(ctx.task_id));
     }
     match &event.kind {
-        EventKind::Created { status } => {
+        EventKind::Created { status, .. } => {
             data.insert("status".into(), json!(status));
             data.insert("products".into(), json!([]));
         }
@@ -118,6 +118,7 @@ mod tests {
             at: at(),
             kind: EventKind::Created {
                 status: status(TaskState::Working),
+                plain_reply: false,
             },
         };
         assert_eq!(

@@ -48,6 +48,7 @@ mod tests {
             commands: Vec::new(),
             status_history: Vec::new(),
             completes_on_result: false,
+            plain_reply: false,
         }
     }
 

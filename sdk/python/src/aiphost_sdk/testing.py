@@ -749,12 +749,12 @@ def _walk(value: Any) -> Iterable[tuple[str, Any]]:
 
 def _with_delta(product: Product | None, delta: TextDelta) -> Product:
     """The product after ``delta``, merged as the host merges: the text extends the product's
-    last text item of the delta's channel (marked ``{"aiphost.kind": "answer-text"}`` or
-    ``"reasoning-text"``), or starts one."""
+    last text item of the delta's channel (marked ``{"aiphost.kind": "answer"}`` or
+    ``"reasoning"``), or starts one."""
     product = product or Product(delta.product_id)
     if not delta.text:
         return product
-    mark = {"aiphost.kind": f"{delta.channel.value}-text"}
+    mark = {"aiphost.kind": delta.channel.value}
     items = list(product.items)
     last = items[-1] if items else None
     if last is not None and last.kind == "text" and last.metadata == mark:

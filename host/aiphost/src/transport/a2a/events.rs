@@ -42,6 +42,7 @@ pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Eve
     let mut render = Responses {
         sent: SentArtifacts::default(),
         close,
+        replying: false,
     };
     let first = first.map(|mut first| {
         render.sent.settle(&mut first);
@@ -54,6 +55,9 @@ pub(super) fn events(first: Option<Value>, feed: EventFeed, close: Close) -> Eve
 struct Responses {
     sent: SentArtifacts,
     close: Close,
+    /// The task is the record of a plain reply: its events are not sent; the reply is, as one
+    /// `message`, when the task completes (in the same write as its creation, so at once).
+    replying: bool,
 }
 
 impl FeedRender for Responses {
@@ -66,6 +70,21 @@ impl FeedRender for Responses {
             context_id: feed.session_id(),
             completes_on_result: feed.completes_on_result(),
         };
+        if let EventKind::Created {
+            plain_reply: true, ..
+        } = &event.kind
+        {
+            self.replying = true;
+        }
+        if self.replying {
+            return match &event.kind {
+                EventKind::Status { status } if event.is_terminal() => {
+                    let message = a2a::render_reply(&task_id, ctx.context_id, &status.data_items);
+                    Some((Ok(json!({"message": message})), true))
+                }
+                _ => None,
+            };
+        }
         let mut rendered = a2a::render_event(event, &ctx)?;
         self.sent.settle(&mut rendered);
         let waits = matches!(

@@ -100,7 +100,13 @@ pub(super) async fn send(
         .command(&caller.agent, inbound, subscribe)
         .await
         .map_err(errors::engine)?;
-    Ok(json!({"task": render_task(&reply.task, view)}))
+    let task = &reply.task;
+    if task.plain_reply {
+        let context = task.session_id.as_deref();
+        let items = &task.status.data_items;
+        return Ok(json!({"message": a2a::render_reply(&task.id, context, items)}));
+    }
+    Ok(json!({"task": render_task(task, view)}))
 }
 
 /// `SendStreamingMessage`: the same, answered with the task and then its events until it ends

@@ -60,6 +60,9 @@ pub(super) struct PendingStart {
     pub(super) group: Option<String>,
     /// The host completes it as soon as the partner has a result.
     pub(super) complete_on_result: bool,
+    /// The partner answers with a plain reply (set by the reply itself, just before the task is
+    /// created as its record).
+    pub(super) plain_reply: bool,
     /// The partner version deciding it: the task runs on that version to its end.
     pub(super) agent_version: u64,
     /// Its place under the Leader's cap of live tasks, until the partner decides.
@@ -249,6 +252,7 @@ impl TaskEngine {
                         config: inline.take().map(|(config, _)| config),
                         group: group.take(),
                         complete_on_result: policy.complete_on_result,
+                        plain_reply: false,
                         agent_version: agent.version,
                         _starting: starting,
                     });
@@ -387,14 +391,22 @@ impl TaskEngine {
         st.unwritten.configs.extend(p.config);
         record.group = p.group;
         record.task.completes_on_result = p.complete_on_result;
+        record.task.plain_reply = p.plain_reply;
         // Counted before the start's reservation (in `p`) is given back.
         self.inner
             .live
             .moved(&slot.key, None, liveness(status.state));
         st.record = Some(record);
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
-        self.persist(slot, st, vec![EventKind::Created { status }])
-            .await
+        self.persist(
+            slot,
+            st,
+            vec![EventKind::Created {
+                status,
+                plain_reply: p.plain_reply,
+            }],
+        )
+        .await
     }
 
     /// Move the slot's task to `to` (row `row` of the table), persisting it.

@@ -93,7 +93,7 @@ impl TaskEngine {
         let mut status_changed = false;
         for kind in events {
             record.last_event_seq += 1;
-            if let EventKind::Created { status } | EventKind::Status { status } = &kind
+            if let EventKind::Created { status, .. } | EventKind::Status { status } = &kind
                 && record.subscriptions().any(|n| n.wants(status.state))
             {
                 notified.push((record.last_event_seq, status.state));

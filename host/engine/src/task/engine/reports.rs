@@ -224,6 +224,9 @@ impl TaskReporter {
                 "this invocation no longer drives the task".into(),
             ));
         }
+        if let Some(pending) = st.pending.as_mut() {
+            pending.plain_reply = true;
+        }
         let engine = &self.slot.engine;
         let failed = |e| {
             tracing::error!(error = %e, "could not store a plain reply");
