@@ -494,4 +494,60 @@ mod tests {
         };
         assert!(item_from_guest(bad_meta).unwrap_err().contains("metadata"));
     }
+
+    #[test]
+    fn guest_activity_is_checked_before_it_is_stored() {
+        let call = |arguments: &str| {
+            tool_call_from_guest(wit::ToolCall {
+                call_id: "c1".into(),
+                name: "lookup".into(),
+                arguments: arguments.into(),
+            })
+        };
+        assert!(call(r#"{"q": 1}"#).is_ok());
+        assert!(call("not json").unwrap_err().contains("not valid JSON"));
+        assert!(call("[1]").unwrap_err().contains("JSON object"));
+        let huge = format!("{{\"q\": \"{}\"}}", "x".repeat(70 * 1024));
+        assert!(call(&huge).unwrap_err().contains("at most 65536"));
+
+        let form = |schema: String| {
+            request_from_guest(wit::InputRequest {
+                request_id: "trip".into(),
+                title: "Trip".into(),
+                description: None,
+                schema,
+            })
+        };
+        // A 10 MB schema is refused by its size, before anything parses it.
+        let big = format!("{{{}", " ".repeat(10 << 20));
+        assert!(form(big).unwrap_err().contains("10485761 bytes"));
+        let deep = format!(
+            "{{\"type\":\"object\",\"x\":{}1{}}}",
+            "[".repeat(40),
+            "]".repeat(40)
+        );
+        assert!(form(deep).unwrap_err().contains("deeper than 32"));
+        assert!(form(r#"{"type":"array"}"#.into()).is_err());
+        assert!(form(r#"{"type":"object"}"#.into()).is_ok());
+
+        let failure = |code: &str| {
+            failure_from_guest(wit::Failure {
+                code: code.into(),
+                message: "m".into(),
+                retryable: false,
+                detail: Some("[]".into()),
+            })
+        };
+        assert!(failure("OK").unwrap_err().contains("JSON object"));
+        let delta = |text: &str, last: bool| {
+            delta_from_guest(wit::TextDelta {
+                product_id: "answer".into(),
+                channel: wit::TextChannel::Answer,
+                text: text.into(),
+                last,
+            })
+        };
+        assert!(delta("", false).is_err());
+        assert!(delta("", true).is_ok());
+    }
 }

@@ -825,6 +825,43 @@ fn describe_trap(err: &wasmtime::Error, memory_bytes: usize, output: &MemoryOutp
 mod tests {
     use super::*;
 
+    /// The contract is read from the handler export: exactly one version's.
+    #[test]
+    fn the_contract_is_the_exported_handlers_version() {
+        let of = |names: &[&str]| Contract::of(names.iter().copied());
+        assert_eq!(of(&["aiphost:partner/handler@0.1.0"]), Ok(Contract::V0_1));
+        assert_eq!(
+            of(&["wasi:cli/run@0.2.6", "aiphost:partner/handler@0.2.0"]),
+            Ok(Contract::V0_2)
+        );
+        let neither = of(&["aiphost:partner/handler@0.3.0"]).unwrap_err();
+        assert!(
+            neither.contains("exports no aiphost:partner handler"),
+            "{neither}"
+        );
+        let both = of(&[
+            "aiphost:partner/handler@0.1.0",
+            "aiphost:partner/handler@0.2.0",
+        ])
+        .unwrap_err();
+        assert!(both.contains("more than one version"), "{both}");
+    }
+
+    /// A component that exports no handler is refused when it is linked, with the reason.
+    #[test]
+    fn a_component_without_a_handler_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = Runtime::new(RuntimeConfig::with_data_dir(dir.path())).expect("runtime");
+        let wasm = wat::parse_str("(component)").expect("a component");
+        let err = runtime.check(&wasm, None, None).err().expect("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("aiphost:partner world (0.1.0 or 0.2.0)")
+                && text.contains("exports no aiphost:partner handler"),
+            "{text}"
+        );
+    }
+
     /// The imports read from the binary are the ones wasmtime finds compiling it: the outer
     /// component's, not those of the modules and components nested in it.
     #[test]

@@ -505,6 +505,53 @@ mod tests {
     }
 
     #[test]
+    fn activity_stays_within_half_the_event_retention() {
+        let mut defaults = TaskDefaults::default();
+        assert_eq!(defaults.activity_events_cap(), 4096);
+        defaults.event_retention_count = 5000;
+        assert_eq!(defaults.activity_events_cap(), 2500);
+        defaults.event_retention_count = 1;
+        assert_eq!(defaults.activity_events_cap(), 1);
+    }
+
+    #[test]
+    fn delta_chunks_merge_alike_live_and_restored() {
+        use aiphost_model::activity::{Channel, TextDelta};
+        let mut live = record(1 << 20);
+        let deltas: Vec<ProductChunk> = ["Hel", "lo", ""]
+            .iter()
+            .map(|t| {
+                TextDelta {
+                    product_id: "answer".into(),
+                    channel: Channel::Answer,
+                    text: (*t).into(),
+                    last: t.is_empty(),
+                }
+                .into_chunk()
+            })
+            .collect();
+        for chunk in &deltas {
+            live.apply_chunk(chunk.clone()).unwrap();
+        }
+        let product = &live.task.products[0];
+        assert_eq!(product.data_items.len(), 1);
+        assert_eq!(product.content_bytes(), 5);
+        // Restored from its stored chunks (one row per delta), the product reads the same.
+        let mut restored = live.clone();
+        restored
+            .restore_products(|_| {
+                Ok::<_, ()>(
+                    deltas
+                        .iter()
+                        .map(|c| c.product.data_items.clone())
+                        .collect(),
+                )
+            })
+            .unwrap();
+        assert_eq!(restored.task.products, live.task.products);
+    }
+
+    #[test]
     fn limits_from_either_dialect() {
         let d = TaskDefaults::default();
         let p = json!({"responseTimeout": 10, "awaitingInputTimeout": 20, "awaitingCompletionTimeout": 30, "maxProductsBytes": 40});
