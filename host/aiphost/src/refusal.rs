@@ -133,6 +133,10 @@ pub fn engine(e: EngineError) -> Refusal {
                     .collect::<Vec<_>>(),
             }),
         ),
+        EngineError::Form(FormError::OtherForm { request_id, named }) => Refusal::new(
+            InvalidParams,
+            json!({"field": "dataItems", "reason": words, "requestId": request_id, "named": named}),
+        ),
         EngineError::Form(FormError::Ambiguous { request_id }) => Refusal::new(
             InvalidParams,
             json!({"field": "dataItems", "reason": words, "requestId": request_id}),

@@ -37,6 +37,14 @@ pub enum FormError {
         /// The fields that fail, at most [`MAX_ERRORS`].
         errors: Vec<FieldError>,
     },
+    /// An item answers a form the task does not await.
+    #[error("the task awaits an answer to form {request_id:?}, not to {named:?}")]
+    OtherForm {
+        /// The form the task awaits.
+        request_id: String,
+        /// The form the item names.
+        named: String,
+    },
     /// More than one data item could be the answer, and none is tagged as it.
     #[error(
         "the task awaits an answer to form {request_id:?}: send one data item (tag it with metadata {{\"aiphost.kind\": \"input-answer\", \"requestId\": {request_id:?}}} when there are several)"
@@ -74,6 +82,26 @@ pub fn compile(schema: &JsonObject) -> Result<jsonschema::Validator, String> {
 /// read); one with a data item must carry a valid answer.
 pub fn take_answer(request: &InputRequest, items: &mut [DataItem]) -> Result<(), FormError> {
     let id = &request.request_id;
+    // An answer tagged for another form would reach the partner unchecked: refused.
+    if let Some(other) = items
+        .iter()
+        .find(|i| activity::kind_of(i) == Some("input-answer") && !activity::is_answer_to(i, id))
+    {
+        let named = match other {
+            DataItem::Data {
+                metadata: Some(m), ..
+            } => m
+                .get(activity::REQUEST_ID)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            _ => String::new(),
+        };
+        return Err(FormError::OtherForm {
+            request_id: id.clone(),
+            named,
+        });
+    }
     let tagged = items.iter().position(|i| activity::is_answer_to(i, id));
     let index = match tagged {
         Some(i) => i,
@@ -190,6 +218,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, FormError::Ambiguous { .. }));
+    }
+
+    #[test]
+    fn an_answer_to_another_form_is_refused() {
+        let mut items = vec![DataItem::Data {
+            data: JsonObject::new(),
+            metadata: Some(activity::answer_metadata("hotel")),
+        }];
+        let err = take_answer(&trip(), &mut items).unwrap_err();
+        assert_eq!(
+            err,
+            FormError::OtherForm {
+                request_id: "trip".into(),
+                named: "hotel".into()
+            }
+        );
     }
 
     #[test]
