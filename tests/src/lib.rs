@@ -436,6 +436,22 @@ impl Drop for ProcessHost {
     }
 }
 
+/// The bytes of every file under `dir`, recursively (0 for what cannot be read).
+pub fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            total += if path.is_dir() {
+                dir_bytes(&path)
+            } else {
+                entry.metadata().map_or(0, |m| m.len())
+            };
+        }
+    }
+    total
+}
+
 /// Every file under `dir`, recursively (none if it cannot be read).
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -17,6 +17,18 @@
 //!   as a `data` product what it found: a host that let one invocation's memory reach the next
 //!   (a pool slot reused without a reset) would show the marks;
 //! - `deep:N`: produces a `data` item nested N levels deep (the host stores none deeper than 64);
+//!
+//! and, with the talking contract (`aiphost:partner@0.2.0`, see [`talk`]), reports the host's
+//! answers to misbehaviour as the `data` item of a product `report`:
+//! - `schema-huge`: asks with a form whose schema is 10 MiB;
+//! - `schema-bad`: asks with schemas that are not JSON Schemas of an object (an invalid keyword,
+//!   a top level that is not an object type, not JSON at all, nested too deep);
+//! - `args-not-json`: reports tool calls whose arguments are not a JSON object;
+//! - `deltas:N`: streams N one-byte deltas, stopping at the first refusal;
+//! - `hammer:N`: streams N one-byte deltas, calling on after refusals and counting them;
+//! - `after-end`: rests the task, then streams and reports tool activity anyway (the answers go to
+//!   the agent kv, and the completion hook streams once more after the task ended);
+//! - `kv-read:KEY`: reports the agent-kv entry KEY;
 //! - anything else: echoes its input like the echo partner.
 
 use std::alloc::Layout;
@@ -24,7 +36,9 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use aiphost_sdk::{DataItem, Outcome, Partner, Product, State, Task, log};
+use aiphost_sdk::{DataItem, EndReason, Outcome, Partner, Product, State, Task, log};
+
+mod talk;
 
 /// The hostile partner.
 pub struct Hostile;
@@ -51,6 +65,10 @@ impl Partner for Hostile {
             "err" => nonsense(task),
             "plant" => plant(),
             "seek" => seek(),
+            "schema-huge" => talk::schema_huge(),
+            "schema-bad" => talk::schema_bad(),
+            "args-not-json" => talk::args_not_json(),
+            "after-end" => talk::after_end(task),
             other => {
                 if let Some(ms) = other.strip_prefix("slow:") {
                     slow(ms)
@@ -58,11 +76,21 @@ impl Partner for Hostile {
                     probe(port)
                 } else if let Some(levels) = other.strip_prefix("deep:") {
                     deep(levels)
+                } else if let Some(count) = other.strip_prefix("deltas:") {
+                    talk::deltas(task, "deltas", count, false)
+                } else if let Some(count) = other.strip_prefix("hammer:") {
+                    talk::deltas(task, "hammer", count, true)
+                } else if let Some(key) = other.strip_prefix("kv-read:") {
+                    talk::kv_read(task, key)
                 } else {
                     Outcome::Done(vec![Product::new("echo").named("echo").with_items(input)])
                 }
             }
         }
+    }
+
+    fn completed(task: &Task, _reason: EndReason) {
+        talk::completed(task);
     }
 }
 

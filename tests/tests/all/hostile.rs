@@ -279,22 +279,6 @@ async fn ignored_commands_and_histories_stay_bounded() {
     );
 }
 
-/// The bytes of every file under `dir`.
-fn dir_bytes(dir: &std::path::Path) -> u64 {
-    let mut total = 0;
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            total += if path.is_dir() {
-                dir_bytes(&path)
-            } else {
-                entry.metadata().map_or(0, |m| m.len())
-            };
-        }
-    }
-    total
-}
-
 /// Point 3: a Leader has at most `max_live_tasks` tasks that have not ended with a partner; the
 /// count survives a restart, and ended tasks make room.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@ mod first_hour;
 mod full_disk;
 mod group;
 mod hostile;
+mod hostile_talk;
 mod install;
 mod interop_acps_sdk;
 mod js_partners;
