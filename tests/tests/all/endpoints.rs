@@ -63,6 +63,8 @@ async fn list_health_and_metrics() {
         ids,
         [
             "chunked",
+            "concierge",
+            "concierge-py",
             "echo",
             "echo-js",
             "echo-py",
