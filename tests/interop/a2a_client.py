@@ -919,10 +919,12 @@ def scenarios() -> list[tuple[str, Callable[[], Awaitable[str]]]]:
     return out
 
 
-async def run_all() -> bool:
+async def run_all(chosen: list[tuple[str, Callable[[], Awaitable[str]]]]) -> bool:
+    """Run `chosen` in order, each with a fresh LOG, printing one JSON line per scenario (other
+    scripts run their own scenarios through this, with this module's helpers)."""
     global LOG
     all_ok = True
-    for name, scenario in scenarios():
+    for name, scenario in chosen:
         LOG = Log()
         try:
             detail: Any = await asyncio.wait_for(scenario(), SCENARIO_TIMEOUT_S)
@@ -948,7 +950,7 @@ def main() -> int:
         print(f"usage: {sys.argv[0]} BASE_URL", file=sys.stderr)
         return 2
     BASE_URL = sys.argv[1].rstrip("/")
-    return 0 if asyncio.run(run_all()) else 1
+    return 0 if asyncio.run(run_all(scenarios())) else 1
 
 
 if __name__ == "__main__":

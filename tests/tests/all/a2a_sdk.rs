@@ -4,7 +4,8 @@
 //! a real host through the SDK alone — the card fetched by its `A2ACardResolver`, the client made
 //! by its `ClientFactory` for each protocol binding (JSON-RPC and HTTP+JSON), every answer parsed
 //! by its transports and every error mapped to its exception classes — and prints one JSON line
-//! per scenario.
+//! per scenario. `tests/interop/a2a_concierge.py` drives the `concierge` partners
+//! (`aiphost:partner@0.2.0`) through every flow the same way.
 
 use aiphost_tests::interop::{failed_scenarios, run_script, sdk_python};
 use aiphost_tests::{HostOptions, TestHost};
@@ -93,6 +94,54 @@ async fn official_a2a_sdk_client_drives_the_host() {
     assert!(
         matches!(ran.output.status.code(), Some(0 | 1)),
         "a2a_client.py failed\n{}",
+        ran.report
+    );
+}
+
+/// The partners `a2a_concierge.py` drives, the flows it runs for each over each binding
+/// ("<agent>/<binding>/<flow>"): each must be reported, and reported ok.
+const CONCIERGES: &[&str] = &["concierge", "concierge-py"];
+const CONCIERGE_FLOWS: &[&str] = &[
+    "think",
+    "tool",
+    "form",
+    "form-stream",
+    "fail",
+    "reply",
+    "cancel",
+];
+
+/// The official SDK's client through every flow of both concierges (Rust and Python): reasoning
+/// and answer artifacts, tool activity as WORKING status updates with a DataPart, a form as
+/// input-required with its schema (a wrong DataPart answer raised as -32602 with the field paths,
+/// the right one answered), a coded failure, a plain reply as a `Message`, a cancel mid-stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn official_a2a_sdk_client_drives_the_concierge() {
+    let python = sdk_python().await;
+    let host = TestHost::start(HostOptions::default()).await;
+    let ran = run_script(
+        &python,
+        "a2a_concierge.py",
+        &host.url,
+        &[],
+        Duration::from_secs(300),
+    )
+    .await;
+    let expected: Vec<String> = CONCIERGES
+        .iter()
+        .flat_map(|agent| {
+            ["jsonrpc", "rest"].into_iter().flat_map(move |binding| {
+                CONCIERGE_FLOWS
+                    .iter()
+                    .map(move |flow| format!("{agent}/{binding}/{flow}"))
+            })
+        })
+        .collect();
+    ran.assert_none_failed(&failed_scenarios(&ran.results(), &expected));
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "a2a_concierge.py failed\n{}",
         ran.report
     );
 }

@@ -5,6 +5,12 @@
 //! one difference: an A2A `data` part may hold any JSON value, an AIP data item only an object.
 //! Any other value is wrapped as `{"value": …}` with the item's metadata saying so
 //! ([`WRAPPED`]), and unwrapped again on the way out.
+//!
+//! A part's `data` is a `google.protobuf.Value`, whose numbers are all doubles: ProtoJSON writers
+//! (the official Python SDK among them) send the integer 3 as `3.0`. Such a value is read as the
+//! integer it is ([`integral_numbers`]), so that a partner reading a form answer as integers (what
+//! its schema's `"type": "integer"` asks, and what the host's check of it already grants `3.0`)
+//! gets one.
 
 use super::error::A2aError;
 use aiphost_model::{DataItem, JsonObject};
@@ -88,22 +94,46 @@ pub fn parse_part(value: &Value, path: &str) -> Result<DataItem, A2aError> {
             bytes: None,
             metadata,
         },
-        _ => match obj.get("data") {
-            Some(Value::Object(data)) => DataItem::Data {
-                data: data.clone(),
-                metadata,
-            },
+        _ => match obj.get("data").cloned().map(integral_numbers) {
+            Some(Value::Object(data)) => DataItem::Data { data, metadata },
             Some(other) => {
                 let mut metadata = metadata.unwrap_or_default();
                 metadata.insert(WRAPPED.into(), Value::Bool(true));
                 DataItem::Data {
-                    data: Map::from_iter([("value".to_string(), other.clone())]),
+                    data: Map::from_iter([("value".to_string(), other)]),
                     metadata: Some(metadata),
                 }
             }
             None => return Err(A2aError::invalid_params(path, "the part's data is missing")),
         },
     })
+}
+
+/// The largest magnitude up to which every integer is exactly a double (2^53).
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// `value` with every number that is a whole double within [`EXACT_INTEGERS`] written as an
+/// integer (`3.0` → `3`), at any depth; other numbers (fractions, larger magnitudes, where a
+/// double no longer names one integer) are kept as they came.
+fn integral_numbers(mut value: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Number(n) if n.is_f64() => {
+                if let Some(x) = n
+                    .as_f64()
+                    .filter(|x| x.fract() == 0.0 && x.abs() <= EXACT_INTEGERS)
+                {
+                    // Exact: a whole double within 2^53 converts to i64 without loss.
+                    *value = Value::from(x as i64);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            Value::Object(fields) => fields.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
 }
 
 /// Read the `parts` array at `path` (it must hold at least one part).
@@ -199,6 +229,27 @@ mod tests {
         assert_eq!(items[1].mime_type(), "text/plain");
         assert!(matches!(&items[4], DataItem::Data { data, .. } if data["value"] == json!([1, 2])));
         assert_eq!(render_parts(&items), parts);
+    }
+
+    #[test]
+    fn whole_doubles_of_data_are_read_as_integers() {
+        // What the official Python SDK sends for {"city": "Rome", "days": 3, ...}.
+        let parts = json!([
+            {"data": {"city": "Rome", "days": 3.0, "nested": [2.0, {"n": -7.0}], "half": 2.5,
+                      "huge": 1e300}},
+            {"data": 4.0},
+        ]);
+        let items = parse_parts(Some(&parts), "message.parts").unwrap();
+        let DataItem::Data { data, .. } = &items[0] else {
+            panic!("a data item: {items:?}");
+        };
+        assert_eq!(data["days"].as_u64(), Some(3));
+        assert_eq!(data["nested"], json!([2, {"n": -7}]));
+        assert_eq!(data["half"], json!(2.5));
+        assert_eq!(data["huge"], json!(1e300));
+        assert!(
+            matches!(&items[1], DataItem::Data { data, .. } if data["value"].as_i64() == Some(4))
+        );
     }
 
     #[test]
