@@ -14,6 +14,7 @@ const DOORS: &[(&str, &[&str])] = &[
         &["transport::a2a", "a2a::errors", "a2a::push"],
     ),
     ("transport/group", &["transport::group", "group::"]),
+    ("transport/agent_api", &["transport::agent_api"]),
 ];
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -349,6 +350,7 @@ const WIRE_OF: &[(&str, &[&str])] = &[
             "aip_error",
         ],
     ),
+    ("transport/agent_api", &["protocol::agent_api"]),
 ];
 
 /// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as

@@ -21,6 +21,7 @@ use crate::task::{TaskDefaults, TaskEngine};
 use crate::tenant::quota::Quotas;
 use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
 use crate::transport::a2a::door::A2aDoor;
+use crate::transport::agent_api::door::AgentApiDoor;
 use crate::transport::aip::door::AipDoor;
 use crate::transport::aip::invitations::GroupInvitations;
 use crate::transport::connections::{ConnectionStats, HttpLimits};
@@ -336,6 +337,7 @@ impl Server {
         let doors: Arc<[Arc<dyn Door>]> = Arc::new([
             Arc::new(AipDoor::new(&host, Arc::new(groups.clone()))) as Arc<dyn Door>,
             Arc::new(A2aDoor),
+            Arc::new(AgentApiDoor),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);

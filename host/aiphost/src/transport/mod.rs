@@ -7,6 +7,7 @@
 //! - [`host`] is the host's own endpoints and the router that merges the doors' routes.
 
 pub mod a2a;
+pub mod agent_api;
 pub mod aip;
 pub mod connections;
 pub mod group;

@@ -185,8 +185,13 @@ impl Turn {
                         Channel::Answer => "message",
                         Channel::Reasoning => "reasoning",
                     };
+                    // An empty delta (the SDK's close of a product, maybe after another product
+                    // streamed) adds nothing: it opens no message.
+                    if text.is_empty() {
+                        continue;
+                    }
                     self.open_for(kind, product, true, out);
-                    if let Some(open) = self.open.as_mut().filter(|_| !text.is_empty()) {
+                    if let Some(open) = self.open.as_mut() {
                         open.text.get_or_insert_with(String::new).push_str(text);
                         let id = open.id.clone();
                         out.push(self.numbered(json!({
@@ -205,7 +210,8 @@ impl Turn {
                 }
             }
         }
-        if chunk.last_chunk {
+        // A product's last chunk closes its own message only (another may be open by now).
+        if chunk.last_chunk && self.open.as_ref().is_some_and(|o| &o.product == product) {
             self.close("completed", out);
         }
     }
@@ -468,6 +474,29 @@ mod tests {
             ended = end;
         }
         (all, ended)
+    }
+
+    #[test]
+    fn products_closed_after_another_streamed_open_no_empty_messages() {
+        let mut turn = Turn::new("response_1", "s", "t", 1);
+        let (all, _) = run(
+            &mut turn,
+            vec![
+                delta(Channel::Reasoning, "hm", false),
+                delta(Channel::Answer, "yes", false),
+                delta(Channel::Reasoning, "", true),
+                delta(Channel::Answer, "", true),
+            ],
+        );
+        let completed: Vec<&Value> = all
+            .iter()
+            .filter(|e| e["object"] == "message" && e["status"] == "completed")
+            .collect();
+        assert_eq!(completed.len(), 2, "{all:#?}");
+        assert_eq!(completed[0]["type"], "reasoning");
+        assert_eq!(completed[0]["content"][0]["text"], "hm");
+        assert_eq!(completed[1]["type"], "message");
+        assert_eq!(completed[1]["content"][0]["text"], "yes");
     }
 
     #[test]

@@ -1,0 +1,22 @@
+//! The Agent API door (AgentScope Runtime's `/process`): every hosted partner also answers
+//! AgentScope clients, with the same tasks, durability, tenancy and sandbox as over AIP.
+//!
+//! - `POST /agents/{agent}/process`: one turn of a session ([`process`]): a new task, or the
+//!   continue of the session's task awaiting input; answered as SSE `AgentResponse`/`Message`/
+//!   `Content` events ([`stream`], over the protocol's pure `Turn` renderer), or folded into one
+//!   JSON `AgentResponse` with `stream: false`;
+//! - `POST /agents/{agent}/process/stop`: cancel the session's running task ([`stop`]).
+//!
+//! `door.rs` gives the server its routes; `entry.rs` is what every request goes through first
+//! (its JSON body and its caller, through the kit); `sessions.rs` finds a session's newest task;
+//! `errors.rs` is the one place refusals become HTTP statuses and JSON bodies; `state.rs` is
+//! what the door holds. Nothing here imports this file back.
+
+pub mod door;
+mod entry;
+mod errors;
+mod process;
+mod sessions;
+mod state;
+mod stop;
+mod stream;

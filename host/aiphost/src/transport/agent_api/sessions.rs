@@ -1,0 +1,66 @@
+//! A session's turns: the Agent API has no task ids, so a session's newest task says what a
+//! request does — continue it (it awaits input), refuse (it runs), or start a new one.
+
+use super::errors::{self, ApiError};
+use super::state::AgentApiState;
+use crate::model::{CommandPolicy, Task, TaskState};
+use crate::task::TaskQuery;
+use crate::transport::kit::caller::Caller;
+
+/// What the Agent API asks of the engine: a task is done when its partner has a result (the
+/// Agent API has no state in which a client reviews one), and ended tasks take no more
+/// commands. Its cancel goes by the same.
+pub(super) const POLICY: CommandPolicy = CommandPolicy {
+    complete_on_result: true,
+    strict: true,
+    answer_at_once: false,
+};
+
+/// What a request in a session does, by the session's newest task.
+pub(super) enum Next {
+    /// No task of the session waits or runs: start one.
+    Start,
+    /// The task awaits input: the request is its answer.
+    Continue(Task),
+    /// The task is accepted or working: one turn at a time.
+    Busy(Task),
+}
+
+/// The session's newest task in the caller's namespace (most recently changed first), if any.
+pub(super) async fn newest(
+    app: &AgentApiState,
+    caller: &Caller,
+    session_id: &str,
+) -> Result<Option<Task>, ApiError> {
+    let query = TaskQuery {
+        session_id: Some(session_id.to_string()),
+        states: None,
+        changed_after_ms: None,
+        page_size: 1,
+        after: None,
+    };
+    let page = app
+        .engine
+        .list(&caller.agent, caller.owner.as_deref(), &query)
+        .await
+        .map_err(errors::engine)?;
+    Ok(page.tasks.into_iter().next())
+}
+
+/// What a request in `session_id` does now.
+pub(super) async fn turn(
+    app: &AgentApiState,
+    caller: &Caller,
+    session_id: &str,
+) -> Result<Next, ApiError> {
+    Ok(match newest(app, caller, session_id).await? {
+        Some(task) if task.status.state == TaskState::AwaitingInput => Next::Continue(task),
+        Some(task) if is_running(task.status.state) => Next::Busy(task),
+        _ => Next::Start,
+    })
+}
+
+/// Accepted or working: the partner is at it.
+pub(super) fn is_running(state: TaskState) -> bool {
+    matches!(state, TaskState::Accepted | TaskState::Working)
+}

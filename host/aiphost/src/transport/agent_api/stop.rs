@@ -1,0 +1,78 @@
+//! `POST /agents/{agent}/process/stop` `{"session_id"}`: cancel the session's newest task if it
+//! is accepted, working or awaiting input (the turn's open stream then ends with `response
+//! canceled`). None → 404 `NO_RUNNING_TASK`; ended meanwhile → 409 from the engine.
+
+use super::entry;
+use super::errors::{self, ApiError};
+use super::sessions::{self, POLICY};
+use super::state::AgentApiState;
+use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, TaskState, Timestamp};
+use crate::protocol::agent_api::parse_stop;
+use crate::transport::tls::Peer;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, json};
+
+/// The handler.
+pub(super) async fn handle(
+    State(app): State<AgentApiState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    match stop(&app, &agent, &headers, &peer, body).await {
+        Ok(response) => response,
+        Err(e) => e.response(),
+    }
+}
+
+async fn stop(
+    app: &AgentApiState,
+    agent: &str,
+    headers: &HeaderMap,
+    peer: &Peer,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
+    let session_id = parse_stop(&body).map_err(ApiError::invalid)?;
+    let running = sessions::newest(app, &caller, &session_id)
+        .await?
+        .filter(|t| {
+            sessions::is_running(t.status.state) || t.status.state == TaskState::AwaitingInput
+        });
+    let Some(task) = running else {
+        return Err(ApiError::no_running_task(&session_id));
+    };
+    let inbound = Inbound {
+        form: None,
+        history: Ok(HistoryFilter::default()),
+        command: LeaderCommand {
+            id: format!("cancel-{}", uuid::Uuid::new_v4()),
+            sent_at: Timestamp::now(),
+            sender_id: String::new(),
+            command: CommandKind::Cancel,
+            params: Map::new(),
+            data_items: Vec::new(),
+            task_id: Some(task.id.clone()),
+            session_id: None,
+            group_id: None,
+            mentions: None,
+        },
+        owner: caller.owner.clone(),
+        policy: POLICY,
+    };
+    let reply = app
+        .engine
+        .command(&caller.agent, inbound, None)
+        .await
+        .map_err(errors::engine)?;
+    let body = json!({"session_id": session_id, "task_id": reply.task.id, "status": "canceled"});
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response())
+}
