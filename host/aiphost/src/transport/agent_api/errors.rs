@@ -108,6 +108,19 @@ pub(super) fn engine(e: EngineError) -> ApiError {
     of_refusal(refusal::engine(e))
 }
 
+/// The error of an engine failure on a turn's command, its `field` about the command's items
+/// (`dataItems[n]…`) said as the request's path (`input[k].content[n]…`, `contents`): the
+/// items are the turn's contents one for one, so a client sees which of its contents is wrong.
+pub(super) fn engine_on_turn(e: EngineError, contents: &str) -> ApiError {
+    let mut refusal = refusal::engine(e);
+    if let Some(field) = refusal.facts.get_mut("field")
+        && let Some(rest) = field.as_str().and_then(|f| f.strip_prefix("dataItems"))
+    {
+        *field = json!(format!("{contents}{rest}"));
+    }
+    of_refusal(refusal)
+}
+
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
 pub(super) fn caller(e: CallerError) -> ApiError {
     match e {

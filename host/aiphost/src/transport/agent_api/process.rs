@@ -70,12 +70,17 @@ async fn process(
         }
     };
     let stream = request.stream;
+    // The turn is the last message of `input` (parse_request checked there is one).
+    let last = body["input"]
+        .as_array()
+        .map_or(0, |i| i.len().saturating_sub(1));
+    let contents = format!("input[{last}].content");
     let inbound = inbound(&caller, request, task_id, &session_id);
     let start = app
         .engine
         .stream(&caller.agent, inbound, None)
         .await
-        .map_err(errors::engine)?;
+        .map_err(|e| errors::engine_on_turn(e, &contents))?;
     let StreamStart::Events(feed) = start else {
         return Err(ApiError::internal(
             "a turn was answered without its task's events",
