@@ -288,3 +288,33 @@ async fn callers_are_authenticated_and_sessions_are_their_leaders_own() {
     assert_eq!(status, 200, "{stopped}");
     assert_eq!(stopped["status"], "canceled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_turns_at_once_in_one_session_start_one_task() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let url = process_url(&host, "concierge");
+    let session = format!("s-{}", uuid());
+    let body = say("slow count", Some(&session));
+    let (mut a, mut b) = tokio::join!(SseStream::open(&url, &body), SseStream::open(&url, &body));
+    let (first_a, _) = a.next_event(WAIT).await.expect("an event");
+    let (first_b, _) = b.next_event(WAIT).await.expect("an event");
+    let busy: Vec<&Value> = [&first_a, &first_b]
+        .into_iter()
+        .filter(|e| e["error"]["code"] == "SESSION_BUSY")
+        .collect();
+    assert_eq!(busy.len(), 1, "one runs, one is busy: {first_a} {first_b}");
+    // Stop the one that runs once its answer streams (before, its task may not be recorded).
+    let running = if first_a["error"].is_null() {
+        &mut a
+    } else {
+        &mut b
+    };
+    while let Some((event, _)) = running.next_event(WAIT).await {
+        if event["object"] == "content" {
+            break;
+        }
+    }
+    let (status, stopped) =
+        post_status(&format!("{url}/stop"), &json!({"session_id": session})).await;
+    assert_eq!(status, 200, "{stopped}");
+}

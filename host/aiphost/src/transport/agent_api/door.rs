@@ -1,12 +1,13 @@
 //! The Agent API door as the server sees it: its two routes, whose handlers draw the door's
 //! state from the host's.
 
+use super::sessions::Guard;
 use super::{process, stop};
 use crate::transport::kit::door::Door;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
-use axum::Router;
 use axum::routing::post;
+use axum::{Extension, Router};
 
 /// The Agent API door.
 pub struct AgentApiDoor;
@@ -23,5 +24,7 @@ impl Door for AgentApiDoor {
             .route_layer(axum::middleware::from_fn(|r, n| {
                 span::request("agent-api", r, n)
             }))
+            // One guard for the door: routes are made once, when the server starts.
+            .layer(Extension(Guard::default()))
     }
 }

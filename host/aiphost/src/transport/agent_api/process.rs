@@ -6,7 +6,7 @@
 
 use super::entry;
 use super::errors::{self, ApiError};
-use super::sessions::{self, Next, POLICY};
+use super::sessions::{self, Guard, Next, POLICY};
 use super::state::AgentApiState;
 use super::stream::{self, Events};
 use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, Timestamp};
@@ -16,7 +16,7 @@ use crate::transport::kit::caller::Caller;
 use crate::transport::kit::sse;
 use crate::transport::tls::Peer;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, Extension, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -26,12 +26,13 @@ use serde_json::{Map, Value, json};
 /// The handler.
 pub(super) async fn handle(
     State(app): State<AgentApiState>,
+    Extension(guard): Extension<Guard>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match process(&app, &agent, &headers, &peer, body).await {
+    match process(&app, &guard, &agent, &headers, &peer, body).await {
         Ok(response) => response,
         Err(e) => e.response(),
     }
@@ -39,6 +40,7 @@ pub(super) async fn handle(
 
 async fn process(
     app: &AgentApiState,
+    guard: &Guard,
     agent: &str,
     headers: &HeaderMap,
     peer: &Peer,
@@ -56,17 +58,29 @@ async fn process(
         .clone()
         .unwrap_or_else(|| format!("response_{}", uuid::Uuid::new_v4()));
     let created_at = Timestamp::now_ms() / 1000;
-    let task_id = match sessions::turn(app, &caller, &session_id).await? {
+    // Held until the turn's task exists (its first event), so that the next request finds it.
+    let held = guard.hold(&caller, &session_id);
+    let next = if held.is_some() {
+        sessions::turn(app, &caller, &session_id).await?
+    } else {
+        Next::Starting
+    };
+    let task_id = match next {
         Next::Start => None,
         Next::Continue(task) => Some(task.id),
         Next::Busy(task) => {
-            let mut turn = Turn::new(&response_id, &session_id, &task.id, created_at);
+            let turn = Turn::new(&response_id, &session_id, &task.id, created_at);
             let message = format!(
                 "session {session_id} has task {} working; stop it or wait",
                 task.id
             );
-            let events = turn.refused("SESSION_BUSY", &message);
-            return Ok(answer(app, request.stream, streams::iter(events).boxed()).await);
+            return Ok(busy(app, request.stream, turn, &message).await);
+        }
+        Next::Starting => {
+            // No task yet to name.
+            let turn = Turn::new(&response_id, &session_id, "", created_at);
+            let message = format!("session {session_id} is starting a turn; wait for it");
+            return Ok(busy(app, request.stream, turn, &message).await);
         }
     };
     let stream = request.stream;
@@ -88,7 +102,13 @@ async fn process(
     };
     let turn = Turn::new(&response_id, &session_id, &feed.key().task, created_at)
         .completing_on_result(feed.completes_on_result());
-    Ok(answer(app, stream, stream::events(turn, feed)).await)
+    Ok(answer(app, stream, stream::events(turn, feed, held)).await)
+}
+
+/// The answer to a turn in a busy session: one `rejected` response, `SESSION_BUSY`.
+async fn busy(app: &AgentApiState, stream: bool, mut turn: Turn, message: &str) -> Response {
+    let events = turn.refused("SESSION_BUSY", message);
+    answer(app, stream, streams::iter(events).boxed()).await
 }
 
 /// The engine's command of a turn: a start (no `task_id`) or the continue of `task_id`, in

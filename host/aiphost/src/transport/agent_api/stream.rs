@@ -3,6 +3,7 @@
 //! batch of memory), after the response's opening `created` and `in_progress`, ending with the
 //! event after which `Turn` says the response ended.
 
+use super::sessions::Held;
 use crate::model::TaskEvent;
 use crate::protocol::agent_api::Turn;
 use crate::task::{EventFeed, FeedError};
@@ -14,10 +15,12 @@ use serde_json::Value;
 /// A stream of Agent API events (each one `data:` line of SSE).
 pub(super) type Events = BoxStream<'static, Value>;
 
-/// The response's events: `turn`'s opening, then `feed`'s events as `turn` renders them.
-pub(super) fn events(mut turn: Turn, feed: EventFeed) -> Events {
+/// The response's events: `turn`'s opening, then `feed`'s events as `turn` renders them. The
+/// session stays `held` until the feed's first event: a start's task is only recorded when its
+/// partner has decided, so until then another request of the session would not find it.
+pub(super) fn events(mut turn: Turn, feed: EventFeed, held: Option<Held>) -> Events {
     let opening = turn.begin();
-    let rest = sse::items(feed, Render { turn })
+    let rest = sse::items(feed, Render { turn, held })
         .flat_map(streams::iter)
         .boxed();
     streams::iter(opening).chain(rest).boxed()
@@ -26,12 +29,15 @@ pub(super) fn events(mut turn: Turn, feed: EventFeed) -> Events {
 /// The kit's feed loop's view of a [`Turn`]: the events of one task event go out together.
 struct Render {
     turn: Turn,
+    /// The session, until the first event (dropped with the stream if none comes).
+    held: Option<Held>,
 }
 
 impl FeedRender for Render {
     type Item = Vec<Value>;
 
     fn event(&mut self, event: &TaskEvent, _feed: &EventFeed) -> Option<(Self::Item, bool)> {
+        self.held = None;
         let (out, ended) = self.turn.event(event);
         if out.is_empty() && !ended {
             return None;
