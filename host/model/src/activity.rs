@@ -293,7 +293,7 @@ impl Activity {
             Activity::ToolCall(c) => {
                 c.call_id.len()
                     + c.name.len()
-                    + Value::Object(c.arguments.clone()).to_string().len()
+                    + serde_json::to_string(&c.arguments).map_or(0, |t| t.len())
             }
             Activity::ToolResult(r) => {
                 r.call_id.len()

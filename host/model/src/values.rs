@@ -362,6 +362,23 @@ pub struct LeaderCommand {
 }
 
 impl LeaderCommand {
+    /// A cancel of `task_id` that a door makes for its client, whose protocol sends no AIP
+    /// command (A2A's `CancelTask`, the Agent API's stop): a made-up id, sent now, no sender.
+    pub fn cancel_of(task_id: &str) -> Self {
+        LeaderCommand {
+            id: format!("cancel-{}", uuid::Uuid::new_v4()),
+            sent_at: Timestamp::now(),
+            sender_id: String::new(),
+            command: CommandKind::Cancel,
+            params: Map::new(),
+            data_items: Vec::new(),
+            task_id: Some(task_id.to_string()),
+            session_id: None,
+            group_id: None,
+            mentions: None,
+        }
+    }
+
     /// `Ok` if every free-form JSON value it carries (its `commandParams`, each item's `data` and
     /// `metadata`) nests at most [`crate::depth::MAX_JSON_DEPTH`] levels: the host stores them.
     pub fn check_depth(&self) -> Result<(), crate::depth::TooDeep> {

@@ -180,18 +180,7 @@ pub(super) async fn cancel(
     let inbound = Inbound {
         form: None,
         history: Ok(HistoryFilter::default()),
-        command: LeaderCommand {
-            id: format!("cancel-{}", uuid::Uuid::new_v4()),
-            sent_at: Timestamp::now(),
-            sender_id: String::new(),
-            command: CommandKind::Cancel,
-            params: Map::new(),
-            data_items: Vec::new(),
-            task_id: Some(id.to_string()),
-            session_id: None,
-            group_id: None,
-            mentions: None,
-        },
+        command: LeaderCommand::cancel_of(id),
         owner: caller.owner.clone(),
         policy: POLICY,
     };

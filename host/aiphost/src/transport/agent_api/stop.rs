@@ -6,14 +6,14 @@ use super::entry;
 use super::errors::{self, ApiError};
 use super::sessions::{self, POLICY};
 use super::state::AgentApiState;
-use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, TaskState, Timestamp};
+use crate::model::{HistoryFilter, Inbound, LeaderCommand, TaskState};
 use crate::protocol::agent_api::parse_stop;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, json};
+use serde_json::json;
 
 /// The handler.
 pub(super) async fn handle(
@@ -49,18 +49,7 @@ async fn stop(
     let inbound = Inbound {
         form: None,
         history: Ok(HistoryFilter::default()),
-        command: LeaderCommand {
-            id: format!("cancel-{}", uuid::Uuid::new_v4()),
-            sent_at: Timestamp::now(),
-            sender_id: String::new(),
-            command: CommandKind::Cancel,
-            params: Map::new(),
-            data_items: Vec::new(),
-            task_id: Some(task.id.clone()),
-            session_id: None,
-            group_id: None,
-            mentions: None,
-        },
+        command: LeaderCommand::cancel_of(&task.id),
         owner: caller.owner.clone(),
         policy: POLICY,
     };
