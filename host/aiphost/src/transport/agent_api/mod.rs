@@ -14,7 +14,7 @@
 
 pub mod door;
 mod entry;
-mod errors;
+pub(crate) mod errors;
 mod process;
 mod sessions;
 mod state;
