@@ -1,7 +1,9 @@
 //! The Agent API door as the host runs it, beside its protocol (`agent_api.rs`): its counters
 //! on `/metrics` moving with real requests; a `stream: false` turn that outlives the
 //! connection layer's idle timeout (answered, not cut) and one that outlives its task's
-//! `responseTimeout` (answered as it is, the task going on).
+//! `responseTimeout` (answered as it is, the task going on); and the partner's listings —
+//! the `/agents` index, the ACS document, the A2A card — naming the door's URLs, each of which
+//! answers.
 
 use aiphost::transport::connections::HttpLimits;
 use aiphost_tests::*;
@@ -9,6 +11,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
+const CHAT_DOORS_EXTENSION: &str = "https://aiphost.dev/ext/chat-doors/v1";
 
 fn process_url(host: &TestHost, agent: &str) -> String {
     format!("{}/agents/{agent}/process", host.url)
@@ -251,4 +254,135 @@ async fn a_folded_turn_is_answered_as_it_is_at_its_response_timeout() {
     }
     let in_progress = r#"aiphost_agent_api_responses_total{status="in_progress"}"#;
     assert_eq!(metric(&host.url, in_progress).await, 1);
+}
+
+/// The URLs each listing names for the Agent API door, checked against where it is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listings_name_the_doors_urls_and_each_answers() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let agent_url = format!("{}/agents/concierge", host.url);
+    let get = |url: String| async move {
+        let response = reqwest::get(&url).await.expect("GET");
+        assert_eq!(response.status(), 200, "{url}");
+        response.json::<Value>().await.expect("JSON")
+    };
+
+    // The /agents index: the door's URLs grouped under its key.
+    let listed = get(format!("{}/agents", host.url)).await;
+    let concierge = listed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "concierge")
+        .expect("the concierge is listed")
+        .clone();
+    assert_eq!(
+        concierge["agentApi"],
+        json!({"process": format!("{agent_url}/process"), "stop": format!("{agent_url}/process/stop")})
+    );
+    assert_eq!(
+        get(agent_url.clone()).await["agentApi"],
+        concierge["agentApi"]
+    );
+
+    // ACS: JSON-RPC first, then the door's entry URL.
+    let acs = get(format!("{agent_url}/.well-known/acs.json")).await;
+    let end_points = acs["endPoints"].as_array().unwrap();
+    assert_eq!(
+        end_points[0],
+        json!({"url": format!("{agent_url}/rpc"), "transport": "JSONRPC"})
+    );
+    assert!(
+        end_points
+            .contains(&json!({"url": format!("{agent_url}/process"), "transport": "AGENT_API"})),
+        "{acs}"
+    );
+
+    // The A2A card: one optional extension naming the door; its bindings unchanged.
+    let card = get(format!("{agent_url}/.well-known/agent-card.json")).await;
+    let extensions: Vec<&Value> = card["capabilities"]["extensions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["uri"] == CHAT_DOORS_EXTENSION)
+        .collect();
+    assert_eq!(extensions.len(), 1, "{card}");
+    assert_eq!(extensions[0]["required"], false);
+    assert_eq!(
+        extensions[0]["params"]["agentApi"],
+        format!("{agent_url}/process")
+    );
+    let bindings: Vec<&Value> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["protocolBinding"])
+        .collect();
+    assert_eq!(
+        bindings,
+        [&json!("JSONRPC"), &json!("HTTP+JSON"), &json!("JSONRPC")]
+    );
+
+    // Every URL any listing names — the index's chat-door groups, ACS's endPoints besides
+    // JSON-RPC, the extension's params — answers at its door: a request with nothing in it is
+    // refused by the door (its JSON error), never 404 for want of a route. (A URL that is read,
+    // not posted to, answers POST 405; it is asked with GET.)
+    let mut urls: Vec<String> = Vec::new();
+    for (key, group) in concierge.as_object().unwrap() {
+        let is_door_group = group.is_object() && !["aip", "a2a"].contains(&key.as_str());
+        if is_door_group {
+            urls.extend(group.as_object().unwrap().values().map(|u| u.to_string()));
+        }
+    }
+    urls.extend(
+        end_points
+            .iter()
+            .filter(|e| e["transport"] != "JSONRPC")
+            .map(|e| e["url"].to_string()),
+    );
+    for extension in &extensions {
+        urls.extend(
+            extension["params"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|u| u.to_string()),
+        );
+    }
+    let mut urls: Vec<String> = urls
+        .into_iter()
+        .map(|u| u.trim_matches('"').to_string())
+        .collect();
+    urls.sort();
+    urls.dedup();
+    assert!(urls.len() >= 2, "{urls:?}");
+    let client = reqwest::Client::new();
+    for url in &urls {
+        assert!(url.starts_with(&agent_url), "{url}");
+        let mut response = client
+            .post(url)
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("POST");
+        if response.status() == 405 {
+            response = client.get(url).send().await.expect("GET");
+        }
+        let status = response.status().as_u16();
+        assert_ne!(status, 404, "{url}");
+        assert!((400..500).contains(&status), "{url}: {status}");
+        assert_json(&response);
+        let body: Value = response.json().await.expect("JSON");
+        assert!(body["error"]["code"].is_string(), "{url}: {body}");
+    }
+
+    // And the ACS entry URL is the door itself: a real turn through it.
+    let entry = end_points
+        .iter()
+        .find(|e| e["transport"] == "AGENT_API")
+        .and_then(|e| e["url"].as_str())
+        .unwrap();
+    let (status, folded) = post_status(entry, &say_at_once("think about maps", None)).await;
+    assert_eq!(status, 200, "{folded}");
+    assert_eq!(folded["status"], "completed", "{folded}");
 }
