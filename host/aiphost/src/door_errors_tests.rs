@@ -16,9 +16,9 @@ use crate::net_policy::TargetError;
 use crate::protocol::RpcError;
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::quota::QuotaError;
+use crate::refusal::{self, Kind};
 use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};
-use crate::refusal::{self, Kind};
 use crate::transport::a2a::errors as a2a_errors;
 use crate::transport::agent_api::errors as agent_api_errors;
 use crate::transport::kit::body::BodyError;
@@ -498,7 +498,10 @@ fn the_agent_api_table_has_every_kind() {
         .collect();
     for (kind, _, _) in AGENT_API {
         let by_auth = matches!(kind, Kind::Unauthenticated | Kind::InvalidCredential);
-        assert!(reached.contains(kind) || by_auth, "no case reaches {kind:?}");
+        assert!(
+            reached.contains(kind) || by_auth,
+            "no case reaches {kind:?}"
+        );
     }
     assert_eq!(AGENT_API.len(), 11);
 }
@@ -514,10 +517,7 @@ async fn the_agent_api_door_answers_retry_after_in_seconds() {
         })
     };
     let got = answer(agent_api_errors::engine(quota()).response()).await;
-    assert_eq!(
-        (got.status, got.retry_after.as_deref()),
-        (429, Some("1"))
-    );
+    assert_eq!((got.status, got.retry_after.as_deref()), (429, Some("1")));
     let full = || {
         EngineError::Store(StoreError::Full {
             path: "/data".into(),
@@ -526,10 +526,7 @@ async fn the_agent_api_door_answers_retry_after_in_seconds() {
         })
     };
     let got = answer(agent_api_errors::engine(full()).response()).await;
-    assert_eq!(
-        (got.status, got.retry_after.as_deref()),
-        (503, Some("5"))
-    );
+    assert_eq!((got.status, got.retry_after.as_deref()), (503, Some("5")));
     assert_eq!(got.body["error"]["retryAfterMs"], 5000);
 }
 
@@ -653,8 +650,8 @@ async fn the_agent_api_door_names_a_turns_contents_by_the_requests_path() {
         mime_type: "image/png".into(),
         accepted: vec!["text/plain".into()],
     };
-    let got = answer(agent_api_errors::engine_on_turn(wrong_type, "input[2].content").response())
-        .await;
+    let got =
+        answer(agent_api_errors::engine_on_turn(wrong_type, "input[2].content").response()).await;
     assert_eq!(got.status, 415);
     assert_eq!(got.body["error"]["dataItem"], "input[2].content[1]");
     let deep = EngineError::TooDeep(TooDeep {

@@ -44,7 +44,7 @@ pub(super) async fn answer(
                    "error": {"code": "INTERNAL", "message": "the turn ended without a response"}})
         })
     } else {
-        fold.as_it_is(within)
+        fold.running(within)
     };
     stats.responded(&body);
     (
@@ -86,7 +86,7 @@ impl Fold {
 
     /// The turn as it is at its `responseTimeout` (`within`): its response, `in_progress`, with
     /// the messages completed so far, and the timeout that ran out in its metadata.
-    fn as_it_is(self, within: Duration) -> Value {
+    fn running(self, within: Duration) -> Value {
         let mut response = self
             .response
             .unwrap_or_else(|| json!({"object": "response", "status": "in_progress"}));
@@ -135,10 +135,13 @@ mod tests {
         let within = Duration::from_millis(20);
         let timed_out = tokio::time::timeout(within, fold.take(running)).await;
         assert!(timed_out.is_err());
-        let body = fold.as_it_is(within);
+        let body = fold.running(within);
         assert_eq!(body["id"], "r");
         assert_eq!(body["status"], "in_progress");
-        assert_eq!(body["output"], json!([{"object": "message", "id": "m1", "status": "completed"}]));
+        assert_eq!(
+            body["output"],
+            json!([{"object": "message", "id": "m1", "status": "completed"}])
+        );
         assert_eq!(body["metadata"]["aiphost.taskId"], "t");
         assert_eq!(body["metadata"]["aiphost.responseTimeoutMs"], 20);
     }

@@ -109,7 +109,11 @@ impl Stats {
         };
         for (route, outcome, n) in [
             ("process", "start", self.start.load(Ordering::Relaxed)),
-            ("process", "continue", self.continued.load(Ordering::Relaxed)),
+            (
+                "process",
+                "continue",
+                self.continued.load(Ordering::Relaxed),
+            ),
             ("process", "busy", self.busy.load(Ordering::Relaxed)),
             ("process", "refused", refused_on(Route::Process)),
             ("stop", "stopped", self.stopped.load(Ordering::Relaxed)),
