@@ -282,6 +282,13 @@ async def scenario_acs() -> str:
     assert any(e.transport == "JSONRPC" for e in acs.end_points), (
         f"no JSONRPC endPoint: {raw.get('endPoints')!r}"
     )
+    # The chat doors' endPoints follow, their transport free text the SDK keeps as it is; a
+    # Leader taking the first endPoint still gets AIP's JSON-RPC one.
+    assert acs.end_points[0].transport == "JSONRPC", f"first endPoint: {raw.get('endPoints')!r}"
+    assert any(
+        e.transport == "AGENT_API" and e.url == f"{BASE_URL}/agents/echo/process"
+        for e in acs.end_points
+    ), f"no AGENT_API endPoint: {raw.get('endPoints')!r}"
     modified = datetime.fromisoformat(acs.last_modified_time)
     assert modified.utcoffset() is not None, (
         f"lastModifiedTime has no UTC offset: {acs.last_modified_time!r}"

@@ -3,6 +3,11 @@
 //! the host answered when the engine still built JSON-RPC errors itself (issue 30): an A2A
 //! error then was the AIP one turned into A2A by `A2aError::from(RpcError)`, so each A2A
 //! expectation is that conversion of the literal AIP one.
+//!
+//! The Agent API door (issue 32) answers the same refusals as HTTP statuses and JSON bodies:
+//! its table ([`AGENT_API`]) pins the status and code of each kind of refusal, and its bodies
+//! carry the refusal's facts (`refusal.rs`, which AIP's `data` and A2A's metadata carry too),
+//! its `reason` as `message`.
 
 use crate::aip_error;
 use crate::model::depth::TooDeep;
@@ -11,10 +16,18 @@ use crate::net_policy::TargetError;
 use crate::protocol::RpcError;
 use crate::protocol::a2a::{A2aError, A2aErrorKind};
 use crate::quota::QuotaError;
+use crate::refusal::{self, Kind};
 use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};
 use crate::transport::a2a::errors as a2a_errors;
+use crate::transport::agent_api::errors as agent_api_errors;
+use crate::transport::kit::body::BodyError;
+use crate::transport::kit::caller::CallerError;
+use crate::transport::kit::json_body::BodyRefused;
+use axum::http::header;
+use axum::response::Response;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// A builder of the error (errors are not `Clone`), today's JSON-RPC error, today's A2A kind.
 type Case = (fn() -> EngineError, Value, A2aErrorKind);
@@ -387,4 +400,264 @@ fn both_doors_answer_a_refused_authentication_as_before() {
         assert_eq!(a2a.kind, kind, "{e:?}");
         assert_eq!(a2a, A2aError::from(rpc), "{e:?}");
     }
+}
+
+/// The Agent API door's answer to each kind of refusal: HTTP status and `error.code`.
+const AGENT_API: &[(Kind, u16, &str)] = &[
+    (Kind::InvalidParams, 400, "INVALID_REQUEST"),
+    (Kind::Unsupported, 400, "UNSUPPORTED"),
+    (Kind::ContentType, 415, "UNSUPPORTED_CONTENT"),
+    (Kind::TaskNotFound, 404, "TASK_NOT_FOUND"),
+    (Kind::NotCancelable, 409, "NOT_CANCELABLE"),
+    (Kind::Unauthenticated, 401, "UNAUTHENTICATED"),
+    (Kind::InvalidCredential, 401, "UNAUTHENTICATED"),
+    (Kind::NotAllowed, 403, "PERMISSION_DENIED"),
+    (Kind::Quota, 429, "RESOURCE_EXHAUSTED"),
+    (Kind::Unavailable, 503, "UNAVAILABLE"),
+    (Kind::Internal, 500, "INTERNAL"),
+];
+
+fn agent_api_row(kind: Kind) -> (u16, &'static str) {
+    let row = AGENT_API.iter().find(|(k, _, _)| *k == kind);
+    let (_, status, code) = row.unwrap_or_else(|| panic!("no Agent API row for {kind:?}"));
+    (*status, code)
+}
+
+/// An Agent API answer as a test reads it: status, body, and the headers that say more.
+struct Answer {
+    status: u16,
+    body: Value,
+    retry_after: Option<String>,
+    www_authenticate: Option<String>,
+}
+
+async fn answer(response: Response) -> Answer {
+    let status = response.status().as_u16();
+    let header = |name: header::HeaderName| {
+        let value = response.headers().get(name);
+        value.map(|v| v.to_str().unwrap().to_string())
+    };
+    let retry_after = header(header::RETRY_AFTER);
+    let www_authenticate = header(header::WWW_AUTHENTICATE);
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "application/json",
+        "every refusal is JSON"
+    );
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    Answer {
+        status,
+        body: serde_json::from_slice(&bytes).unwrap(),
+        retry_after,
+        www_authenticate,
+    }
+}
+
+/// The Agent API body of a refusal with `facts`: the code, then the facts, `reason` said as
+/// `message` (the code when there is none).
+fn agent_api_body(code: &str, facts: &Value) -> Value {
+    let mut error = serde_json::Map::new();
+    error.insert("code".into(), json!(code));
+    for (k, v) in facts.as_object().unwrap() {
+        let key = if k == "reason" { "message" } else { k };
+        error.insert(key.into(), v.clone());
+    }
+    error.entry("message").or_insert_with(|| json!(code));
+    json!({ "error": error })
+}
+
+#[tokio::test]
+async fn the_agent_api_door_answers_engine_errors_by_their_kind() {
+    for (build, expected, _) in cases() {
+        let said = format!("{:?}", build());
+        let refusal = refusal::engine(build());
+        let (status, code) = agent_api_row(refusal.kind);
+        let got = answer(agent_api_errors::engine(build()).response()).await;
+        assert_eq!(got.status, status, "{said}");
+        assert_eq!(got.body, agent_api_body(code, &refusal.facts), "{said}");
+        // A quota or a full disk that says when to retry says it as HTTP does too, in whole
+        // seconds rounded up; nothing else does.
+        let retry = expected["data"]["retryAfterMs"]
+            .as_u64()
+            .filter(|_| matches!(status, 429 | 503))
+            .map(|ms| ms.div_ceil(1000).max(1).to_string());
+        assert_eq!(got.retry_after, retry, "{said}");
+        assert_eq!(got.www_authenticate, None, "{said}");
+    }
+}
+
+/// The table holds every kind, and the engine errors above reach each kind but the ones only
+/// authentication makes (pinned below).
+#[test]
+fn the_agent_api_table_has_every_kind() {
+    let reached: Vec<Kind> = cases()
+        .into_iter()
+        .map(|(build, _, _)| refusal::engine(build()).kind)
+        .collect();
+    for (kind, _, _) in AGENT_API {
+        let by_auth = matches!(kind, Kind::Unauthenticated | Kind::InvalidCredential);
+        assert!(
+            reached.contains(kind) || by_auth,
+            "no case reaches {kind:?}"
+        );
+    }
+    assert_eq!(AGENT_API.len(), 11);
+}
+
+#[tokio::test]
+async fn the_agent_api_door_answers_retry_after_in_seconds() {
+    // 800 ms is asked as 1 s (never 0: a client would retry at once), 5 s as 5.
+    let quota = || {
+        EngineError::Quota(QuotaError::RequestRate {
+            tenant: "acme".into(),
+            limit: 1,
+            retry_after_ms: 800,
+        })
+    };
+    let got = answer(agent_api_errors::engine(quota()).response()).await;
+    assert_eq!((got.status, got.retry_after.as_deref()), (429, Some("1")));
+    let full = || {
+        EngineError::Store(StoreError::Full {
+            path: "/data".into(),
+            free: 10,
+            reserve: 100,
+        })
+    };
+    let got = answer(agent_api_errors::engine(full()).response()).await;
+    assert_eq!((got.status, got.retry_after.as_deref()), (503, Some("5")));
+    assert_eq!(got.body["error"]["retryAfterMs"], 5000);
+}
+
+/// A Leader's authentication refused: 401 with `WWW-Authenticate: Bearer` (no credential, or
+/// one not valid), 403 (a Leader the partner does not take), 500 (the host could not check).
+#[tokio::test]
+async fn the_agent_api_door_answers_a_refused_authentication() {
+    use crate::tenant::{LeaderAuthError, Scheme};
+    let cases: Vec<(LeaderAuthError, u16, Value)> = vec![
+        (
+            LeaderAuthError::Missing {
+                scheme: Scheme::Bearer,
+                reason: "send an API key",
+            },
+            401,
+            json!({"error": {"code": "UNAUTHENTICATED", "message": "send an API key", "scheme": "bearer"}}),
+        ),
+        (
+            LeaderAuthError::Invalid {
+                scheme: Scheme::Mtls,
+                reason: "unknown key",
+            },
+            401,
+            json!({"error": {"code": "UNAUTHENTICATED", "message": "unknown key", "scheme": "mtls"}}),
+        ),
+        (
+            LeaderAuthError::NotAllowed {
+                leader: "L".into(),
+                reason: "not on the list",
+            },
+            403,
+            json!({"error": {"code": "PERMISSION_DENIED", "message": "not on the list", "leader": "L"}}),
+        ),
+        (
+            LeaderAuthError::Unavailable,
+            500,
+            json!({"error": {"code": "INTERNAL", "message": "the host could not check the API key; retry"}}),
+        ),
+    ];
+    for (e, status, body) in cases {
+        let said = format!("{e:?}");
+        let got = answer(agent_api_errors::caller(CallerError::Refused(e)).response()).await;
+        assert_eq!((got.status, &got.body), (status, &body), "{said}");
+        let challenge = (status == 401).then(|| "Bearer".to_string());
+        assert_eq!(got.www_authenticate, challenge, "{said}");
+        assert_eq!(got.retry_after, None, "{said}");
+    }
+}
+
+/// A partner unpublished after the gate let the request in: 404, as the gate answers one never
+/// hosted.
+#[tokio::test]
+async fn the_agent_api_door_answers_a_partner_not_hosted_404() {
+    let e = CallerError::NotHosted {
+        agent: "gone".into(),
+    };
+    let got = answer(agent_api_errors::caller(e).response()).await;
+    assert_eq!(got.status, 404);
+    assert_eq!(
+        got.body,
+        json!({"error": {"code": "AGENT_NOT_FOUND",
+            "message": "no agent \"gone\" is hosted here; GET /agents lists them"}})
+    );
+}
+
+/// A body refused before it was parsed: 415 (not sent as JSON), 413 (over the limit), 408 (too
+/// slow), 400 (unreadable, or not JSON), each naming the limit or timeout it ran into.
+#[tokio::test]
+async fn the_agent_api_door_answers_refused_bodies() {
+    let not_json = serde_json::from_slice::<Value>(b"{").unwrap_err();
+    let cases: Vec<(BodyRefused, u16, Value)> = vec![
+        (
+            BodyRefused::ContentType {
+                given: Some("text/plain".into()),
+            },
+            415,
+            json!({"code": "UNSUPPORTED_MEDIA_TYPE", "contentType": "text/plain",
+                "message": "an Agent API request body must be sent as `Content-Type: application/json`"}),
+        ),
+        (
+            BodyRefused::Read(BodyError::TooLarge { limit: 1024 }),
+            413,
+            json!({"code": "INVALID_REQUEST", "limitBytes": 1024,
+                "message": "the request body is larger than the 1024 bytes this host accepts here"}),
+        ),
+        (
+            BodyRefused::Read(BodyError::TimedOut {
+                timeout: Duration::from_millis(1500),
+            }),
+            408,
+            json!({"code": "INVALID_REQUEST", "timeoutMs": 1500,
+                "message": "the request body did not arrive within 1500 ms"}),
+        ),
+        (
+            BodyRefused::Read(BodyError::Read("reset".into())),
+            400,
+            json!({"code": "INVALID_REQUEST",
+                "message": "the request body could not be read: reset"}),
+        ),
+        (
+            BodyRefused::NotJson(not_json),
+            400,
+            json!({"code": "INVALID_REQUEST",
+                "message": "the body is not JSON: EOF while parsing an object at line 1 column 1"}),
+        ),
+    ];
+    for (e, status, error) in cases {
+        let said = format!("{e:?}");
+        let got = answer(agent_api_errors::body(e).response()).await;
+        assert_eq!(got.status, status, "{said}");
+        assert_eq!(got.body, json!({ "error": error }), "{said}");
+    }
+}
+
+/// A turn's refused content is named by the request's own path, whether the refusal names a
+/// `field` (a wrong form answer) or a `dataItem` (a type no skill takes).
+#[tokio::test]
+async fn the_agent_api_door_names_a_turns_contents_by_the_requests_path() {
+    let wrong_type = EngineError::ContentTypeNotAccepted {
+        item: 1,
+        mime_type: "image/png".into(),
+        accepted: vec!["text/plain".into()],
+    };
+    let got =
+        answer(agent_api_errors::engine_on_turn(wrong_type, "input[2].content").response()).await;
+    assert_eq!(got.status, 415);
+    assert_eq!(got.body["error"]["dataItem"], "input[2].content[1]");
+    let deep = EngineError::TooDeep(TooDeep {
+        path: "dataItems[0].data.a".into(),
+    });
+    let got = answer(agent_api_errors::engine_on_turn(deep, "input[0].content").response()).await;
+    assert_eq!(got.status, 400);
+    assert_eq!(got.body["error"]["field"], "input[0].content[0].data.a");
 }

@@ -337,7 +337,7 @@ impl Server {
         let doors: Arc<[Arc<dyn Door>]> = Arc::new([
             Arc::new(AipDoor::new(&host, Arc::new(groups.clone()))) as Arc<dyn Door>,
             Arc::new(A2aDoor),
-            Arc::new(AgentApiDoor),
+            Arc::new(AgentApiDoor::default()),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);

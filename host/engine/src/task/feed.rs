@@ -2,8 +2,10 @@
 //! only ever durable ones, ending after the event that ends the task.
 
 use super::live::Follow;
+use super::record::TaskDefaults;
 use aiphost_model::TaskEvent;
 use aiphost_store::{Store, StoreError, TaskKey};
+use std::time::Duration;
 
 /// How many events one read takes from the log (bounds a stream's memory).
 const BATCH: usize = 64;
@@ -14,6 +16,7 @@ pub struct EventFeed {
     session_id: Option<String>,
     group_id: Option<String>,
     completes_on_result: bool,
+    response_timeout: Duration,
     store: Store,
     follow: Follow,
     /// The next seq to send.
@@ -56,6 +59,8 @@ impl EventFeed {
             session_id,
             group_id,
             completes_on_result: false,
+            // The engine sets the task's own (`responding_within`).
+            response_timeout: Duration::from_millis(TaskDefaults::default().response_timeout_ms),
             store,
             follow,
             next: after + 1,
@@ -69,6 +74,19 @@ impl EventFeed {
     pub(super) fn completing_on_result(mut self, completes: bool) -> Self {
         self.completes_on_result = completes;
         self
+    }
+
+    /// The task's `responseTimeout`: how long a start or continue waits for its partner to rest.
+    pub(super) fn responding_within(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// How long a start or continue of the feed's task waits for its partner to rest (its
+    /// `responseTimeout`): a door that answers a turn in one piece rather than as a stream waits
+    /// as long, then answers with the turn as it is.
+    pub fn response_timeout(&self) -> Duration {
+        self.response_timeout
     }
 
     /// Whether the host completes the task as soon as its partner has a result (its

@@ -1,6 +1,8 @@
 //! The A2A agent card of a partner (spec 4.4.1, 8), built from its manifest like its ACS
 //! document: identity, skills, input and output modes, the two bindings this host serves, what
-//! it can do, and how Leaders authenticate.
+//! it can do, and how Leaders authenticate. Its `capabilities.extensions` has one entry naming
+//! the partner's chat doors (the kit's list): they are not A2A bindings, so they stay out of
+//! `supportedInterfaces`, from which a client picks one.
 //!
 //! The JSON-RPC binding also speaks A2A v0.3 ([`v03`]), so the card says so twice: as a third
 //! interface with `protocolVersion` 0.3 (v1.0 3.6.2: an agent may serve several versions of a
@@ -14,6 +16,7 @@ use super::state::A2aState;
 use crate::agent::Agent;
 use crate::agent::manifest::{LeaderAuth, Skill};
 use crate::protocol::a2a::{VERSION, v03};
+use crate::transport::kit::chat_doors::{self, CHAT_URLS};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -70,7 +73,12 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     );
     card.insert(
         "capabilities".into(),
-        json!({"streaming": true, "pushNotifications": true, "extendedAgentCard": false}),
+        json!({
+            "streaming": true,
+            "pushNotifications": true,
+            "extendedAgentCard": false,
+            "extensions": [chat_doors_extension(agent_url)],
+        }),
     );
     let security = match manifest.access.leaders {
         LeaderAuth::Open => None,
@@ -99,6 +107,21 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     card.insert("defaultOutputModes".into(), json!(manifest.output_modes()));
     card.insert("skills".into(), Value::Array(skills));
     Value::Object(card)
+}
+
+/// The extension naming the partner's chat doors: optional (an A2A client needs none of it),
+/// its `params` each door's entry URL.
+fn chat_doors_extension(agent_url: &str) -> Value {
+    let params: Map<String, Value> = CHAT_URLS
+        .iter()
+        .filter_map(|chat| Some((chat.card_param?.to_string(), json!(chat.at(agent_url)))))
+        .collect();
+    json!({
+        "uri": chat_doors::EXTENSION,
+        "description": "The same partner and tasks through chat protocols other than A2A: params name the URL of each, by protocol.",
+        "required": false,
+        "params": params,
+    })
 }
 
 fn skill(s: &Skill) -> Value {

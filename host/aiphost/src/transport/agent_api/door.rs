@@ -1,16 +1,22 @@
 //! The Agent API door as the server sees it: its two routes, whose handlers draw the door's
-//! state from the host's.
+//! state from the host's, and its counters.
 
 use super::sessions::Guard;
+use super::stats::Stats;
 use super::{process, stop};
 use crate::transport::kit::door::Door;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::routing::post;
 use axum::{Extension, Router};
+use std::sync::Arc;
 
 /// The Agent API door.
-pub struct AgentApiDoor;
+#[derive(Default)]
+pub struct AgentApiDoor {
+    /// Its counters: counted by its handlers, written by [`Door::metrics`].
+    stats: Arc<Stats>,
+}
 
 impl Door for AgentApiDoor {
     fn name(&self) -> &'static str {
@@ -26,5 +32,10 @@ impl Door for AgentApiDoor {
             }))
             // One guard for the door: routes are made once, when the server starts.
             .layer(Extension(Guard::default()))
+            .layer(Extension(self.stats.clone()))
+    }
+
+    fn metrics(&self, text: &mut String) {
+        self.stats.write(text);
     }
 }

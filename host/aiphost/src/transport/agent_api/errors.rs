@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 /// A refused request: its status and its `error` object.
 #[derive(Debug)]
-pub(super) struct ApiError {
+pub(crate) struct ApiError {
     status: StatusCode,
     error: Map<String, Value>,
 }
@@ -75,9 +75,14 @@ impl ApiError {
         )
     }
 
+    /// Its HTTP status.
+    pub(super) fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// The HTTP answer: the JSON body; `WWW-Authenticate` on a 401; `Retry-After` (whole
     /// seconds, as HTTP clients and proxies read it) on a quota or a full disk that says when.
-    pub(super) fn response(&self) -> Response {
+    pub(crate) fn response(&self) -> Response {
         let body = json!({"error": self.error});
         let mut response = (
             self.status,
@@ -104,25 +109,28 @@ impl ApiError {
 }
 
 /// The error of an engine failure; store details stay in the log.
-pub(super) fn engine(e: EngineError) -> ApiError {
+pub(crate) fn engine(e: EngineError) -> ApiError {
     of_refusal(refusal::engine(e))
 }
 
-/// The error of an engine failure on a turn's command, its `field` about the command's items
-/// (`dataItems[n]…`) said as the request's path (`input[k].content[n]…`, `contents`): the
-/// items are the turn's contents one for one, so a client sees which of its contents is wrong.
-pub(super) fn engine_on_turn(e: EngineError, contents: &str) -> ApiError {
+/// The error of an engine failure on a turn's command, its `field` (or, for a content of a
+/// type no skill takes, its `dataItem`) about the command's items (`dataItems[n]…`) said as the
+/// request's path (`input[k].content[n]…`, `contents`): the items are the turn's contents one
+/// for one, so a client sees which of its contents is wrong.
+pub(crate) fn engine_on_turn(e: EngineError, contents: &str) -> ApiError {
     let mut refusal = refusal::engine(e);
-    if let Some(field) = refusal.facts.get_mut("field")
-        && let Some(rest) = field.as_str().and_then(|f| f.strip_prefix("dataItems"))
-    {
-        *field = json!(format!("{contents}{rest}"));
+    for key in ["field", "dataItem"] {
+        if let Some(path) = refusal.facts.get_mut(key)
+            && let Some(rest) = path.as_str().and_then(|f| f.strip_prefix("dataItems"))
+        {
+            *path = json!(format!("{contents}{rest}"));
+        }
     }
     of_refusal(refusal)
 }
 
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
-pub(super) fn caller(e: CallerError) -> ApiError {
+pub(crate) fn caller(e: CallerError) -> ApiError {
     match e {
         CallerError::NotHosted { .. } => ApiError::new(
             StatusCode::NOT_FOUND,
@@ -135,7 +143,7 @@ pub(super) fn caller(e: CallerError) -> ApiError {
 
 /// A body refused before it was parsed: 415 (not JSON by its type), 413/408/400 (its limit,
 /// its deadline, unreadable), 400 (not JSON).
-pub(super) fn body(e: BodyRefused) -> ApiError {
+pub(crate) fn body(e: BodyRefused) -> ApiError {
     match e {
         BodyRefused::ContentType { given } => ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -7,16 +7,20 @@
 //!   JSON `AgentResponse` with `stream: false`;
 //! - `POST /agents/{agent}/process/stop`: cancel the session's running task ([`stop`]).
 //!
-//! `door.rs` gives the server its routes; `entry.rs` is what every request goes through first
-//! (its JSON body and its caller, through the kit); `sessions.rs` finds a session's newest task;
-//! `errors.rs` is the one place refusals become HTTP statuses and JSON bodies; `state.rs` is
-//! what the door holds. Nothing here imports this file back.
+//! `door.rs` gives the server its routes and `/metrics` its lines (counted in `stats.rs`);
+//! `entry.rs` is what every request goes through first (its JSON body and its caller, through
+//! the kit); `sessions.rs` finds a session's newest task; `answer.rs` sends a turn as SSE or
+//! folds it (`stream: false`, bounded by the task's `responseTimeout`); `errors.rs` is the one
+//! place refusals become HTTP statuses and JSON bodies; `state.rs` is what the door holds.
+//! Nothing here imports this file back.
 
+mod answer;
 pub mod door;
 mod entry;
-mod errors;
+pub(crate) mod errors;
 mod process;
 mod sessions;
 mod state;
+mod stats;
 mod stop;
 mod stream;

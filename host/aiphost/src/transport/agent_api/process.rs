@@ -2,50 +2,62 @@
 //! `start` of a new task, or the `continue` of the session's task that awaits input (a form's
 //! answer, checked by the engine against the form); a session whose task still runs is refused
 //! with one `SESSION_BUSY` event. The turn goes through the engine's stream, as every door's
-//! does, and is answered as SSE, or folded into the last `AgentResponse` with `stream: false`.
+//! does, and is answered as SSE, or folded into the last `AgentResponse` with `stream: false`
+//! ([`super::answer`]).
 
+use super::answer::answer;
 use super::entry;
 use super::errors::{self, ApiError};
 use super::sessions::{self, Guard, Next, POLICY};
 use super::state::AgentApiState;
-use super::stream::{self, Events};
+use super::stats::{Outcome, Route, Stats};
+use super::stream;
 use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, Timestamp};
 use crate::protocol::agent_api::{AgentApiRequest, Turn, parse_request};
 use crate::task::StreamStart;
 use crate::transport::kit::caller::Caller;
-use crate::transport::kit::sse;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
-use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use futures::StreamExt;
 use futures::stream as streams;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The handler.
 pub(super) async fn handle(
     State(app): State<AgentApiState>,
     Extension(guard): Extension<Guard>,
+    Extension(stats): Extension<Arc<Stats>>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match process(&app, &guard, &agent, &headers, &peer, body).await {
-        Ok(response) => response,
-        Err(e) => e.response(),
+    match process(&app, &guard, &stats, &agent, &headers, &peer, body).await {
+        Ok((response, outcome)) => {
+            stats.answered(outcome);
+            response
+        }
+        Err(e) => {
+            stats.refused(Route::Process, e.status().as_u16());
+            e.response()
+        }
     }
 }
 
 async fn process(
     app: &AgentApiState,
     guard: &Guard,
+    stats: &Arc<Stats>,
     agent: &str,
     headers: &HeaderMap,
     peer: &Peer,
     body: Body,
-) -> Result<Response, ApiError> {
+) -> Result<(Response, Outcome), ApiError> {
     let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
     let request = parse_request(&body).map_err(ApiError::invalid)?;
     // No session: a new conversation, under an id made up here and sent back on every event.
@@ -74,16 +86,20 @@ async fn process(
                 "session {session_id} has task {} working; stop it or wait",
                 task.id
             );
-            return Ok(busy(app, request.stream, turn, &message).await);
+            return Ok(busy(app, stats, request.stream, turn, &message).await);
         }
         Next::Starting => {
             // No task yet to name.
             let turn = Turn::new(&response_id, &session_id, "", created_at);
             let message = format!("session {session_id} is starting a turn; wait for it");
-            return Ok(busy(app, request.stream, turn, &message).await);
+            return Ok(busy(app, stats, request.stream, turn, &message).await);
         }
     };
     let stream = request.stream;
+    let outcome = match task_id {
+        Some(_) => Outcome::Continue,
+        None => Outcome::Start,
+    };
     // The turn is the last message of `input` (parse_request checked there is one).
     let last = body["input"]
         .as_array()
@@ -102,13 +118,23 @@ async fn process(
     };
     let turn = Turn::new(&response_id, &session_id, &feed.key().task, created_at)
         .completing_on_result(feed.completes_on_result());
-    Ok(answer(app, stream, stream::events(turn, feed, held)).await)
+    let within = feed.response_timeout();
+    let events = stream::events(turn, feed, held);
+    Ok((answer(app, stats, stream, events, within).await, outcome))
 }
 
 /// The answer to a turn in a busy session: one `rejected` response, `SESSION_BUSY`.
-async fn busy(app: &AgentApiState, stream: bool, mut turn: Turn, message: &str) -> Response {
-    let events = turn.refused("SESSION_BUSY", message);
-    answer(app, stream, streams::iter(events).boxed()).await
+async fn busy(
+    app: &AgentApiState,
+    stats: &Arc<Stats>,
+    stream: bool,
+    mut turn: Turn,
+    message: &str,
+) -> (Response, Outcome) {
+    let events = streams::iter(turn.refused("SESSION_BUSY", message)).boxed();
+    // One event, there at once: the bound is never reached.
+    let answer = answer(app, stats, stream, events, Duration::from_secs(1)).await;
+    (answer, Outcome::Busy)
 }
 
 /// The engine's command of a turn: a start (no `task_id`) or the continue of `task_id`, in
@@ -146,22 +172,4 @@ fn inbound(
         owner: caller.owner.clone(),
         policy: POLICY,
     }
-}
-
-/// `events` as SSE, or (`stream: false`) folded: the last event, the final `AgentResponse`
-/// with its `output`, as JSON.
-async fn answer(app: &AgentApiState, stream: bool, events: Events) -> Response {
-    if stream {
-        return sse::respond(events, app.http.sse_keep_alive);
-    }
-    let last = events.fold(None, |_, e| async move { Some(e) }).await;
-    let body = last.unwrap_or_else(|| {
-        json!({"object": "response", "status": "failed",
-               "error": {"code": "INTERNAL", "message": "the turn ended without a response"}})
-    });
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }

@@ -6,26 +6,35 @@ use super::entry;
 use super::errors::{self, ApiError};
 use super::sessions::{self, POLICY};
 use super::state::AgentApiState;
+use super::stats::{Outcome, Route, Stats};
 use crate::model::{HistoryFilter, Inbound, LeaderCommand, TaskState};
 use crate::protocol::agent_api::parse_stop;
 use crate::transport::tls::Peer;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, Extension, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use std::sync::Arc;
 
 /// The handler.
 pub(super) async fn handle(
     State(app): State<AgentApiState>,
+    Extension(stats): Extension<Arc<Stats>>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     match stop(&app, &agent, &headers, &peer, body).await {
-        Ok(response) => response,
-        Err(e) => e.response(),
+        Ok(response) => {
+            stats.answered(Outcome::Stopped);
+            response
+        }
+        Err(e) => {
+            stats.refused(Route::Stop, e.status().as_u16());
+            e.response()
+        }
     }
 }
 

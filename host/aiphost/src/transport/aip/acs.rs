@@ -1,8 +1,12 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
+//! Its `endPoints` are AIP's JSON-RPC one first, then each chat door's entry URL (from the
+//! kit's list), its `transport` naming the door's protocol (`AGENT_API`): ACS's `transport`
+//! is free text, and a Leader that looks for `JSONRPC` finds it where it always was.
 
 use super::state::AipState;
 use crate::agent::manifest::{LeaderAuth, Manifest};
 use crate::model::Timestamp;
+use crate::transport::kit::chat_doors::CHAT_URLS;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -89,6 +93,12 @@ pub fn document(
             })
         })
         .collect();
+    let mut end_points = vec![json!({"url": format!("{agent_url}/rpc"), "transport": "JSONRPC"})];
+    for chat in CHAT_URLS {
+        if let Some(transport) = chat.acs_transport {
+            end_points.push(json!({"url": chat.at(agent_url), "transport": transport}));
+        }
+    }
     let mut doc = json!({
         "aic": agent.aic,
         "active": true,
@@ -99,9 +109,7 @@ pub fn document(
         "version": agent.version,
         "provider": provider,
         "securitySchemes": {},
-        "endPoints": [
-            {"url": format!("{agent_url}/rpc"), "transport": "JSONRPC"},
-        ],
+        "endPoints": end_points,
         "capabilities": {
             "streaming": caps.streaming,
             "notification": caps.notification,
@@ -187,6 +195,11 @@ output-modes = ["text/plain"]
         );
         assert_eq!(doc["aic"], "1.2.3");
         assert_eq!(doc["endPoints"][0]["url"], "http://h/agents/echo/rpc");
+        assert_eq!(doc["endPoints"][0]["transport"], "JSONRPC");
+        assert_eq!(
+            doc["endPoints"][1],
+            json!({"url": "http://h/agents/echo/process", "transport": "AGENT_API"})
+        );
         assert_eq!(doc["skills"][0]["version"], "1.0.0");
         assert_eq!(doc["skills"][0]["inputModes"][0], "text/plain");
         assert_eq!(doc["capabilities"]["streaming"], false);

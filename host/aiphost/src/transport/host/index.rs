@@ -1,8 +1,10 @@
 //! Where a client starts: the host's home (`GET /`), its partners (`GET /agents`) and one
-//! partner (`GET /agents/{agent}`), each with the URLs of its doors.
+//! partner (`GET /agents/{agent}`), each with the URLs of its doors (the chat doors' from the
+//! kit's list, grouped by door: `"agentApi": {"process", "stop"}`).
 
 use super::endpoints::Endpoints;
 use crate::agent::code::Readiness;
+use crate::transport::kit::chat_doors::CHAT_URLS;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -32,6 +34,9 @@ fn describe(base: &str, agent: &crate::agent::Agent) -> serde_json::Value {
         },
         "a2aCard": format!("{url}/.well-known/agent-card.json"),
     });
+    for chat in CHAT_URLS {
+        described[chat.door][chat.name] = json!(chat.at(&url));
+    }
     if let Readiness::Failed(cause) = readiness {
         described["cause"] = json!(&*cause);
     }

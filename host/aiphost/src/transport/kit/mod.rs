@@ -6,10 +6,12 @@
 //! - [`json_body`]: a JSON body (its content type, then [`body`]'s size limit and deadline);
 //! - [`sse`]: an engine event feed as an SSE answer; [`span`]: the request span;
 //! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
-//! - [`http_config`]: the HTTP settings doors read.
+//! - [`http_config`]: the HTTP settings doors read;
+//! - [`chat_doors`]: the chat doors' URLs, which the partner's listings (of other doors) name.
 
 pub mod body;
 pub mod caller;
+pub mod chat_doors;
 pub mod door;
 pub mod http_config;
 pub mod json_body;

@@ -51,14 +51,17 @@ impl TaskEngine {
         self.wait_for_rest(slot, timeout).await.map(Some)
     }
 
+    /// How long a command of the slot's task waits for its partner to rest: the task's
+    /// `responseTimeout`, fixed at its start (a start not yet decided has its limits already).
     pub(super) fn response_timeout(&self, st: &SlotState) -> Duration {
-        Duration::from_millis(
-            st.record
-                .as_ref()
-                .map_or(self.inner.defaults.response_timeout_ms, |r| {
-                    r.limits.response_timeout_ms
-                }),
-        )
+        let limits = st
+            .record
+            .as_ref()
+            .map(|r| &r.limits)
+            .or(st.pending.as_ref().map(|p| &p.limits));
+        Duration::from_millis(limits.map_or(self.inner.defaults.response_timeout_ms, |l| {
+            l.response_timeout_ms
+        }))
     }
 
     pub(super) fn invocation_for(

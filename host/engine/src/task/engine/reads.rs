@@ -130,6 +130,7 @@ impl TaskEngine {
         let ids = (record.task.session_id.clone(), record.task.group_id.clone());
         let ended = record.state().is_terminal();
         let completes = record.task.completes_on_result;
+        let response_timeout = self.response_timeout(&st);
         let reply = self.durable_reply(&slot, st, None).await?;
         let feed = EventFeed::new(
             key,
@@ -140,7 +141,8 @@ impl TaskEngine {
             reply.seq,
             ended,
         )
-        .completing_on_result(completes);
+        .completing_on_result(completes)
+        .responding_within(response_timeout);
         Ok((reply, feed))
     }
 

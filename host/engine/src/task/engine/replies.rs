@@ -14,12 +14,14 @@ pub(super) struct StreamPoint {
     pub(super) ended: bool,
     pub(super) ids: Option<(Option<String>, Option<String>)>,
     pub(super) completes_on_result: bool,
+    pub(super) response_timeout: std::time::Duration,
     pub(super) ticket: Ticket,
 }
 
 impl TaskEngine {
     /// Where a stream of the task starts: its newest event, whether it has ended, its session and
-    /// group, and the ticket that makes all of that durable — taken together under the slot lock.
+    /// group, its `responseTimeout`, and the ticket that makes all of that durable — taken
+    /// together under the slot lock.
     pub(super) async fn stream_point(&self, key: &TaskKey) -> Result<StreamPoint, EngineError> {
         let slot = self.hold(key);
         let mut st = slot.state.lock().await;
@@ -36,6 +38,7 @@ impl TaskEngine {
                 .record
                 .as_ref()
                 .is_some_and(|r| r.task.completes_on_result),
+            response_timeout: self.response_timeout(&st),
             ticket: st.ticket,
         })
     }

@@ -112,7 +112,8 @@ impl TaskEngine {
                     last,
                     ended,
                 )
-                .completing_on_result(completes),
+                .completing_on_result(completes)
+                .responding_within(point.response_timeout),
             ))
         }
         .instrument(span)
