@@ -11,7 +11,7 @@
 #   Agent API's reference: its HTTPAgentAPIClient and schema classes drive the Agent API door in
 #   tests/interop/agent_api_client.py, its AgentApp serves the benchmark's reference echo),
 #   agentscope 1.0.21 and mcp 1.x (the newest releases, 2.x, break agentscope-runtime's imports),
-#   httpx and uvicorn.
+#   httpx and uvicorn, and what agentscope imports without declaring it (greenlet, tqdm).
 #
 # Each environment installs with every transitive dependency pinned by its constraints file, and is
 # installed anew when that file changes. Idempotent and quick when already set up; works from any
@@ -60,15 +60,21 @@ agentscope)
     mcp_version=1.30.0
     httpx_version=0.28.1
     uvicorn_version=0.54.0
+    # agentscope 1.0.21 imports both at its top without declaring them: SQLAlchemy's asyncio
+    # extension needs greenlet (optional since SQLAlchemy 2.1), its benchmarks tqdm.
+    greenlet_version=3.5.6
+    tqdm_version=4.70.1
     name=.venv-agentscope
     constraints="$root/scripts/python-constraints-agentscope.txt"
     what="agentscope-runtime $runtime_version, agentscope $agentscope_version and mcp $mcp_version"
     packages=("agentscope-runtime==$runtime_version" "agentscope==$agentscope_version" "mcp==$mcp_version"
-        "httpx==$httpx_version" "uvicorn==$uvicorn_version")
+        "httpx==$httpx_version" "uvicorn==$uvicorn_version" "greenlet==$greenlet_version" "tqdm==$tqdm_version")
     editable=""
-    # `agentscope_runtime.engine` imports AgentApp and Runner, so the whole tree must import.
+    # `agentscope_runtime.engine` imports AgentApp and Runner, so the whole tree must import;
+    # `agentscope` itself too (the benchmark's echo app yields its `Msg`).
     check="
-import agentscope_runtime.engine, uvicorn, httpx, importlib.metadata as m
+import agentscope_runtime.engine, agentscope, uvicorn, httpx, importlib.metadata as m
+from agentscope.message import Msg
 from agentscope_runtime.engine.helpers.agent_api_client import HTTPAgentAPIClient
 from agentscope_runtime.engine.schemas.agent_schemas import AgentRequest, AgentResponse, Message
 assert m.version('agentscope-runtime') == '$runtime_version', m.version('agentscope-runtime')
