@@ -5,7 +5,7 @@ Usage: AGENT_API_AGENT=ID AGENT_API_KEY=KEY python agent_api_client.py BASE_URL
        (BASE_URL like http://127.0.0.1:8080; ID a partner built from `plugins/concierge` whose
        Leaders take API keys, KEY one of them)
 
-Every turn goes through `HTTPAgentAPIClient.astream` (the request built with the schema classes
+Every turn goes through `HTTPAgentAPIClient.astream` (and one through `stream`; the request built with the schema classes
 `AgentRequest`, `Message`, `TextContent`, `DataContent`, sent as the client sends it: its
 `model_dump(exclude_none=True)`, its headers, its `raise_for_status`), and every event is what the
 client parsed with the schema classes. Since the client drops an event it cannot parse with only
@@ -379,7 +379,27 @@ async def scenario_echo() -> dict[str, Any]:
     raw = await raw_stream(say(words))
     assert raw["events"] == len(events), f"raw {raw['events']} events, the client {len(events)}"
     assert raw["last"]["object"] == "response" and raw["last"]["status"] == "completed", raw
-    return done(events, raw=raw)
+    # The client's other path (`stream`, over requests), with the conversation so far in `input`
+    # as a client that keeps it sends it, and a request id: the last message is the turn, and
+    # the response takes the request's id.
+    request_id = f"req-{uuid.uuid4()}"
+    history = [
+        Message(role=Role.USER, type=MessageType.MESSAGE, content=[TextContent(text="before")]),
+        Message(
+            role=Role.ASSISTANT, type=MessageType.MESSAGE, content=[TextContent(text="before")]
+        ),
+        Message(role=Role.USER, type=MessageType.MESSAGE, content=[TextContent(text=words)]),
+    ]
+    request = AgentRequest(input=history, id=request_id)
+    synced = await asyncio.wait_for(
+        asyncio.to_thread(lambda: list(client().stream(request))), STREAM_TIMEOUT_S
+    )
+    quiet()
+    check_turn(synced)
+    assert [text(m) for m in messages(synced)] == [words], dump(synced)
+    assert final(synced).id == request_id, final(synced)
+    assert final(synced).status == RunStatus.Completed, final(synced)
+    return done(events, raw=raw, sync_task=task_of(synced))
 
 
 async def raw_stream(request: AgentRequest) -> dict[str, Any]:
