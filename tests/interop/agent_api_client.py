@@ -27,7 +27,7 @@ with a `FunctionCallOutput`), form (the trip form as a message with a `DataConte
 (an answer that does not fit: the client raises `HTTPStatusError` 400, the body names the field
 and the paths), form-answer (the right one in the same session continues the same task), fail
 (`failed`, `CONCIERGE_FAILED`), reply (a plain reply, one message), stream-false (one JSON
-`AgentResponse` holding the messages), slow-stop (`/process/stop` while `slow` streams: 200, the
+`AgentResponse` holding the messages; to the client, which accepts only SSE, the turn streamed), slow-stop (`/process/stop` while `slow` streams: 200, the
 stream ends `canceled`), busy (a second turn meanwhile: one `rejected` response, `SESSION_BUSY`),
 malformed (no `input`, `n: 9`, the role `robot`, an image without its URL: 400 naming each
 field), unauthenticated (no key: 401).
@@ -549,7 +549,11 @@ async def scenario_stream_false() -> dict[str, Any]:
     assert folded.session_id, folded
     task = (getattr(folded, "metadata", None) or {}).get("aiphost.taskId")
     assert task, folded
-    return {"session_id": folded.session_id, "task_ids": [task]}
+    # The client itself reads nothing but SSE, whatever the request's `stream` (and says so:
+    # `Accept: text/event-stream`), as AgentApp always streams: it gets the turn streamed.
+    events = await turn(say("think tea", stream=False))
+    assert [m.type for m in final(events).output or []] == ["reasoning", "message"], dump(events)
+    return {"session_id": folded.session_id, "task_ids": [task], "streamed": task_of(events)}
 
 
 async def start_slow(s: str) -> tuple[asyncio.Task, asyncio.Queue]:

@@ -2,7 +2,8 @@
 //! `start` of a new task, or the `continue` of the session's task that awaits input (a form's
 //! answer, checked by the engine against the form); a session whose task still runs is refused
 //! with one `SESSION_BUSY` event. The turn goes through the engine's stream, as every door's
-//! does, and is answered as SSE, or folded into the last `AgentResponse` with `stream: false`.
+//! does, and is answered as SSE, or folded into the last `AgentResponse` with `stream: false`
+//! (for a client that takes JSON).
 
 use super::entry;
 use super::errors::{self, ApiError};
@@ -48,6 +49,9 @@ async fn process(
 ) -> Result<Response, ApiError> {
     let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
     let request = parse_request(&body).map_err(ApiError::invalid)?;
+    // Folded only for a client that takes JSON: one that takes only SSE (agentscope-runtime's
+    // own client, which reads nothing else) gets the turn streamed, as AgentApp always does.
+    let stream = request.stream || !entry::accepts_json(headers);
     // No session: a new conversation, under an id made up here and sent back on every event.
     let session_id = request
         .session_id
@@ -74,16 +78,15 @@ async fn process(
                 "session {session_id} has task {} working; stop it or wait",
                 task.id
             );
-            return Ok(busy(app, request.stream, turn, &message).await);
+            return Ok(busy(app, stream, turn, &message).await);
         }
         Next::Starting => {
             // No task yet to name.
             let turn = Turn::new(&response_id, &session_id, "", created_at);
             let message = format!("session {session_id} is starting a turn; wait for it");
-            return Ok(busy(app, request.stream, turn, &message).await);
+            return Ok(busy(app, stream, turn, &message).await);
         }
     };
-    let stream = request.stream;
     // The turn is the last message of `input` (parse_request checked there is one).
     let last = body["input"]
         .as_array()
