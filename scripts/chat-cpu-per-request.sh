@@ -70,7 +70,7 @@ start_agentapp() {
     local port
     port=$(free_port)
     # The measured process is this Python interpreter: uvicorn with one worker runs in it.
-    "$python" bench/python/agentscope_echo_app.py "$port" >/dev/null 2>&1 &
+    "$python" bench/python/agentscope_echo_app.py --port "$port" >/dev/null 2>&1 &
     pid=$!
     base="http://127.0.0.1:$port"
     wait_up "$base/bench/turns" "agentscope-runtime's AgentApp"

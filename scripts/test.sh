@@ -17,6 +17,9 @@ done
 step "Python environment for the reference-SDK interop test (acps-sdk 2.1.0)"
 bash scripts/python-env.sh >/dev/null
 
+step "Python environment for the Agent API interop test (agentscope-runtime 1.1.6.post2)"
+bash scripts/python-env.sh agentscope >/dev/null
+
 step "RabbitMQ on 127.0.0.1:5672 for the group-mode tests (installs and starts it if missing)"
 bash scripts/rabbitmq.sh
 

@@ -1,6 +1,7 @@
-//! Interop scripts: the Python of `.venv` (set up by `scripts/python-env.sh` with the official
-//! SDKs), a script of `tests/interop/` run against a host to its end within a limit, what it
-//! wrote, and the scenarios it reported (one JSON line each, `{"scenario", "ok", ...}`).
+//! Interop scripts: the Python of `.venv` or `.venv-agentscope` (set up by `scripts/python-env.sh`
+//! with the official SDKs), a script of `tests/interop/` run against a host to its end within a
+//! limit, what it wrote, and the scenarios it reported (one JSON line each, `{"scenario", "ok",
+//! ...}`).
 
 use crate::repo_root;
 use serde_json::Value;
@@ -38,19 +39,29 @@ pub async fn run(mut command: Command, what: &str, limit: Duration) -> Output {
 
 /// The python of `.venv`, with the SDKs installed (the last line `python-env.sh` prints).
 pub async fn sdk_python() -> String {
+    env_python(&[]).await
+}
+
+/// The python of `.venv-agentscope`, with `agentscope-runtime` installed (its own venv: it needs
+/// an `a2a-sdk` below 1.0, `.venv` has 1.3.0).
+pub async fn agentscope_python() -> String {
+    env_python(&["agentscope"]).await
+}
+
+/// The last line `python-env.sh {args}` prints: the python of the venv it set up.
+async fn env_python(args: &[&str]) -> String {
+    let what = format!("scripts/python-env.sh {}", args.join(" "));
     let mut command = Command::new("bash");
-    command.arg(repo_root().join("scripts/python-env.sh"));
-    let output = run(command, "scripts/python-env.sh", Duration::from_secs(600)).await;
-    assert!(
-        output.status.success(),
-        "scripts/python-env.sh failed\n{}",
-        show(&output)
-    );
+    command
+        .arg(repo_root().join("scripts/python-env.sh"))
+        .args(args);
+    let output = run(command, &what, Duration::from_secs(600)).await;
+    assert!(output.status.success(), "{what} failed\n{}", show(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let python = stdout.lines().last().unwrap_or_default().trim().to_string();
     assert!(
         !python.is_empty(),
-        "scripts/python-env.sh printed no python path\n{}",
+        "{what} printed no python path\n{}",
         show(&output)
     );
     python

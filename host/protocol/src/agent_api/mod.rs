@@ -13,6 +13,9 @@ pub mod content;
 pub mod render;
 pub mod request;
 
+#[cfg(test)]
+mod reference_tests;
+
 pub use content::{item_of_content, render_content};
 pub use render::Turn;
 pub use request::{AgentApiRequest, parse_request, parse_stop};

@@ -370,8 +370,11 @@ impl Turn {
 
     fn response(&mut self, status: &str, extra: Option<(&str, Value)>) -> Value {
         let mut r = json!({"object": "response", "id": self.response_id, "status": status,
-            "created_at": self.created_at, "session_id": self.session_id,
-            "metadata": {"aiphost.taskId": self.task_id}});
+            "created_at": self.created_at, "session_id": self.session_id});
+        // A turn refused before its task was known names none (not an empty id).
+        if !self.task_id.is_empty() {
+            r["metadata"] = json!({"aiphost.taskId": self.task_id});
+        }
         if let Some((key, value)) = extra {
             r[key] = value;
         }
@@ -462,6 +465,17 @@ mod tests {
             }
             .into_chunk(),
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_task_only_when_there_is_one() {
+        let busy = Turn::new("r", "s", "t", 1).refused("SESSION_BUSY", "t works");
+        assert_eq!(busy[0]["metadata"]["aiphost.taskId"], "t", "{busy:?}");
+        let starting = Turn::new("r", "s", "", 1).refused("SESSION_BUSY", "starting");
+        assert_eq!(starting.len(), 1);
+        assert_eq!(starting[0]["status"], "rejected");
+        assert_eq!(starting[0]["error"]["code"], "SESSION_BUSY");
+        assert!(starting[0].get("metadata").is_none(), "{starting:?}");
     }
 
     /// Everything a turn sends for `events`, and whether it ended.

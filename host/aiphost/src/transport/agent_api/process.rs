@@ -3,7 +3,7 @@
 //! answer, checked by the engine against the form); a session whose task still runs is refused
 //! with one `SESSION_BUSY` event. The turn goes through the engine's stream, as every door's
 //! does, and is answered as SSE, or folded into the last `AgentResponse` with `stream: false`
-//! ([`super::answer`]).
+//! ([`super::answer`]; folded only for a client that takes JSON).
 
 use super::answer::answer;
 use super::entry;
@@ -60,6 +60,9 @@ async fn process(
 ) -> Result<(Response, Outcome), ApiError> {
     let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
     let request = parse_request(&body).map_err(ApiError::invalid)?;
+    // Folded only for a client that takes JSON: one that takes only SSE (agentscope-runtime's
+    // own client, which reads nothing else) gets the turn streamed, as AgentApp always does.
+    let stream = request.stream || !entry::accepts_json(headers);
     // No session: a new conversation, under an id made up here and sent back on every event.
     let session_id = request
         .session_id
@@ -86,16 +89,15 @@ async fn process(
                 "session {session_id} has task {} working; stop it or wait",
                 task.id
             );
-            return Ok(busy(app, stats, request.stream, turn, &message).await);
+            return Ok(busy(app, stats, stream, turn, &message).await);
         }
         Next::Starting => {
             // No task yet to name.
             let turn = Turn::new(&response_id, &session_id, "", created_at);
             let message = format!("session {session_id} is starting a turn; wait for it");
-            return Ok(busy(app, stats, request.stream, turn, &message).await);
+            return Ok(busy(app, stats, stream, turn, &message).await);
         }
     };
-    let stream = request.stream;
     let outcome = match task_id {
         Some(_) => Outcome::Continue,
         None => Outcome::Start,
