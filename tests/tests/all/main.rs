@@ -7,6 +7,7 @@ mod a2a_push;
 mod a2a_sdk;
 mod a2a_v03;
 mod agent_api;
+mod aiflowy;
 mod cli;
 mod dev;
 mod durability;
