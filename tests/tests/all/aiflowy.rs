@@ -62,20 +62,93 @@ fn text_of_id(id: &Value) -> String {
     }
 }
 
-fn chat_url(base: &str, agent: &str, wire: Wire) -> String {
-    format!("{base}/agents/{agent}/aiflowy/chat{}", wire.query())
+/// One partner's AIFlowy door, in one wire, as one Leader (`token`: its API key, if any).
+#[derive(Clone, Copy)]
+struct Door<'a> {
+    base: &'a str,
+    agent: &'a str,
+    wire: Wire,
+    token: Option<&'a str>,
 }
 
-fn form_url(base: &str, agent: &str, wire: Wire) -> String {
-    format!("{base}/agents/{agent}/aiflowy/form{}", wire.query())
-}
+impl<'a> Door<'a> {
+    fn new(base: &'a str, agent: &'a str, wire: Wire) -> Self {
+        Door {
+            base,
+            agent,
+            wire,
+            token: None,
+        }
+    }
 
-fn events_url(base: &str, agent: &str, conversation: &str, wire: Wire) -> String {
-    let wire = match wire {
-        Wire::Seed => "",
-        Wire::Aiflowy => "&wire=aiflowy",
-    };
-    format!("{base}/agents/{agent}/aiflowy/chat/events?conversation_id={conversation}{wire}")
+    /// The same door as the Leader of `token`.
+    fn as_leader(self, token: Option<&'a str>) -> Self {
+        Door { token, ..self }
+    }
+
+    fn chat_url(&self) -> String {
+        let (base, agent) = (self.base, self.agent);
+        format!("{base}/agents/{agent}/aiflowy/chat{}", self.wire.query())
+    }
+
+    fn form_url(&self) -> String {
+        let (base, agent) = (self.base, self.agent);
+        format!("{base}/agents/{agent}/aiflowy/form{}", self.wire.query())
+    }
+
+    fn events_url(&self, conversation: &str) -> String {
+        let (base, agent) = (self.base, self.agent);
+        let wire = match self.wire {
+            Wire::Seed => "",
+            Wire::Aiflowy => "&wire=aiflowy",
+        };
+        format!("{base}/agents/{agent}/aiflowy/chat/events?conversation_id={conversation}{wire}")
+    }
+
+    /// One chat turn saying `prompt` in `conversation`, checked.
+    async fn chat(&self, conversation: &Value, prompt: &str) -> Vec<(String, Value)> {
+        let key = match self.wire {
+            Wire::Seed => "conversation_id",
+            Wire::Aiflowy => "conversationId",
+        };
+        let body = json!({"prompt": prompt, key: conversation, "botId": 1, "messages": []});
+        let id = text_of_id(conversation);
+        stream_all(&self.chat_url(), self.token, &body, self.wire, &id).await
+    }
+
+    /// POST a form submit: a stream, or (refused) the JSON.
+    async fn submit(&self, conversation: &Value, form_id: &str, values: Value) -> SseStream {
+        let body = match self.wire {
+            Wire::Seed => {
+                json!({"conversation_id": conversation, "form_id": form_id, "values": values})
+            }
+            Wire::Aiflowy => {
+                json!({"conversationId": conversation, "formId": form_id, "values": values})
+            }
+        };
+        SseStream::open_as(&self.form_url(), self.token, &body).await
+    }
+
+    /// A submit refused: 400 with `code`; its body.
+    async fn refused(
+        &self,
+        conversation: &Value,
+        form_id: &str,
+        values: Value,
+        code: &str,
+    ) -> Value {
+        let answer = self.submit(conversation, form_id, values).await;
+        let body = answer.json.clone().unwrap_or(Value::Null);
+        assert_eq!(answer.status, 400, "{body}");
+        assert!(answer.content_type.starts_with("application/json"));
+        assert_eq!(body["error"]["code"], code, "{body}");
+        body
+    }
+
+    /// GET the events route of `conversation`.
+    async fn events(&self, conversation: &str) -> SseStream {
+        SseStream::get_as(&self.events_url(conversation), self.token).await
+    }
 }
 
 /// The envelope schema of the seed's §4.2, compiled once.
@@ -181,24 +254,6 @@ async fn stream_all(
     events
 }
 
-/// One chat turn saying `prompt` in `conversation` of `agent`, checked.
-async fn chat(
-    base: &str,
-    agent: &str,
-    wire: Wire,
-    token: Option<&str>,
-    conversation: &Value,
-    prompt: &str,
-) -> Vec<(String, Value)> {
-    let key = match wire {
-        Wire::Seed => "conversation_id",
-        Wire::Aiflowy => "conversationId",
-    };
-    let body = json!({"prompt": prompt, key: conversation, "botId": 1, "messages": []});
-    let url = chat_url(base, agent, wire);
-    stream_all(&url, token, &body, wire, &text_of_id(conversation)).await
-}
-
 /// The texts of the `llm/<of>` events, joined (deltas, or whole messages).
 fn said(events: &[(String, Value)], of: &str) -> String {
     events
@@ -227,56 +282,17 @@ fn states(events: &[(String, Value)]) -> Vec<String> {
         .collect()
 }
 
-/// POST a form submit as `token`'s Leader: the status and, unless it streams, the JSON.
-async fn submit(
-    base: &str,
-    agent: &str,
-    wire: Wire,
-    token: Option<&str>,
-    conversation: &Value,
-    form_id: &str,
-    values: Value,
-) -> SseStream {
-    let body = match wire {
-        Wire::Seed => {
-            json!({"conversation_id": conversation, "form_id": form_id, "values": values})
-        }
-        Wire::Aiflowy => {
-            json!({"conversationId": conversation, "formId": form_id, "values": values})
-        }
-    };
-    SseStream::open_as(&form_url(base, agent, wire), token, &body).await
-}
-
-/// A submit refused: 400 with `code`; its body.
-async fn refused_submit(
-    base: &str,
-    agent: &str,
-    wire: Wire,
-    token: Option<&str>,
-    conversation: &Value,
-    form_id: &str,
-    values: Value,
-    code: &str,
-) -> Value {
-    let answer = submit(base, agent, wire, token, conversation, form_id, values).await;
-    let body = answer.json.clone().unwrap_or(Value::Null);
-    assert_eq!(answer.status, 400, "{body}");
-    assert!(answer.content_type.starts_with("application/json"));
-    assert_eq!(body["error"]["code"], code, "{body}");
-    body
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concierge_flows_in_both_wires() {
     let host = TestHost::start(HostOptions::default()).await;
     let base = host.url.as_str();
     for agent in CONCIERGES {
         for wire in WIRES {
+            let door = Door::new(base, agent, wire);
             let at = format!("{agent} {wire:?}");
             // echo: the prompt back as answer deltas; running first, done last with its latency.
             let c = wire.conversation();
-            let events = chat(base, agent, wire, None, &c, "hello there world").await;
+            let events = door.chat(&c, "hello there world").await;
             assert_eq!(said(&events, "message"), "hello there world", "{at}");
             assert_eq!(states(&events), ["running"], "{at}");
             let (name, done) = events.last().unwrap();
@@ -299,7 +315,7 @@ async fn concierge_flows_in_both_wires() {
 
             // think: thinking before the answer.
             let c = wire.conversation();
-            let events = chat(base, agent, wire, None, &c, "think about tea").await;
+            let events = door.chat(&c, "think about tea").await;
             assert_eq!(
                 said(&events, "thinking"),
                 "Let me think about about tea.",
@@ -311,15 +327,7 @@ async fn concierge_flows_in_both_wires() {
             assert!(last_thought < first_answer, "{events:#?}");
 
             // tool: the call, its result, then the answer.
-            let events = chat(
-                base,
-                agent,
-                wire,
-                None,
-                &wire.conversation(),
-                "tool kettles",
-            )
-            .await;
+            let events = door.chat(&wire.conversation(), "tool kettles").await;
             assert_eq!(
                 only(&events, "tool/tool_call"),
                 &json!({"tool_call_id": "lookup-1", "name": "lookup",
@@ -334,15 +342,7 @@ async fn concierge_flows_in_both_wires() {
             assert_eq!(said(&events, "message"), "found kettles");
 
             // fail: an error event with the partner's code, and no done.
-            let events = chat(
-                base,
-                agent,
-                wire,
-                None,
-                &wire.conversation(),
-                "fail out of tea",
-            )
-            .await;
+            let events = door.chat(&wire.conversation(), "fail out of tea").await;
             let (name, error) = events.last().unwrap();
             assert_eq!(name, "error", "{events:#?}");
             let payload = &error["payload"];
@@ -362,15 +362,7 @@ async fn concierge_flows_in_both_wires() {
             assert!(events.iter().all(|(n, _)| n != "done"));
 
             // reply: one whole message.
-            let events = chat(
-                base,
-                agent,
-                wire,
-                None,
-                &wire.conversation(),
-                "reply just this",
-            )
-            .await;
+            let events = door.chat(&wire.conversation(), "reply just this").await;
             let whole: Vec<&(String, Value)> =
                 events.iter().filter(|e| kind(e) == "llm/message").collect();
             assert_eq!(whole.len(), 1, "{events:#?}");
@@ -382,17 +374,18 @@ async fn concierge_flows_in_both_wires() {
             assert_eq!(whole[0].1["payload"][key], "just this", "{at}");
             assert_eq!(events.last().unwrap().0, "done");
 
-            form_flow(base, agent, wire).await;
+            form_flow(door).await;
         }
     }
 }
 
 /// form: the question suspends the turn; wrong values, an unknown form refused; the right
 /// values resume the same task in a new stream; the form is closed after.
-async fn form_flow(base: &str, agent: &str, wire: Wire) {
+async fn form_flow(door: Door<'_>) {
+    let wire = door.wire;
     let c = wire.conversation();
     let conversation = text_of_id(&c);
-    let events = chat(base, agent, wire, None, &c, "form a trip").await;
+    let events = door.chat(&c, "form a trip").await;
     let shape: Vec<String> = events.iter().map(kind).collect();
     assert_eq!(
         shape,
@@ -419,17 +412,14 @@ async fn form_flow(base: &str, agent: &str, wire: Wire) {
     );
     let task = task_of(&events[0].1);
 
-    let wrong = refused_submit(
-        base,
-        agent,
-        wire,
-        None,
-        &c,
-        "trip",
-        json!({"city": "Oslo", "days": "three"}),
-        "FORM_INVALID",
-    )
-    .await;
+    let wrong = door
+        .refused(
+            &c,
+            "trip",
+            json!({"city": "Oslo", "days": "three"}),
+            "FORM_INVALID",
+        )
+        .await;
     assert_eq!(wrong["error"]["field"], "values");
     let paths: Vec<&str> = wrong["error"]["errors"]
         .as_array()
@@ -438,28 +428,11 @@ async fn form_flow(base: &str, agent: &str, wire: Wire) {
         .filter_map(|e| e["path"].as_str())
         .collect();
     assert_eq!(paths, ["/days"], "{wrong}");
-    refused_submit(
-        base,
-        agent,
-        wire,
-        None,
-        &c,
-        "nope",
-        json!({}),
-        "FORM_UNKNOWN",
-    )
-    .await;
+    door.refused(&c, "nope", json!({}), "FORM_UNKNOWN").await;
 
-    let mut resumed = submit(
-        base,
-        agent,
-        wire,
-        None,
-        &c,
-        "trip",
-        json!({"city": "Oslo", "days": 3}),
-    )
-    .await;
+    let mut resumed = door
+        .submit(&c, "trip", json!({"city": "Oslo", "days": 3}))
+        .await;
     assert_eq!(resumed.status, 200, "{:?}", resumed.json);
     let events = resumed.named_until_closed(WAIT).await;
     check(&events, wire, &conversation);
@@ -472,11 +445,7 @@ async fn form_flow(base: &str, agent: &str, wire: Wire) {
         "the same task"
     );
 
-    refused_submit(
-        base,
-        agent,
-        wire,
-        None,
+    door.refused(
         &c,
         "trip",
         json!({"city": "Oslo", "days": 3}),
@@ -490,9 +459,10 @@ async fn a_running_conversation_is_busy_and_a_cancel_ends_its_stream() {
     let host = TestHost::start(HostOptions::default()).await;
     let base = host.url.as_str();
     for wire in WIRES {
+        let door = Door::new(base, "concierge", wire);
         let c = wire.conversation();
         let conversation = text_of_id(&c);
-        let url = chat_url(base, "concierge", wire);
+        let url = door.chat_url();
         let mut stream = open(
             &url,
             None,
@@ -552,11 +522,11 @@ async fn the_events_route_shows_a_waiting_form_and_what_becomes_of_it() {
     let host = TestHost::start(HostOptions::default()).await;
     let base = host.url.as_str();
     for wire in WIRES {
+        let door = Door::new(base, "concierge", wire);
         // No task under way: nothing to follow.
         let c = wire.conversation();
         let conversation = text_of_id(&c);
-        let idle =
-            SseStream::get_as(&events_url(base, "concierge", &conversation, wire), None).await;
+        let idle = door.events(&conversation).await;
         assert_eq!(idle.status, 404);
         assert_eq!(
             idle.json.as_ref().map(|j| j["error"]["code"].clone()),
@@ -564,9 +534,8 @@ async fn the_events_route_shows_a_waiting_form_and_what_becomes_of_it() {
         );
 
         // A form waits; the events route shows it again, then a submit made elsewhere.
-        chat(base, "concierge", wire, None, &c, "form a trip").await;
-        let url = events_url(base, "concierge", &conversation, wire);
-        let mut follow = SseStream::get_as(&url, None).await;
+        door.chat(&c, "form a trip").await;
+        let mut follow = door.events(&conversation).await;
         assert_eq!(follow.status, 200, "{:?}", follow.json);
         let mut events = Vec::new();
         for _ in 0..2 {
@@ -574,16 +543,9 @@ async fn the_events_route_shows_a_waiting_form_and_what_becomes_of_it() {
         }
         assert_eq!(kind(&events[0]), "interaction/form_request");
         assert_eq!(states(&events), ["suspended"]);
-        let mut resumed = submit(
-            base,
-            "concierge",
-            wire,
-            None,
-            &c,
-            "trip",
-            json!({"city": "Oslo", "days": 3}),
-        )
-        .await;
+        let mut resumed = door
+            .submit(&c, "trip", json!({"city": "Oslo", "days": 3}))
+            .await;
         assert_eq!(resumed.status, 200);
         resumed.named_until_closed(WAIT).await;
         events.extend(follow.named_until_closed(WAIT).await);
@@ -595,10 +557,9 @@ async fn the_events_route_shows_a_waiting_form_and_what_becomes_of_it() {
         // A form canceled over AIP: form_cancel with reason canceled, then done.
         let c = wire.conversation();
         let conversation = text_of_id(&c);
-        let asked = chat(base, "concierge", wire, None, &c, "form a trip").await;
+        let asked = door.chat(&c, "form a trip").await;
         let task = task_of(&asked[0].1);
-        let url = events_url(base, "concierge", &conversation, wire);
-        let mut follow = SseStream::get_as(&url, None).await;
+        let mut follow = door.events(&conversation).await;
         let mut events = vec![
             follow.next_named(WAIT).await.expect("form"),
             follow.next_named(WAIT).await.expect("suspended"),
@@ -616,18 +577,14 @@ async fn the_events_route_shows_a_waiting_form_and_what_becomes_of_it() {
         assert_eq!(cancel["reason"], "canceled");
         assert_eq!(events.last().unwrap().0, "done");
         // The form is closed, and nothing is under way any more.
-        refused_submit(
-            base,
-            "concierge",
-            wire,
-            None,
+        door.refused(
             &c,
             "trip",
             json!({"city": "Oslo", "days": 3}),
             "FORM_CLOSED",
         )
         .await;
-        let idle = SseStream::get_as(&url, None).await;
+        let idle = door.events(&conversation).await;
         assert_eq!(idle.status, 404);
     }
 }
@@ -641,12 +598,12 @@ async fn a_forms_timeout_is_told_on_the_events_route() {
     let host = ProcessHost::start(&dir.path().join("data"), &["--aiflowy-form-timeout", "3s"]);
     let base = host.url.as_str();
     for wire in WIRES {
+        let door = Door::new(base, "concierge", wire);
         let c = wire.conversation();
         let conversation = text_of_id(&c);
         let asked_at = Instant::now();
-        chat(base, "concierge", wire, None, &c, "form a trip").await;
-        let url = events_url(base, "concierge", &conversation, wire);
-        let mut follow = SseStream::get_as(&url, None).await;
+        door.chat(&c, "form a trip").await;
+        let mut follow = door.events(&conversation).await;
         assert_eq!(follow.status, 200, "{:?}", follow.json);
         let events = follow.named_until_closed(TIMEOUT + WAIT).await;
         check(&events, wire, &conversation);
@@ -665,11 +622,7 @@ async fn a_forms_timeout_is_told_on_the_events_route() {
         let cancel = only(&events, "interaction/form_cancel");
         assert_eq!(cancel[wire.form_key()], "trip");
         assert_eq!(cancel["reason"], "timeout");
-        refused_submit(
-            base,
-            "concierge",
-            wire,
-            None,
+        door.refused(
             &c,
             "trip",
             json!({"city": "Oslo", "days": 3}),
@@ -685,19 +638,14 @@ async fn a_submit_after_a_restart_continues_the_same_task() {
     let mut host = TestHost::start(HostOptions::default()).await;
     let wire = Wire::Seed;
     let c = wire.conversation();
-    let asked = chat(&host.url, "concierge", wire, None, &c, "form a trip").await;
+    let asked = Door::new(&host.url, "concierge", wire)
+        .chat(&c, "form a trip")
+        .await;
     let task = task_of(&asked[0].1);
     host.restart(HostOptions::default()).await;
-    let mut resumed = submit(
-        &host.url,
-        "concierge",
-        wire,
-        None,
-        &c,
-        "trip",
-        json!({"city": "Bergen", "days": 2}),
-    )
-    .await;
+    let mut resumed = Door::new(&host.url, "concierge", wire)
+        .submit(&c, "trip", json!({"city": "Bergen", "days": 2}))
+        .await;
     assert_eq!(resumed.status, 200, "{:?}", resumed.json);
     let events = resumed.named_until_closed(WAIT).await;
     check(&events, wire, &text_of_id(&c));
@@ -722,14 +670,16 @@ async fn conversations_are_their_leaders_own() {
     let base = host.url.as_str();
     let acme = create_tenant(base, "acme", json!({})).await;
     let keys = publish_keyed(base, &acme, "concierge", "keyed", &[LEADER, OTHER_LEADER]).await;
-    let (mine, theirs) = (Some(keys[0].as_str()), Some(keys[1].as_str()));
+    let (my_key, their_key) = (Some(keys[0].as_str()), Some(keys[1].as_str()));
     let wire = Wire::Seed;
+    let keyed = Door::new(base, "keyed", wire);
+    let (mine, theirs) = (keyed.as_leader(my_key), keyed.as_leader(their_key));
     let c = wire.conversation();
     let conversation = text_of_id(&c);
 
     // No key: 401 with a JSON body, before anything runs.
     let refused = SseStream::open_as(
-        &chat_url(base, "keyed", wire),
+        &keyed.chat_url(),
         None,
         &json!({"prompt": "hi", "conversation_id": c}),
     )
@@ -741,60 +691,50 @@ async fn conversations_are_their_leaders_own() {
     );
 
     // My form waits in my conversation.
-    let asked = chat(base, "keyed", wire, mine, &c, "form a trip").await;
+    let asked = mine.chat(&c, "form a trip").await;
     let task = task_of(&asked[0].1);
 
     // The other Leader's conversation of the same id is not mine: no form there, nothing to
     // follow, and a turn there starts a task of its own.
-    refused_submit(
-        base,
-        "keyed",
-        wire,
-        theirs,
-        &c,
-        "trip",
-        json!({"city": "Oslo", "days": 3}),
-        "FORM_UNKNOWN",
-    )
-    .await;
-    let idle = SseStream::get_as(&events_url(base, "keyed", &conversation, wire), theirs).await;
+    theirs
+        .refused(
+            &c,
+            "trip",
+            json!({"city": "Oslo", "days": 3}),
+            "FORM_UNKNOWN",
+        )
+        .await;
+    let idle = theirs.events(&conversation).await;
     assert_eq!(idle.status, 404);
-    let theirs_turn = chat(base, "keyed", wire, theirs, &c, "hello").await;
+    let theirs_turn = theirs.chat(&c, "hello").await;
     assert_ne!(task_of(&theirs_turn[0].1), task);
 
     // My task over AIP and A2A with my key; unknown with theirs.
     let got = post_as(
         &host.rpc("keyed"),
-        mine,
+        my_key,
         &v2("get", &task, json!([]), json!({})),
     )
     .await;
     assert_eq!(state(&got), "awaiting-input", "{got}");
     let not_theirs = post_as(
         &host.rpc("keyed"),
-        theirs,
+        their_key,
         &v2("get", &task, json!([]), json!({})),
     )
     .await;
     assert!(not_theirs.get("error").is_some(), "{not_theirs}");
     let a2a = endpoint(&host, "keyed");
-    let read = post_as(&a2a, mine, &request("GetTask", json!({"id": task}))).await;
+    let read = post_as(&a2a, my_key, &request("GetTask", json!({"id": task}))).await;
     assert_eq!(read["result"]["id"], json!(task), "{read}");
     assert_eq!(read["result"]["contextId"], json!(conversation), "{read}");
-    let unknown = post_as(&a2a, theirs, &request("GetTask", json!({"id": task}))).await;
+    let unknown = post_as(&a2a, their_key, &request("GetTask", json!({"id": task}))).await;
     assert!(unknown.get("error").is_some(), "{unknown}");
 
     // My submit goes through.
-    let mut resumed = submit(
-        base,
-        "keyed",
-        wire,
-        mine,
-        &c,
-        "trip",
-        json!({"city": "Oslo", "days": 3}),
-    )
-    .await;
+    let mut resumed = mine
+        .submit(&c, "trip", json!({"city": "Oslo", "days": 3}))
+        .await;
     assert_eq!(resumed.status, 200, "{:?}", resumed.json);
     let events = resumed.named_until_closed(WAIT).await;
     assert_eq!(said(&events, "message"), "Oslo for 3 days");
@@ -804,8 +744,8 @@ async fn conversations_are_their_leaders_own() {
 async fn malformed_requests_are_400_naming_the_field() {
     let host = TestHost::start(HostOptions::default()).await;
     let base = host.url.as_str();
-    let chat = chat_url(base, "concierge", Wire::Seed);
-    let form = form_url(base, "concierge", Wire::Seed);
+    let chat = Door::new(base, "concierge", Wire::Seed).chat_url();
+    let form = Door::new(base, "concierge", Wire::Seed).form_url();
     let cases = [
         (chat.clone(), json!({"conversation_id": "c"}), "prompt"),
         (
@@ -856,7 +796,7 @@ async fn malformed_requests_are_400_naming_the_field() {
         .unwrap();
     assert_eq!(response.status(), 415);
     let (status, _) = post_status(
-        &chat_url(base, "nobody-here", Wire::Seed),
+        &Door::new(base, "nobody-here", Wire::Seed).chat_url(),
         &json!({"prompt": "hi"}),
     )
     .await;
