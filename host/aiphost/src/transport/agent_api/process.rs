@@ -6,13 +6,14 @@
 
 use super::entry;
 use super::errors::{self, ApiError};
-use super::sessions::{self, Guard, Next, POLICY};
+use super::sessions::{self, Next, POLICY};
 use super::state::AgentApiState;
 use super::stream::{self, Events};
 use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, Timestamp};
 use crate::protocol::agent_api::{AgentApiRequest, Turn, parse_request};
 use crate::task::StreamStart;
 use crate::transport::kit::caller::Caller;
+use crate::transport::kit::sessions::SessionGuard;
 use crate::transport::kit::sse;
 use crate::transport::tls::Peer;
 use axum::body::Body;
@@ -26,7 +27,7 @@ use serde_json::{Map, Value, json};
 /// The handler.
 pub(super) async fn handle(
     State(app): State<AgentApiState>,
-    Extension(guard): Extension<Guard>,
+    Extension(guard): Extension<SessionGuard>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     headers: HeaderMap,
@@ -40,7 +41,7 @@ pub(super) async fn handle(
 
 async fn process(
     app: &AgentApiState,
-    guard: &Guard,
+    guard: &SessionGuard,
     agent: &str,
     headers: &HeaderMap,
     peer: &Peer,
