@@ -3,6 +3,7 @@
 //! edits this file and not the server's list.
 
 use super::config::AiflowyConfig;
+use crate::protocol::aiflowy::Ui;
 use crate::task::record::MAX_AWAITING_TIMEOUT_MS;
 use crate::units;
 use clap::Args;
@@ -12,16 +13,11 @@ use std::time::Duration;
 #[derive(Args, Clone, Debug, Default)]
 #[command(next_help_heading = "AIFlowy chat door")]
 pub struct AiflowyFlags {
-    /// How long a conversation's form waits for its submit before its task is canceled (an open
-    /// `…/aiflowy/chat/events` stream then gets `form_cancel` with reason `timeout`), e.g. 10m;
-    /// a bare number is in ms. [default: the task default, --awaiting-input-timeout-ms]
-    #[arg(long, value_parser = form_timeout, value_name = "DURATION")]
+    #[arg(long, value_parser = form_timeout, value_name = "DURATION", help = "How long a form asked at the AIFlowy door waits for its submit before its task is canceled (an open …/aiflowy/chat/events stream then gets form_cancel with reason timeout); a duration such as 10m, a bare number in ms [default: --awaiting-input-timeout-ms]")]
     aiflowy_form_timeout: Option<u64>,
-    /// The submit button's text in every form_request's `ui` [default: Submit].
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", help = with_default("The submit button's text in every AIFlowy form_request's `ui`", Ui::default().submit_text))]
     aiflowy_ui_submit_text: Option<String>,
-    /// The cancel button's text in every form_request's `ui` [default: Cancel].
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", help = with_default("The cancel button's text in every AIFlowy form_request's `ui`", Ui::default().cancel_text))]
     aiflowy_ui_cancel_text: Option<String>,
 }
 
@@ -38,6 +34,11 @@ impl AiflowyFlags {
             config.ui.cancel_text = text.clone();
         }
     }
+}
+
+/// A flag's help: `text` and the default it leaves.
+fn with_default(text: &str, default: impl std::fmt::Display) -> String {
+    format!("{text} [default: {default}]")
 }
 
 /// A form timeout: a duration of 1 ms to the longest awaiting timeout a task may have (a longer

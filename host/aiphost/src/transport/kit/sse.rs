@@ -105,12 +105,14 @@ pub fn respond<F: Into<Frame>>(
 ) -> Response {
     let events = frames.map(|frame| {
         let frame = frame.into();
-        let mut event = Event::default().data(frame.data.to_string());
-        if let Some(id) = frame.id {
-            event = event.id(id.to_string());
-        }
+        // The name first, as SSE streams are usually written (a reader takes any order).
+        let mut event = Event::default();
         if let Some(name) = frame.event {
             event = event.event(name);
+        }
+        event = event.data(frame.data.to_string());
+        if let Some(id) = frame.id {
+            event = event.id(id.to_string());
         }
         Ok::<Event, Infallible>(event)
     });
@@ -183,9 +185,7 @@ mod tests {
         let mut second: Vec<&str> = events[1].lines().collect();
         second.sort();
         assert_eq!(second, ["data: {\"n\":2}", "id: 7"]);
-        let mut third: Vec<&str> = events[2].lines().collect();
-        third.sort();
-        assert_eq!(third, ["data: {\"n\":3}", "event: done"]);
+        assert_eq!(events[2], "event: done\ndata: {\"n\":3}");
     }
 
     #[test]
