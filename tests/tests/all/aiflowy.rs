@@ -802,3 +802,42 @@ async fn malformed_requests_are_400_naming_the_field() {
     .await;
     assert_eq!(status, 404);
 }
+
+/// A body over `--max-body-bytes` is 413 before anything runs; a partner's request rate counts
+/// chat turns (in the engine) and the events route (at the door), and over it answers 429 with
+/// when to retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn body_limits_and_request_rates() {
+    let host = TestHost::start(HostOptions {
+        max_body_bytes: 8 * 1024,
+        request_rate: Some((1, 1)),
+        ..HostOptions::default()
+    })
+    .await;
+    let door = Door::new(&host.url, "concierge", Wire::Seed);
+    let c = Wire::Seed.conversation();
+    let conversation = text_of_id(&c);
+    let big = json!({"prompt": "x".repeat(16 * 1024), "conversation_id": c});
+    let (status, answer) = post_status(&door.chat_url(), &big).await;
+    assert_eq!(status, 413, "{answer}");
+    assert_eq!(answer["error"]["code"], "INVALID_REQUEST");
+
+    // One request a second, a burst of one: the form's turn takes it, and requests to the events
+    // route, back to back, are soon over it (however slow this machine is, not one a second).
+    door.chat(&c, "form a trip").await;
+    let mut refused = None;
+    for _ in 0..5 {
+        let response = reqwest::get(door.events_url(&conversation)).await.unwrap();
+        if response.status() == 429 {
+            refused = Some(response);
+            break;
+        }
+        assert_eq!(response.status(), 200);
+    }
+    let response = refused.expect("the events route counts against the rate");
+    let retry_after = response.headers().get("retry-after").cloned();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    assert_eq!(body["error"]["code"], "RESOURCE_EXHAUSTED", "{body}");
+    assert_eq!(body["error"]["quota"], "requestsPerSecond", "{body}");
+    assert!(retry_after.is_some(), "Retry-After: {body}");
+}

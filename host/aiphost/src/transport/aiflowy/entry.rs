@@ -54,3 +54,9 @@ pub(super) fn caller(
         .caller(agent, headers, peer)
         .map_err(errors::caller)
 }
+
+/// Count a request that reaches no command (the events route, a refused submit) against the
+/// partner's rate; a command counts in the engine, as at every door.
+pub(super) fn admit_read(caller: &Caller) -> Result<(), AiflowyError> {
+    caller.agent.admit_request().map_err(|e| errors::quota(&e))
+}

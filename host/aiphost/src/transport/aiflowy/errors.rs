@@ -5,6 +5,7 @@
 //! (`protocol/aiflowy/render.rs`).
 
 use crate::protocol::aiflowy::AiflowyError;
+use crate::quota::QuotaError;
 use crate::refusal::{self, Kind, Refusal};
 use crate::task::EngineError;
 use crate::task::forms::FormError;
@@ -86,6 +87,12 @@ pub(super) fn engine_on_submit(
         EngineError::TaskEnded { .. } => AiflowyError::form_closed(conversation_id, form_id),
         e => engine(e),
     }
+}
+
+/// A request over the partner's rate (its tenant's quota, or the operator's
+/// `--requests-per-second`): 429 with when to retry.
+pub(super) fn quota(e: &QuotaError) -> AiflowyError {
+    of_refusal(refusal::quota(e))
 }
 
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.

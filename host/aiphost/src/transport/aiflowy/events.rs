@@ -52,6 +52,7 @@ async fn follow(
     let conversation =
         parse_conversation(named.map(String::as_str)).map_err(AiflowyError::invalid)?;
     let caller = entry::caller(app, agent, headers, peer)?;
+    entry::admit_read(&caller)?;
     let idle = || AiflowyError::conversation_idle(&conversation);
     let task = sessions::newest(app, &caller, &conversation)
         .await?

@@ -68,10 +68,15 @@ async fn submit(
     let newest = sessions::newest(app, &caller, conversation).await?;
     let task = match newest {
         Some(task) if awaits(&task, form_id) => task,
+        // Refused before any command: the look-up counts against the partner's rate here.
         Some(task) if asked(&task, form_id) => {
+            entry::admit_read(&caller)?;
             return Err(AiflowyError::form_closed(conversation, form_id));
         }
-        _ => return Err(AiflowyError::form_unknown(conversation, form_id)),
+        _ => {
+            entry::admit_read(&caller)?;
+            return Err(AiflowyError::form_unknown(conversation, form_id));
+        }
     };
     let answer = DataItem::Data {
         data: submit.values.clone(),
