@@ -786,6 +786,16 @@ async fn malformed_requests_are_400_naming_the_field() {
         missing.json.as_ref().map(|j| j["error"]["field"].clone()),
         Some(json!("conversation_id"))
     );
+    // An attachment no skill of the partner takes (the concierge takes text and JSON): 415
+    // naming it.
+    let (status, answer) = post_status(
+        &chat,
+        &json!({"prompt": "hi", "attachments": ["https://files.example/a.png"]}),
+    )
+    .await;
+    assert_eq!(status, 415, "{answer}");
+    assert_eq!(answer["error"]["code"], "UNSUPPORTED_CONTENT");
+    assert_eq!(answer["error"]["field"], "attachments[0]", "{answer}");
     // Not JSON by its content type: 415; a partner not hosted: 404.
     let response = reqwest::Client::new()
         .post(&chat)

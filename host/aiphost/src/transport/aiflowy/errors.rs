@@ -49,22 +49,32 @@ pub(super) fn engine(e: EngineError) -> AiflowyError {
     of_refusal(refusal::engine(e))
 }
 
-/// The error of an engine failure on a chat turn's command, its `field` about the command's
-/// items said as the request's: item 0 is the `prompt`, item n the `attachments[n-1]`.
+/// The error of an engine failure on a chat turn's command, the command's item it names
+/// (`dataItems[n]…`, as `field` or, for content no skill takes, `dataItem`) said as the
+/// request's `field`: item 0 is the `prompt`, item n the `attachments[n-1]`.
 pub(super) fn engine_on_chat(e: EngineError) -> AiflowyError {
     let mut refusal = refusal::engine(e);
-    if let Some(field) = refusal.facts.get_mut("field")
-        && let Some(rest) = field.as_str().and_then(|f| f.strip_prefix("dataItems["))
-        && let Some((n, after)) = rest.split_once(']')
-        && let Ok(n) = n.parse::<usize>()
-    {
-        let named = match n {
-            0 => format!("prompt{after}"),
-            n => format!("attachments[{}]{after}", n - 1),
-        };
-        *field = json!(named);
+    if let Some(facts) = refusal.facts.as_object_mut() {
+        let named = ["field", "dataItem"]
+            .into_iter()
+            .find_map(|key| facts.get(key).and_then(Value::as_str))
+            .and_then(request_path);
+        if let Some(named) = named {
+            facts.remove("dataItem");
+            facts.insert("field".into(), json!(named));
+        }
     }
     of_refusal(refusal)
+}
+
+/// The chat request's path of a command's item path (`dataItems[n]…`).
+fn request_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("dataItems[")?;
+    let (n, after) = rest.split_once(']')?;
+    Some(match n.parse::<usize>().ok()? {
+        0 => format!("prompt{after}"),
+        n => format!("attachments[{}]{after}", n - 1),
+    })
 }
 
 /// The error of an engine failure on a form submit: values that do not satisfy the schema are
@@ -171,6 +181,14 @@ mod tests {
         assert_eq!(named("dataItems[0].text"), "prompt.text");
         assert_eq!(named("dataItems[2]"), "attachments[1]");
         assert_eq!(named("commandParams.x"), "commandParams.x");
+        let e = engine_on_chat(EngineError::ContentTypeNotAccepted {
+            item: 1,
+            mime_type: "image/png".into(),
+            accepted: vec!["text/plain".into()],
+        });
+        assert_eq!(e.status, 415);
+        assert_eq!(e.error["field"], "attachments[0]");
+        assert!(!e.error.contains_key("dataItem"));
     }
 
     #[test]
