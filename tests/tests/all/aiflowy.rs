@@ -497,7 +497,13 @@ async fn a_running_conversation_is_busy_and_a_cancel_ends_its_stream() {
                 assert_eq!(payload["detail"]["code"], "CONVERSATION_BUSY");
             }
         }
-        // The running task canceled over AIP: its stream says canceled, then done.
+        // The events route joins the running task: running first, then what it streams.
+        let mut follow = door.events(&conversation).await;
+        assert_eq!(follow.status, 200, "{:?}", follow.json);
+        let joined = follow.next_named(WAIT).await.expect("running");
+        assert_eq!(kind(&joined), "system/status");
+        assert_eq!(joined.1["payload"]["state"], "running");
+        // The running task canceled over AIP: its streams say canceled, then done.
         let task = task_of(&events[0].1);
         assert_eq!(
             task_of(&busy[0].1),
@@ -511,9 +517,13 @@ async fn a_running_conversation_is_busy_and_a_cancel_ends_its_stream() {
         .await;
         assert_eq!(state(&canceled), "canceled", "{canceled}");
         events.extend(stream.named_until_closed(WAIT).await);
-        check(&events, wire, &conversation);
-        assert_eq!(states(&events).last().map(String::as_str), Some("canceled"));
-        assert_eq!(events.last().unwrap().0, "done");
+        let mut followed = vec![joined];
+        followed.extend(follow.named_until_closed(WAIT).await);
+        for events in [events, followed] {
+            check(&events, wire, &conversation);
+            assert_eq!(states(&events).last().map(String::as_str), Some("canceled"));
+            assert_eq!(events.last().unwrap().0, "done");
+        }
     }
 }
 

@@ -95,7 +95,18 @@ pub(super) fn engine_on_submit(
             AiflowyError::form_invalid(form_id, &reason, json!(errors))
         }
         EngineError::TaskEnded { .. } => AiflowyError::form_closed(conversation_id, form_id),
-        e => engine(e),
+        e => {
+            // The command's one item is the values (a value nested too deep, say).
+            let mut refusal = refusal::engine(e);
+            if let Some(field) = refusal.facts.get_mut("field")
+                && let Some(rest) = field
+                    .as_str()
+                    .and_then(|f| f.strip_prefix("dataItems[0].data"))
+            {
+                *field = json!(format!("values{rest}"));
+            }
+            of_refusal(refusal)
+        }
     }
 }
 
@@ -189,6 +200,24 @@ mod tests {
         assert_eq!(e.status, 415);
         assert_eq!(e.error["field"], "attachments[0]");
         assert!(!e.error.contains_key("dataItem"));
+    }
+
+    #[test]
+    fn a_submits_values_are_named_as_the_request_names_them() {
+        let deep = EngineError::TooDeep(crate::model::depth::TooDeep {
+            path: "dataItems[0].data.a.b".into(),
+        });
+        let e = engine_on_submit(deep, "c", "trip");
+        assert_eq!(e.error["field"], "values.a.b");
+        let ended = EngineError::TaskEnded {
+            task_id: "t".into(),
+            state: crate::model::TaskState::Canceled,
+            command: crate::model::CommandKind::Continue,
+        };
+        assert_eq!(
+            engine_on_submit(ended, "c", "trip").error["code"],
+            "FORM_CLOSED"
+        );
     }
 
     #[test]
