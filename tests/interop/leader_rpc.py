@@ -289,6 +289,10 @@ async def scenario_acs() -> str:
         e.transport == "AGENT_API" and e.url == f"{BASE_URL}/agents/echo/process"
         for e in acs.end_points
     ), f"no AGENT_API endPoint: {raw.get('endPoints')!r}"
+    assert any(
+        e.transport == "AIFLOWY_CHAT" and e.url == f"{BASE_URL}/agents/echo/aiflowy/chat"
+        for e in acs.end_points
+    ), f"no AIFLOWY_CHAT endPoint: {raw.get('endPoints')!r}"
     modified = datetime.fromisoformat(acs.last_modified_time)
     assert modified.utcoffset() is not None, (
         f"lastModifiedTime has no UTC offset: {acs.last_modified_time!r}"

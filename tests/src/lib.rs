@@ -616,9 +616,11 @@ pub async fn wait_for_state(rpc_url: &str, task: &str, wanted: &str, limit: Dura
 /// One frame of an SSE stream as it arrived.
 #[derive(Clone, Debug)]
 pub enum Frame {
-    /// An event: its raw text (without the blank line) and its `data` parsed.
+    /// An event: its raw text (without the blank line), its `event:` name if it has one, and
+    /// its `data` parsed.
     Event {
         raw: String,
+        event: Option<String>,
         data: Value,
         at: Instant,
     },
@@ -658,7 +660,20 @@ impl SseStream {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await.expect("stream request");
+        Self::read(request.send().await.expect("stream request")).await
+    }
+
+    /// GET `url` (with `Authorization: Bearer {token}`, if any) and start reading the stream.
+    pub async fn get_as(url: &str, token: Option<&str>) -> SseStream {
+        let mut request = reqwest::Client::new().get(url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        Self::read(request.send().await.expect("stream request")).await
+    }
+
+    /// Read `response`: its frames in the background if it is a stream, else its JSON body.
+    async fn read(response: reqwest::Response) -> SseStream {
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -693,9 +708,15 @@ impl SseStream {
                     let frame = if let Some(comment) = raw.strip_prefix(':') {
                         Frame::Comment(comment.trim().to_string())
                     } else {
-                        let data = raw.strip_prefix("data: ").unwrap_or(&raw);
+                        let line = |field: &str| {
+                            raw.lines()
+                                .find_map(|l| l.strip_prefix(field))
+                                .map(str::to_string)
+                        };
+                        let data = line("data: ").unwrap_or_default();
                         Frame::Event {
-                            data: serde_json::from_str(data).unwrap_or(Value::Null),
+                            event: line("event: "),
+                            data: serde_json::from_str(&data).unwrap_or(Value::Null),
                             raw: raw.clone(),
                             at: Instant::now(),
                         }
@@ -722,7 +743,7 @@ impl SseStream {
             let frame = tokio::time::timeout(limit, self.frames.recv())
                 .await
                 .unwrap_or_else(|_| panic!("no event within {limit:?}"))?;
-            if let Frame::Event { raw, data, at } = frame {
+            if let Frame::Event { raw, data, at, .. } = frame {
                 assert!(
                     raw.starts_with("data: ") && !raw.contains('\n'),
                     "one data line per event: {raw:?}"
@@ -730,6 +751,47 @@ impl SseStream {
                 return Some((data, at));
             }
         }
+    }
+
+    /// The next event of a stream whose events are named (AIFlowy's `event: message|error|done`):
+    /// its name and its data, or `None` when the stream closed; panics after `limit`. Each event
+    /// must be exactly one `event:` line and one `data:` line.
+    pub async fn next_named(&mut self, limit: Duration) -> Option<(String, Value)> {
+        loop {
+            let frame = tokio::time::timeout(limit, self.frames.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no event within {limit:?}"))?;
+            if let Frame::Event {
+                raw, event, data, ..
+            } = frame
+            {
+                let mut lines: Vec<&str> = raw
+                    .lines()
+                    .map(|l| l.split(' ').next().unwrap_or(l))
+                    .collect();
+                lines.sort_unstable();
+                assert_eq!(
+                    lines,
+                    ["data:", "event:"],
+                    "one event and one data line: {raw:?}"
+                );
+                let name = event.unwrap_or_else(|| panic!("an event without a name: {raw:?}"));
+                return Some((name, data));
+            }
+        }
+    }
+
+    /// Every remaining named event until the host closes the stream (panics after `limit`).
+    pub async fn named_until_closed(&mut self, limit: Duration) -> Vec<(String, Value)> {
+        let deadline = Instant::now() + limit;
+        let mut events = Vec::new();
+        while let Some(event) = self
+            .next_named(deadline.saturating_duration_since(Instant::now()))
+            .await
+        {
+            events.push(event);
+        }
+        events
     }
 
     /// Events until one carries the state `state` (that one included), for an AIP stream that

@@ -15,6 +15,7 @@ const DOORS: &[(&str, &[&str])] = &[
     ),
     ("transport/group", &["transport::group", "group::"]),
     ("transport/agent_api", &["transport::agent_api"]),
+    ("transport/aiflowy", &["transport::aiflowy"]),
 ];
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {

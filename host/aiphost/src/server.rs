@@ -22,6 +22,8 @@ use crate::tenant::quota::Quotas;
 use crate::tenant::{Tenancy, TenancyConfig, TenancyError};
 use crate::transport::a2a::door::A2aDoor;
 use crate::transport::agent_api::door::AgentApiDoor;
+use crate::transport::aiflowy::config::AiflowyConfig;
+use crate::transport::aiflowy::door::AiflowyDoor;
 use crate::transport::aip::door::AipDoor;
 use crate::transport::aip::invitations::GroupInvitations;
 use crate::transport::connections::{ConnectionStats, HttpLimits};
@@ -72,6 +74,8 @@ pub struct ServerConfig {
     pub notify: NotifyConfig,
     /// Group mode.
     pub groups: GroupConfig,
+    /// The AIFlowy chat door.
+    pub aiflowy: AiflowyConfig,
     /// The operator's admin token (`None`: read `{data}/operator-token`, made on first start).
     pub operator_token: Option<String>,
     /// Quotas of tenants created without their own.
@@ -99,6 +103,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("runtime", &self.runtime)
             .field("notify", &self.notify)
             .field("groups", &self.groups)
+            .field("aiflowy", &self.aiflowy)
             .field(
                 "operator_token",
                 &crate::redact::Redacted::of(&self.operator_token),
@@ -128,6 +133,7 @@ impl ServerConfig {
             tasks: TaskDefaults::default(),
             notify: NotifyConfig::default(),
             groups: GroupConfig::default(),
+            aiflowy: AiflowyConfig::default(),
             operator_token: None,
             tenant_quotas: Quotas::default(),
             storage_meter: std::time::Duration::from_secs(10),
@@ -338,6 +344,7 @@ impl Server {
             Arc::new(AipDoor::new(&host, Arc::new(groups.clone()))) as Arc<dyn Door>,
             Arc::new(A2aDoor),
             Arc::new(AgentApiDoor::default()),
+            Arc::new(AiflowyDoor::new(config.aiflowy.clone())),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);

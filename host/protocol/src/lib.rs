@@ -1,13 +1,14 @@
 //! The doors' wire formats, no I/O: AIP's two dialects ([`aip`]), A2A v1.0 and v0.3 ([`a2a`]),
-//! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]); the AgentScope Agent API's requests
-//! ([`agent_api`], the first part of its door, issue 32); what a notification config's
-//! notifications speak ([`notice_format`]). Each parses into and renders from the
-//! door-free model of `aiphost-model`.
+//! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]); the chat protocols of issue 32, the
+//! AgentScope Agent API ([`agent_api`]) and AIFlowy's chat protocol ([`aiflowy`]); what a
+//! notification config's notifications speak ([`notice_format`]). Each parses into and renders
+//! from the door-free model of `aiphost-model`.
 
 #![deny(missing_docs)]
 
 pub mod a2a;
 pub mod agent_api;
+pub mod aiflowy;
 pub mod aip;
 pub mod jsonrpc;
 pub mod notice_format;

@@ -281,9 +281,13 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         json!({"process": format!("{agent_url}/process"), "stop": format!("{agent_url}/process/stop")})
     );
     assert_eq!(
-        get(agent_url.clone()).await["agentApi"],
-        concierge["agentApi"]
+        concierge["aiflowy"],
+        json!({"chat": format!("{agent_url}/aiflowy/chat"), "form": format!("{agent_url}/aiflowy/form"),
+               "events": format!("{agent_url}/aiflowy/chat/events")})
     );
+    let one = get(agent_url.clone()).await;
+    assert_eq!(one["agentApi"], concierge["agentApi"]);
+    assert_eq!(one["aiflowy"], concierge["aiflowy"]);
 
     // ACS: JSON-RPC first, then the door's entry URL.
     let acs = get(format!("{agent_url}/.well-known/acs.json")).await;
@@ -295,6 +299,12 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
     assert!(
         end_points
             .contains(&json!({"url": format!("{agent_url}/process"), "transport": "AGENT_API"})),
+        "{acs}"
+    );
+    assert!(
+        end_points.contains(
+            &json!({"url": format!("{agent_url}/aiflowy/chat"), "transport": "AIFLOWY_CHAT"})
+        ),
         "{acs}"
     );
 
@@ -309,8 +319,10 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
     assert_eq!(extensions.len(), 1, "{card}");
     assert_eq!(extensions[0]["required"], false);
     assert_eq!(
-        extensions[0]["params"]["agentApi"],
-        format!("{agent_url}/process")
+        extensions[0]["params"],
+        json!({"agentApi": format!("{agent_url}/process"),
+               "aiflowyChat": format!("{agent_url}/aiflowy/chat"),
+               "aiflowyForm": format!("{agent_url}/aiflowy/form")})
     );
     let bindings: Vec<&Value> = card["supportedInterfaces"]
         .as_array()
@@ -355,7 +367,7 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         .collect();
     urls.sort();
     urls.dedup();
-    assert!(urls.len() >= 2, "{urls:?}");
+    assert_eq!(urls.len(), 5, "{urls:?}");
     let client = reqwest::Client::new();
     for url in &urls {
         assert!(url.starts_with(&agent_url), "{url}");

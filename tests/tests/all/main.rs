@@ -9,6 +9,7 @@ mod a2a_v03;
 mod agent_api;
 mod agent_api_door;
 mod agent_api_sdk;
+mod aiflowy;
 mod cli;
 mod dev;
 mod durability;

@@ -53,6 +53,9 @@ pub struct ServeArgs {
     /// The group door's own flags.
     #[command(flatten)]
     groups: aiphost::transport::group::flags::GroupFlags,
+    /// The AIFlowy chat door's own flags.
+    #[command(flatten)]
+    aiflowy: aiphost::transport::aiflowy::flags::AiflowyFlags,
     #[command(flatten)]
     partners: PartnerFlags,
     #[command(flatten)]
@@ -289,6 +292,7 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     apply_runtime(&mut config, &args.runtime, &args.outbound);
     apply_webhooks(&mut config, &args.webhooks);
     args.groups.apply(&mut config.groups);
+    args.aiflowy.apply(&mut config.aiflowy);
     config.operator_partners = aiphost::agent::policy::OperatorPolicy {
         list_tasks_on: args.partners.list_tasks_on.clone(),
         request_rate: args.partners.requests_per_second.map(|rate| {

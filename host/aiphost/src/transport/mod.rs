@@ -1,13 +1,16 @@
-//! HTTP: the connection layer, the door kit, the doors (AIP, A2A, group mode) and the host's
-//! own endpoints.
+//! HTTP: the connection layer, the door kit, the doors (AIP, A2A, group mode, the Agent API,
+//! AIFlowy chat) and the host's own endpoints.
 //!
 //! - [`connections`] accepts connections (timeouts, the cap) and [`tls`] terminates TLS;
-//! - [`kit`] is what every door uses (state, caller, JSON body, SSE, span, the `Door` interface);
-//! - [`aip`], [`a2a`] and [`group`] are the doors, one folder each; none names another;
+//! - [`kit`] is what every door uses (state, caller, JSON body, SSE, span, chat sessions, the
+//!   `Door` interface);
+//! - [`aip`], [`a2a`], [`group`], [`agent_api`] and [`aiflowy`] are the doors, one folder each;
+//!   none names another;
 //! - [`host`] is the host's own endpoints and the router that merges the doors' routes.
 
 pub mod a2a;
 pub mod agent_api;
+pub mod aiflowy;
 pub mod aip;
 pub mod connections;
 pub mod group;

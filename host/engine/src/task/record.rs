@@ -98,7 +98,7 @@ pub struct TaskLimits {
 /// The longest `responseTimeout` a Leader may ask for.
 const MAX_RESPONSE_TIMEOUT_MS: u64 = 600_000;
 /// The longest awaiting timeout a Leader may ask for (30 days).
-const MAX_AWAITING_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
+pub const MAX_AWAITING_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
 
 impl TaskLimits {
     /// Read a start command's `commandParams` (v1 names, and v2's `timeout` for the response).

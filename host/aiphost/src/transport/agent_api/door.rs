@@ -1,10 +1,10 @@
 //! The Agent API door as the server sees it: its two routes, whose handlers draw the door's
 //! state from the host's, and its counters.
 
-use super::sessions::Guard;
 use super::stats::Stats;
 use super::{process, stop};
 use crate::transport::kit::door::Door;
+use crate::transport::kit::sessions::SessionGuard;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::routing::post;
@@ -31,7 +31,7 @@ impl Door for AgentApiDoor {
                 span::request("agent-api", r, n)
             }))
             // One guard for the door: routes are made once, when the server starts.
-            .layer(Extension(Guard::default()))
+            .layer(Extension(SessionGuard::default()))
             .layer(Extension(self.stats.clone()))
     }
 

@@ -8,7 +8,7 @@
 use super::answer::answer;
 use super::entry;
 use super::errors::{self, ApiError};
-use super::sessions::{self, Guard, Next, POLICY};
+use super::sessions::{self, Next, POLICY};
 use super::state::AgentApiState;
 use super::stats::{Outcome, Route, Stats};
 use super::stream;
@@ -16,6 +16,7 @@ use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, Timestamp
 use crate::protocol::agent_api::{AgentApiRequest, Turn, parse_request};
 use crate::task::StreamStart;
 use crate::transport::kit::caller::Caller;
+use crate::transport::kit::sessions::SessionGuard;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -30,7 +31,7 @@ use std::time::Duration;
 /// The handler.
 pub(super) async fn handle(
     State(app): State<AgentApiState>,
-    Extension(guard): Extension<Guard>,
+    Extension(guard): Extension<SessionGuard>,
     Extension(stats): Extension<Arc<Stats>>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
@@ -51,7 +52,7 @@ pub(super) async fn handle(
 
 async fn process(
     app: &AgentApiState,
-    guard: &Guard,
+    guard: &SessionGuard,
     stats: &Arc<Stats>,
     agent: &str,
     headers: &HeaderMap,

@@ -1,15 +1,13 @@
-//! A session's turns: the Agent API has no task ids, so a session's newest task says what a
-//! request does — continue it (it awaits input), refuse (it runs), or start a new one. The
-//! [`Guard`] makes the look-up and the start one step: two requests in one session at once
-//! would both find no running task and start two.
+//! A session's turns: the Agent API has no task ids, so a session's newest task (the kit's
+//! [`sessions::newest`]) says what a request does — continue it (it awaits input), refuse (it
+//! runs), or start a new one. The kit's session guard makes the look-up and the start one step:
+//! two requests in one session at once would both find no running task and start two.
 
 use super::errors::{self, ApiError};
 use super::state::AgentApiState;
 use crate::model::{CommandPolicy, Task, TaskState};
-use crate::task::TaskQuery;
 use crate::transport::kit::caller::Caller;
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::transport::kit::sessions;
 
 /// What the Agent API asks of the engine: a task is done when its partner has a result (the
 /// Agent API has no state in which a client reviews one), and ended tasks take no more
@@ -38,19 +36,9 @@ pub(super) async fn newest(
     caller: &Caller,
     session_id: &str,
 ) -> Result<Option<Task>, ApiError> {
-    let query = TaskQuery {
-        session_id: Some(session_id.to_string()),
-        states: None,
-        changed_after_ms: None,
-        page_size: 1,
-        after: None,
-    };
-    let page = app
-        .engine
-        .list(&caller.agent, caller.owner.as_deref(), &query)
+    sessions::newest(&app.engine, caller, session_id)
         .await
-        .map_err(errors::engine)?;
-    Ok(page.tasks.into_iter().next())
+        .map_err(errors::engine)
 }
 
 /// What a request in `session_id` does now.
@@ -69,38 +57,4 @@ pub(super) async fn turn(
 /// Accepted or working: the partner is at it.
 pub(super) fn is_running(state: TaskState) -> bool {
     matches!(state, TaskState::Accepted | TaskState::Working)
-}
-
-/// The sessions whose turn is being looked up and started right now (one door-wide set).
-#[derive(Clone, Default)]
-pub(super) struct Guard(Arc<Mutex<HashSet<String>>>);
-
-/// A session held by one request until its turn's task exists (released when dropped).
-pub(super) struct Held {
-    guard: Guard,
-    key: String,
-}
-
-impl Guard {
-    /// Hold the caller's `session_id` of its partner (`None`: another request holds it).
-    pub(super) fn hold(&self, caller: &Caller, session_id: &str) -> Option<Held> {
-        // The session ids of different partners and Leaders are different sessions.
-        let key = format!(
-            "{}\0{}\0{session_id}",
-            caller.agent.id(),
-            caller.owner.as_deref().unwrap_or_default()
-        );
-        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        held.insert(key.clone()).then(|| Held {
-            guard: self.clone(),
-            key,
-        })
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut held = self.guard.0.lock().unwrap_or_else(PoisonError::into_inner);
-        held.remove(&self.key);
-    }
 }

@@ -3,10 +3,10 @@
 //! batch of memory), after the response's opening `created` and `in_progress`, ending with the
 //! event after which `Turn` says the response ended.
 
-use super::sessions::Held;
 use crate::model::TaskEvent;
 use crate::protocol::agent_api::Turn;
 use crate::task::{EventFeed, FeedError};
+use crate::transport::kit::sessions::HeldSession;
 use crate::transport::kit::sse::{self, FeedRender};
 use futures::StreamExt;
 use futures::stream::{self as streams, BoxStream};
@@ -18,7 +18,7 @@ pub(super) type Events = BoxStream<'static, Value>;
 /// The response's events: `turn`'s opening, then `feed`'s events as `turn` renders them. The
 /// session stays `held` until the feed's first event: a start's task is only recorded when its
 /// partner has decided, so until then another request of the session would not find it.
-pub(super) fn events(mut turn: Turn, feed: EventFeed, held: Option<Held>) -> Events {
+pub(super) fn events(mut turn: Turn, feed: EventFeed, held: Option<HeldSession>) -> Events {
     let opening = turn.begin();
     let rest = sse::items(feed, Render { turn, held })
         .flat_map(streams::iter)
@@ -30,7 +30,7 @@ pub(super) fn events(mut turn: Turn, feed: EventFeed, held: Option<Held>) -> Eve
 struct Render {
     turn: Turn,
     /// The session, until the first event (dropped with the stream if none comes).
-    held: Option<Held>,
+    held: Option<HeldSession>,
 }
 
 impl FeedRender for Render {

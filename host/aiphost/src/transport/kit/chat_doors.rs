@@ -25,9 +25,12 @@ pub struct ChatUrl {
 /// rustfmt leaves it one).
 #[rustfmt::skip]
 pub const CHAT_URLS: &[ChatUrl] = &[
-    //           door        name       path            ACS transport      card param
-    ChatUrl::new("agentApi", "process", "process",      Some("AGENT_API"), Some("agentApi")),
-    ChatUrl::new("agentApi", "stop",    "process/stop", None,              None),
+    //           door        name       path                   ACS transport         card param
+    ChatUrl::new("agentApi", "process", "process",             Some("AGENT_API"),    Some("agentApi")),
+    ChatUrl::new("agentApi", "stop",    "process/stop",        None,                 None),
+    ChatUrl::new("aiflowy",  "chat",    "aiflowy/chat",        Some("AIFLOWY_CHAT"), Some("aiflowyChat")),
+    ChatUrl::new("aiflowy",  "form",    "aiflowy/form",        None,                 Some("aiflowyForm")),
+    ChatUrl::new("aiflowy",  "events",  "aiflowy/chat/events", None,                 None),
 ];
 
 /// The A2A card's extension that names the chat doors (not a `supportedInterfaces` entry: an

@@ -5,6 +5,7 @@
 //! - [`caller`]: the partner named in the path and the Leader calling it, authenticated once;
 //! - [`json_body`]: a JSON body (its content type, then [`body`]'s size limit and deadline);
 //! - [`sse`]: an engine event feed as an SSE answer; [`span`]: the request span;
+//! - [`sessions`]: a chat door's sessions (their newest task, one turn at a time);
 //! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
 //! - [`http_config`]: the HTTP settings doors read;
 //! - [`chat_doors`]: the chat doors' URLs, which the partner's listings (of other doors) name.
@@ -16,6 +17,7 @@ pub mod door;
 pub mod http_config;
 pub mod json_body;
 pub mod metrics;
+pub mod sessions;
 pub mod span;
 pub mod sse;
 pub mod state;

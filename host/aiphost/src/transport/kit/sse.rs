@@ -7,7 +7,8 @@
 //! fails (an expired position to resume from, a store error) ends the stream with the door's
 //! error frame. Each frame is one `data:` line, with an `id:` when the door makes it resumable
 //! ([`Frame`]: the event's seq, which a reconnecting client names in `Last-Event-ID`, read by
-//! [`resume_after`]); an idle stream gets a `keep-alive` comment.
+//! [`resume_after`]) and an `event:` when its protocol names events; an idle stream gets a
+//! `keep-alive` comment.
 
 use crate::model::TaskEvent;
 use crate::task::{EventFeed, FeedError};
@@ -73,35 +74,47 @@ pub fn items<R: FeedRender>(feed: EventFeed, render: R) -> BoxStream<'static, R:
     .boxed()
 }
 
-/// One SSE frame: compact JSON on one `data:` line and, when a door makes its stream resumable,
-/// the `id:` a reconnecting client names in `Last-Event-ID` (the seq of the event it carries).
+/// One SSE frame: compact JSON on one `data:` line; when a door makes its stream resumable, the
+/// `id:` a reconnecting client names in `Last-Event-ID` (the seq of the event it carries); when
+/// its protocol names events (AIFlowy's `message`/`error`/`done`), the `event:` line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
     /// The frame's JSON.
     pub data: Value,
     /// Its event's seq, sent as the SSE `id` (`None`: no id).
     pub id: Option<u64>,
+    /// The SSE event name (`None`: no `event:` line, the default `message` of SSE).
+    pub event: Option<&'static str>,
 }
 
 impl From<Value> for Frame {
     fn from(data: Value) -> Self {
-        Frame { data, id: None }
+        Frame {
+            data,
+            id: None,
+            event: None,
+        }
     }
 }
 
-/// The SSE answer of `frames`: each one compact JSON `data:` line (and its `id:` if it has one),
-/// a `keep-alive` comment every `keep_alive` while nothing else is sent.
+/// The SSE answer of `frames`: each one compact JSON `data:` line (and its `id:` and `event:` if
+/// it has them), a `keep-alive` comment every `keep_alive` while nothing else is sent.
 pub fn respond<F: Into<Frame>>(
     frames: impl Stream<Item = F> + Send + 'static,
     keep_alive: Duration,
 ) -> Response {
     let events = frames.map(|frame| {
         let frame = frame.into();
-        let event = Event::default().data(frame.data.to_string());
-        Ok::<Event, Infallible>(match frame.id {
-            Some(id) => event.id(id.to_string()),
-            None => event,
-        })
+        // The name first, as SSE streams are usually written (a reader takes any order).
+        let mut event = Event::default();
+        if let Some(name) = frame.event {
+            event = event.event(name);
+        }
+        event = event.data(frame.data.to_string());
+        if let Some(id) = frame.id {
+            event = event.id(id.to_string());
+        }
+        Ok::<Event, Infallible>(event)
     });
     Sse::new(events)
         .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
@@ -150,21 +163,29 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_frame_with_an_id_is_resumable_and_one_without_is_as_before() {
+    async fn ids_and_event_names_only_where_a_door_gives_them() {
         let frames = stream::iter([
             Frame::from(json!({"n": 1})),
             Frame {
                 data: json!({"n": 2}),
                 id: Some(7),
+                event: None,
+            },
+            Frame {
+                data: json!({"n": 3}),
+                id: None,
+                event: Some("done"),
             },
         ]);
         let text = body_of(respond(frames, Duration::from_secs(60))).await;
         let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
-        assert_eq!(events.len(), 2, "{text:?}");
+        assert_eq!(events.len(), 3, "{text:?}");
+        // A frame of AIP or A2A (no id, no name) is exactly one data line, as it always was.
         assert_eq!(events[0], "data: {\"n\":1}");
         let mut second: Vec<&str> = events[1].lines().collect();
         second.sort();
         assert_eq!(second, ["data: {\"n\":2}", "id: 7"]);
+        assert_eq!(events[2], "event: done\ndata: {\"n\":3}");
     }
 
     #[test]
