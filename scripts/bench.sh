@@ -12,7 +12,8 @@
 # with 100k tasks awaiting input, 10k idle SSE streams, 1M completed tasks, the store alone
 # under the same 1M tasks' writes, and hostile neighbours (echo latency while partners loop; RSS
 # after product floods), and A2A `SendMessage` against AIP rpc and the official a2a-sdk server
-# (CPU per request, scripts/a2a-cpu-per-request.sh).
+# (CPU per request, scripts/a2a-cpu-per-request.sh), and one echo chat turn at the Agent API and
+# AIFlowy doors against AIP start and agentscope-runtime's AgentApp (scripts/chat-cpu-per-request.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,10 +55,16 @@ if $smoke; then
     bash scripts/python-env.sh >/dev/null
     bash scripts/a2a-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 --pair \
         "$target/debug/aiphost"
+    # A chat turn at each chat door next to AIP start and agentscope-runtime's AgentApp (from
+    # .venv-agentscope, killed whatever happens): every reply and the work behind it checked.
+    bash scripts/python-env.sh agentscope >/dev/null
+    bash scripts/chat-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 \
+        "$target/debug/aiphost"
     exit 0
 fi
 
 bash scripts/python-env.sh >/dev/null
+bash scripts/python-env.sh agentscope >/dev/null
 bash scripts/rabbitmq.sh >&2
 step "building release binaries"
 cargo build --release -p aiphost -p aiphost-bench >&2
@@ -85,5 +92,7 @@ bench=(target/release/aiphost-bench)
     "${bench[@]}" sled-values --value-kib 1024 --split-kib 8 --rounds 8
     echo; echo "## A2A SendMessage: the A2A door, AIP rpc, AIP start + complete, the a2a-sdk server"
     bash scripts/a2a-cpu-per-request.sh --pair target/release/aiphost
+    echo; echo "## a chat turn: the Agent API and AIFlowy doors, AIP start, agentscope-runtime's AgentApp"
+    bash scripts/chat-cpu-per-request.sh target/release/aiphost
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"
