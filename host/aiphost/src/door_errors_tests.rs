@@ -4,10 +4,11 @@
 //! error then was the AIP one turned into A2A by `A2aError::from(RpcError)`, so each A2A
 //! expectation is that conversion of the literal AIP one.
 //!
-//! The Agent API door (issue 32) answers the same refusals as HTTP statuses and JSON bodies:
-//! its table ([`AGENT_API`]) pins the status and code of each kind of refusal, and its bodies
-//! carry the refusal's facts (`refusal.rs`, which AIP's `data` and A2A's metadata carry too),
-//! its `reason` as `message`.
+//! The chat doors (issue 32) answer the same refusals as HTTP statuses and JSON bodies (the
+//! kit's `refusals.rs`): the table ([`AGENT_API`]) pins the status and code of each kind of
+//! refusal, and their bodies carry the refusal's facts (`refusal.rs`, which AIP's `data` and
+//! A2A's metadata carry too), its `reason` as `message`. The Agent API door is pinned in full;
+//! the AIFlowy door answers the same table and the same bodies.
 
 use crate::aip_error;
 use crate::model::depth::TooDeep;
@@ -21,6 +22,7 @@ use crate::store::StoreError;
 use crate::task::{ConfigRef, EngineError};
 use crate::transport::a2a::errors as a2a_errors;
 use crate::transport::agent_api::errors as agent_api_errors;
+use crate::transport::aiflowy::errors as aiflowy_errors;
 use crate::transport::kit::body::BodyError;
 use crate::transport::kit::caller::CallerError;
 use crate::transport::kit::json_body::BodyRefused;
@@ -660,4 +662,46 @@ async fn the_agent_api_door_names_a_turns_contents_by_the_requests_path() {
     let got = answer(agent_api_errors::engine_on_turn(deep, "input[0].content").response()).await;
     assert_eq!(got.status, 400);
     assert_eq!(got.body["error"]["field"], "input[0].content[0].data.a");
+}
+
+/// The AIFlowy door answers every engine error, a refused caller and a refused body as the
+/// Agent API door does (one table, the kit's), its message naming its own door.
+#[tokio::test]
+async fn the_aiflowy_door_answers_refusals_as_the_agent_api_door() {
+    for (build, _, _) in cases() {
+        let said = format!("{:?}", build());
+        let ours = answer(aiflowy_errors::response(&aiflowy_errors::engine(build()))).await;
+        let theirs = answer(agent_api_errors::engine(build()).response()).await;
+        assert_eq!(ours.status, theirs.status, "{said}");
+        assert_eq!(ours.body, theirs.body, "{said}");
+        assert_eq!(ours.retry_after, theirs.retry_after, "{said}");
+    }
+    let missing = || {
+        CallerError::Refused(crate::tenant::LeaderAuthError::Missing {
+            scheme: crate::tenant::Scheme::Bearer,
+            reason: "send an API key",
+        })
+    };
+    let ours = answer(aiflowy_errors::response(&aiflowy_errors::caller(missing()))).await;
+    let theirs = answer(agent_api_errors::caller(missing()).response()).await;
+    assert_eq!((ours.status, &ours.body), (theirs.status, &theirs.body));
+    assert_eq!(ours.www_authenticate.as_deref(), Some("Bearer"));
+    let slow = || {
+        BodyRefused::Read(BodyError::TimedOut {
+            timeout: Duration::from_millis(1500),
+        })
+    };
+    let ours = answer(aiflowy_errors::response(&aiflowy_errors::body(slow()))).await;
+    assert_eq!(ours.status, 408);
+    assert_eq!(
+        ours.body,
+        answer(agent_api_errors::body(slow()).response()).await.body
+    );
+    let typed = BodyRefused::ContentType { given: None };
+    let ours = answer(aiflowy_errors::response(&aiflowy_errors::body(typed))).await;
+    assert_eq!(ours.status, 415);
+    assert_eq!(
+        ours.body["error"]["message"],
+        "an AIFlowy request body must be sent as `Content-Type: application/json`"
+    );
 }

@@ -351,7 +351,15 @@ const WIRE_OF: &[(&str, &[&str])] = &[
             "aip_error",
         ],
     ),
-    ("transport/agent_api", &["protocol::agent_api"]),
+    // The chat doors: their protocol, and the refusal body both answer with.
+    (
+        "transport/agent_api",
+        &["protocol::agent_api", "protocol::error_object"],
+    ),
+    (
+        "transport/aiflowy",
+        &["protocol::aiflowy", "protocol::error_object"],
+    ),
 ];
 
 /// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as
@@ -413,4 +421,16 @@ fn each_door_reaches_only_the_model_its_wire_the_kit_and_the_engine() {
         "a door reaches beyond its layer:\n{}",
         found.join("\n")
     );
+}
+
+/// Every door's reach is checked: a door added to [`DOORS`] without its wire in [`WIRE_OF`]
+/// would be checked by neither test's second half.
+#[test]
+fn every_door_has_its_wire_listed() {
+    for (door, _) in DOORS {
+        assert!(
+            WIRE_OF.iter().any(|(d, _)| d == door),
+            "{door} is not in WIRE_OF"
+        );
+    }
 }

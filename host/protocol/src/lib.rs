@@ -1,7 +1,8 @@
 //! The doors' wire formats, no I/O: AIP's two dialects ([`aip`]), A2A v1.0 and v0.3 ([`a2a`]),
 //! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]); the chat protocols of issue 32, the
 //! AgentScope Agent API ([`agent_api`]) and AIFlowy's chat protocol ([`aiflowy`]); what a
-//! notification config's notifications speak ([`notice_format`]). Each parses into and renders
+//! notification config's notifications speak ([`notice_format`]); the chat doors' refusal body
+//! ([`error_object`]). Each parses into and renders
 //! from the door-free model of `aiphost-model`.
 
 #![deny(missing_docs)]
@@ -10,6 +11,7 @@ pub mod a2a;
 pub mod agent_api;
 pub mod aiflowy;
 pub mod aip;
+pub mod error_object;
 pub mod jsonrpc;
 pub mod notice_format;
 

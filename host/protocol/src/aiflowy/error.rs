@@ -3,6 +3,7 @@
 //! server has no such answers; its UI only logs a non-200). The form submit's own refusals
 //! (seed §12 leaves them to us) are made here, so their codes are spelled once.
 
+use crate::error_object::{error_object, invalid_field};
 use aiphost_model::{InvalidField, JsonObject};
 use serde_json::{Value, json};
 
@@ -18,30 +19,18 @@ pub struct AiflowyError {
 impl AiflowyError {
     /// `status` with `code` and the `facts` (an object's fields; its `reason` is the message).
     pub fn new(status: u16, code: &str, facts: Value) -> Self {
-        let mut error = JsonObject::new();
-        error.insert("code".into(), json!(code));
-        if let Value::Object(facts) = facts {
-            for (k, v) in facts {
-                let key = if k == "reason" { "message".into() } else { k };
-                error.insert(key, v);
-            }
+        AiflowyError {
+            status,
+            error: error_object(code, facts),
         }
-        error.entry("message").or_insert_with(|| json!(code));
-        AiflowyError { status, error }
     }
 
     /// A field of the request that is wrong: 400 `INVALID_REQUEST` naming it.
     pub fn invalid(e: InvalidField) -> Self {
-        let message = if e.field.is_empty() {
-            e.reason.clone()
-        } else {
-            format!("{} {}", e.field, e.reason)
-        };
-        AiflowyError::new(
-            400,
-            "INVALID_REQUEST",
-            json!({"field": e.field, "message": message}),
-        )
+        AiflowyError {
+            status: 400,
+            error: invalid_field(e),
+        }
     }
 
     /// The conversation waits on no form of that id, and never did (or is not the caller's).

@@ -4,13 +4,14 @@
 //! send) beside them, so a wrong form answer names its `field` and `errors`.
 
 use crate::model::InvalidField;
-use crate::refusal::{self, Kind, Refusal};
+use crate::protocol::error_object::{error_object, invalid_field};
+use crate::refusal::{self, Refusal};
 use crate::task::EngineError;
-use crate::transport::kit::body::BodyError;
 use crate::transport::kit::caller::CallerError;
 use crate::transport::kit::json_body::BodyRefused;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use crate::transport::kit::refusals::{self, HttpRefusal};
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 /// A refused request: its status and its `error` object.
@@ -24,34 +25,24 @@ impl ApiError {
     /// `status` with `code`, `message` and the other `facts` (an object's fields; its `reason`
     /// is the message).
     fn new(status: StatusCode, code: &str, facts: Value) -> Self {
-        let mut error = Map::new();
-        error.insert("code".into(), json!(code));
-        if let Value::Object(facts) = facts {
-            for (k, v) in facts {
-                let key = if k == "reason" {
-                    "message".to_string()
-                } else {
-                    k
-                };
-                error.insert(key, v);
-            }
+        ApiError {
+            status,
+            error: error_object(code, facts),
         }
-        error.entry("message").or_insert_with(|| json!(code));
-        ApiError { status, error }
+    }
+
+    /// A refusal the kit said as HTTP.
+    fn from_kit(r: HttpRefusal) -> Self {
+        let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        ApiError::new(status, r.code, r.facts)
     }
 
     /// A field of the request that is wrong: 400 `INVALID_REQUEST` naming it.
     pub(super) fn invalid(e: InvalidField) -> Self {
-        let message = if e.field.is_empty() {
-            e.reason.clone()
-        } else {
-            format!("{} {}", e.field, e.reason)
-        };
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_REQUEST",
-            json!({"field": e.field, "message": message}),
-        )
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            error: invalid_field(e),
+        }
     }
 
     /// No task of the session runs: 404 `NO_RUNNING_TASK`.
@@ -83,28 +74,7 @@ impl ApiError {
     /// The HTTP answer: the JSON body; `WWW-Authenticate` on a 401; `Retry-After` (whole
     /// seconds, as HTTP clients and proxies read it) on a quota or a full disk that says when.
     pub(crate) fn response(&self) -> Response {
-        let body = json!({"error": self.error});
-        let mut response = (
-            self.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
-        )
-            .into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        let retry_after_ms = self.error.get("retryAfterMs").and_then(Value::as_u64);
-        if let (StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE, Some(ms)) =
-            (self.status, retry_after_ms)
-        {
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(ms.div_ceil(1000).max(1)),
-            );
-        }
-        response
+        refusals::respond(self.status.as_u16(), &self.error)
     }
 }
 
@@ -131,61 +101,17 @@ pub(crate) fn engine_on_turn(e: EngineError, contents: &str) -> ApiError {
 
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
 pub(crate) fn caller(e: CallerError) -> ApiError {
-    match e {
-        CallerError::NotHosted { .. } => ApiError::new(
-            StatusCode::NOT_FOUND,
-            "AGENT_NOT_FOUND",
-            json!({"reason": e.to_string()}),
-        ),
-        CallerError::Refused(e) => of_refusal(refusal::leader_auth(&e)),
-    }
+    ApiError::from_kit(refusals::caller(e))
 }
 
-/// A body refused before it was parsed: 415 (not JSON by its type), 413/408/400 (its limit,
-/// its deadline, unreadable), 400 (not JSON).
+/// A body refused before it was parsed: 415, 413/408/400, 400 (the kit's).
 pub(crate) fn body(e: BodyRefused) -> ApiError {
-    match e {
-        BodyRefused::ContentType { given } => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
-            json!({
-                "reason": "an Agent API request body must be sent as `Content-Type: application/json`",
-                "contentType": given,
-            }),
-        ),
-        BodyRefused::Read(e) => {
-            let status = match e {
-                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::TimedOut { .. } => StatusCode::REQUEST_TIMEOUT,
-                BodyError::Read(_) => StatusCode::BAD_REQUEST,
-            };
-            ApiError::new(status, "INVALID_REQUEST", e.details())
-        }
-        e @ BodyRefused::NotJson(_) => ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_REQUEST",
-            json!({"reason": e.to_string()}),
-        ),
-    }
+    ApiError::from_kit(refusals::body(e, "Agent API"))
 }
 
 /// A refusal as this door says it: the status and code of its kind, its facts beside them.
 fn of_refusal(refusal: Refusal) -> ApiError {
-    let (status, code) = match refusal.kind {
-        Kind::InvalidParams => (StatusCode::BAD_REQUEST, "INVALID_REQUEST"),
-        Kind::Unsupported => (StatusCode::BAD_REQUEST, "UNSUPPORTED"),
-        Kind::ContentType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_CONTENT"),
-        Kind::TaskNotFound => (StatusCode::NOT_FOUND, "TASK_NOT_FOUND"),
-        Kind::NotCancelable => (StatusCode::CONFLICT, "NOT_CANCELABLE"),
-        Kind::Unauthenticated | Kind::InvalidCredential => {
-            (StatusCode::UNAUTHORIZED, "UNAUTHENTICATED")
-        }
-        Kind::NotAllowed => (StatusCode::FORBIDDEN, "PERMISSION_DENIED"),
-        Kind::Quota => (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED"),
-        Kind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
-        Kind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
-    };
-    ApiError::new(status, code, refusal.facts)
+    ApiError::from_kit(refusals::of(refusal))
 }
 
 #[cfg(test)]

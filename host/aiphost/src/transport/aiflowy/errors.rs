@@ -6,46 +6,24 @@
 
 use crate::protocol::aiflowy::AiflowyError;
 use crate::quota::QuotaError;
-use crate::refusal::{self, Kind, Refusal};
+use crate::refusal::{self, Refusal};
 use crate::task::EngineError;
 use crate::task::forms::FormError;
-use crate::transport::kit::body::BodyError;
 use crate::transport::kit::caller::CallerError;
 use crate::transport::kit::json_body::BodyRefused;
+use crate::transport::kit::refusals::{self, HttpRefusal};
 use axum::extract::rejection::QueryRejection;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 
 /// The HTTP answer of `e`: the JSON body; `WWW-Authenticate` on a 401; `Retry-After` (whole
 /// seconds) on a quota or a full disk that says when.
-pub(super) fn response(e: &AiflowyError) -> Response {
-    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        e.body().to_string(),
-    )
-        .into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    let retry_after_ms = e.error.get("retryAfterMs").and_then(Value::as_u64);
-    if let (StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE, Some(ms)) =
-        (status, retry_after_ms)
-    {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(ms.div_ceil(1000).max(1)),
-        );
-    }
-    response
+pub(crate) fn response(e: &AiflowyError) -> Response {
+    refusals::respond(e.status, &e.error)
 }
 
 /// The error of an engine failure; store details stay in the log.
-pub(super) fn engine(e: EngineError) -> AiflowyError {
+pub(crate) fn engine(e: EngineError) -> AiflowyError {
     of_refusal(refusal::engine(e))
 }
 
@@ -117,39 +95,13 @@ pub(super) fn quota(e: &QuotaError) -> AiflowyError {
 }
 
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
-pub(super) fn caller(e: CallerError) -> AiflowyError {
-    match e {
-        CallerError::NotHosted { .. } => {
-            AiflowyError::new(404, "AGENT_NOT_FOUND", json!({"reason": e.to_string()}))
-        }
-        CallerError::Refused(e) => of_refusal(refusal::leader_auth(&e)),
-    }
+pub(crate) fn caller(e: CallerError) -> AiflowyError {
+    from_kit(refusals::caller(e))
 }
 
-/// A body refused before it was parsed: 415 (not JSON by its type), 413/408/400 (its limit,
-/// its deadline, unreadable), 400 (not JSON).
-pub(super) fn body(e: BodyRefused) -> AiflowyError {
-    match e {
-        BodyRefused::ContentType { given } => AiflowyError::new(
-            415,
-            "UNSUPPORTED_MEDIA_TYPE",
-            json!({
-                "reason": "an AIFlowy request body must be sent as `Content-Type: application/json`",
-                "contentType": given,
-            }),
-        ),
-        BodyRefused::Read(e) => {
-            let status = match e {
-                BodyError::TooLarge { .. } => 413,
-                BodyError::TimedOut { .. } => 408,
-                BodyError::Read(_) => 400,
-            };
-            AiflowyError::new(status, "INVALID_REQUEST", e.details())
-        }
-        e @ BodyRefused::NotJson(_) => {
-            AiflowyError::new(400, "INVALID_REQUEST", json!({"reason": e.to_string()}))
-        }
-    }
+/// A body refused before it was parsed: 415, 413/408/400, 400 (the kit's).
+pub(crate) fn body(e: BodyRefused) -> AiflowyError {
+    from_kit(refusals::body(e, "AIFlowy"))
 }
 
 /// A query string that is not one (`?a=%zz`).
@@ -163,25 +115,19 @@ pub(super) fn query(e: QueryRejection) -> AiflowyError {
 
 /// A refusal as this door says it: the status and code of its kind, its facts beside them.
 fn of_refusal(refusal: Refusal) -> AiflowyError {
-    let (status, code) = match refusal.kind {
-        Kind::InvalidParams => (400, "INVALID_REQUEST"),
-        Kind::Unsupported => (400, "UNSUPPORTED"),
-        Kind::ContentType => (415, "UNSUPPORTED_CONTENT"),
-        Kind::TaskNotFound => (404, "TASK_NOT_FOUND"),
-        Kind::NotCancelable => (409, "NOT_CANCELABLE"),
-        Kind::Unauthenticated | Kind::InvalidCredential => (401, "UNAUTHENTICATED"),
-        Kind::NotAllowed => (403, "PERMISSION_DENIED"),
-        Kind::Quota => (429, "RESOURCE_EXHAUSTED"),
-        Kind::Unavailable => (503, "UNAVAILABLE"),
-        Kind::Internal => (500, "INTERNAL"),
-    };
-    AiflowyError::new(status, code, refusal.facts)
+    from_kit(refusals::of(refusal))
+}
+
+/// A refusal the kit said as HTTP.
+fn from_kit(r: HttpRefusal) -> AiflowyError {
+    AiflowyError::new(r.status, r.code, r.facts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::InvalidField;
+    use axum::http::{StatusCode, header};
 
     #[test]
     fn a_chat_items_field_is_the_requests() {

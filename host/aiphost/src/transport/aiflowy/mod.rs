@@ -21,7 +21,7 @@ mod chat;
 pub mod config;
 pub mod door;
 mod entry;
-mod errors;
+pub(crate) mod errors;
 mod events;
 pub mod flags;
 mod form;

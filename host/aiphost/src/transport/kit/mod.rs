@@ -8,7 +8,8 @@
 //! - [`sessions`]: a chat door's sessions (their newest task, one turn at a time);
 //! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
 //! - [`http_config`]: the HTTP settings doors read;
-//! - [`chat_doors`]: the chat doors' URLs, which the partner's listings (of other doors) name.
+//! - [`chat_doors`]: the chat doors' URLs, which the partner's listings (of other doors) name;
+//! - [`refusals`]: a chat door's refusals as HTTP statuses and JSON bodies.
 
 pub mod body;
 pub mod caller;
@@ -17,6 +18,7 @@ pub mod door;
 pub mod http_config;
 pub mod json_body;
 pub mod metrics;
+pub mod refusals;
 pub mod sessions;
 pub mod span;
 pub mod sse;
