@@ -653,3 +653,98 @@ async fn a_certified_leaders_listing_shows_its_task_mid_invocation() {
     let (_, sent) = sending.await.unwrap().unwrap();
     assert_eq!(sent["result"]["task"]["id"], working[0]["id"], "{sent}");
 }
+
+/// Issue 32 over mutual TLS: the chat doors take Leaders by client certificate as AIP and A2A
+/// do — none is 401, a stranger 403 — and a session is its Leader's own: the same session id
+/// names two tasks for two Leaders, each readable over A2A by its own Leader only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_doors_take_leaders_by_client_certificate() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let host = tls_host(&ca, pki.path()).await;
+    let trust = ca.der();
+    let access =
+        format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n");
+    publish_guarded(&host, &trust, &access).await;
+    let post = |path: &'static str, identity: Option<Identity>, body: Value| {
+        let (url, trust) = (host.url.clone(), trust.clone());
+        async move {
+            https(
+                &url,
+                "POST",
+                path,
+                &trust,
+                identity.as_ref(),
+                None,
+                Some(&body),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    // `stream: false` and no Accept header: one JSON AgentResponse.
+    let turn = |words: &str| {
+        json!({"session_id": "shared", "stream": false, "input": [{"role": "user",
+            "type": "message", "content": [{"type": "text", "text": words}]}]})
+    };
+    let process = "/agents/guarded/process";
+    let (status, body) = post(process, None, turn("hi")).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["error"]["code"], "UNAUTHENTICATED", "{body}");
+    assert_eq!(body["error"]["scheme"], "mtls", "{body}");
+    let (status, body) = post(process, Some(ca.leader(Some(LEADER_C))), turn("hi")).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"]["code"], "PERMISSION_DENIED", "{body}");
+    let chat = "/agents/guarded/aiflowy/chat";
+    let (status, body) = post(chat, None, json!({"prompt": "hi", "conversationId": 7})).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = post(
+        chat,
+        Some(ca.leader(Some(LEADER_C))),
+        json!({"prompt": "hi", "conversationId": 7}),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+
+    let (a, b) = (ca.leader(Some(LEADER_A)), ca.leader(Some(LEADER_B)));
+    let (status, answer_a) = post(process, Some(a.clone()), turn("from a")).await;
+    assert_eq!(status, 200, "{answer_a}");
+    assert_eq!(answer_a["status"], "completed", "{answer_a}");
+    let (status, answer_b) = post(process, Some(b.clone()), turn("from b")).await;
+    assert_eq!(status, 200, "{answer_b}");
+    let task_of = |answer: &Value| {
+        answer["output"][0]["metadata"]["aiphost.taskId"]
+            .as_str()
+            .or_else(|| answer["metadata"]["aiphost.taskId"].as_str())
+            .unwrap_or_else(|| panic!("no task id: {answer}"))
+            .to_string()
+    };
+    let (task_a, task_b) = (task_of(&answer_a), task_of(&answer_b));
+    assert_ne!(task_a, task_b, "one session id, two Leaders, two tasks");
+    // The AIFlowy door streams to a certified Leader; its task is in that Leader's session.
+    let (status, streamed) = post(
+        chat,
+        Some(a.clone()),
+        json!({"prompt": "from a again", "conversationId": "shared"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{streamed}");
+    let text = streamed.as_str().unwrap_or_default();
+    assert!(text.contains("event: done"), "{text}");
+
+    let get = |identity: Identity, id: String| {
+        post(
+            "/agents/guarded/a2a",
+            Some(identity),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}),
+        )
+    };
+    let (_, answer) = get(a.clone(), task_a.clone()).await;
+    assert_eq!(answer["result"]["contextId"], "shared", "{answer}");
+    let (_, answer) = get(b.clone(), task_a.clone()).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let (_, answer) = get(a.clone(), task_b.clone()).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let (_, answer) = get(b, task_b).await;
+    assert_eq!(answer["result"]["contextId"], "shared", "{answer}");
+}
