@@ -7,6 +7,7 @@
 pub mod a2a;
 pub mod group;
 pub mod interop;
+pub mod raw;
 pub mod tenants;
 
 use aiphost::server::{Server, ServerConfig};
