@@ -14,7 +14,7 @@
 # The host and the load are stopped whatever happens.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-usage="usage: $0 BIN OUT_PREFIX a2a|rpc|pair [connections]"
+usage="usage: $0 BIN OUT_PREFIX a2a|rpc|pair|agentapi [connections]"
 [[ $# -ge 3 ]] || { echo "$usage" >&2; exit 2; }
 bin=$1 out=$2 target=$3 conns=${4:-16}
 command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 2; }
@@ -24,6 +24,7 @@ case "$target" in
     a2a) path=/agents/echo/a2a script=bench/wrk/a2a-send.lua ;;
     rpc) path=/agents/echo/rpc script=bench/wrk/start.lua args=(awaiting-completion) ;;
     pair) path=/agents/echo/rpc script=bench/wrk/a2a-aip-pair.lua threads=$conns ;;
+    agentapi) path=/agents/echo/process script=bench/wrk/agent-api.lua ;;
     *) echo "$usage" >&2; exit 2 ;;
 esac
 
