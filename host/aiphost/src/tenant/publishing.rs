@@ -5,7 +5,7 @@ use super::records::*;
 use super::*;
 use crate::agent::code::Code;
 use crate::agent::imports::{self};
-use crate::agent::manifest::Manifest;
+use crate::agent::manifest::{Manifest, ManifestError};
 use crate::agent::{Agent, Compile, VersionLoader, grant};
 use crate::model::Timestamp;
 use crate::runtime::Runtime;
@@ -152,8 +152,14 @@ impl Tenancy {
                 needed: wasm.len() as u64,
             });
         }
-        let manifest = Manifest::parse(manifest_text, "manifest")
-            .map_err(|e| invalid("manifest", e.to_string()))?;
+        // A broken rule names its field under `manifest.` (`manifest.skills[0].input-schema`),
+        // as the checks below do, so a client can point at the line.
+        let manifest = Manifest::parse(manifest_text, "manifest").map_err(|e| match e {
+            ManifestError::Invalid { field, reason, .. } => {
+                invalid(format!("manifest.{field}"), reason)
+            }
+            other => invalid("manifest", other.to_string()),
+        })?;
         let memory_mib = manifest
             .limits
             .memory_mib

@@ -16,6 +16,13 @@
 //! input-modes = ["text/plain", "application/json"]
 //! output-modes = ["text/plain", "application/json"]
 //!
+//! [skills.input-schema]                         # optional: the JSON Schema of a tool call's
+//! type = "object"                               # arguments (the MCP door's inputSchema)
+//! properties.text = { type = "string" }
+//!
+//! [skills.annotations]                          # optional: MCP tool annotations
+//! read-only = true
+//!
 //! [limits]
 //! memory-mib = 64
 //! invocation-ms = 10000
@@ -29,8 +36,21 @@
 //! config = ["MODEL"]                            # config values its tenant sets
 //! ```
 
+use super::skill_schema;
+use aiphost_model::JsonObject;
 use serde::Deserialize;
 use std::path::Path;
+
+/// Which rules a manifest is held to: one coming in (published, built, checked by the CLI) meets
+/// every rule; one the host already stored meets those it was accepted under, so a rule added
+/// later cannot leave an accepted partner unable to load (its breach is logged instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// A manifest coming in: every rule.
+    New,
+    /// A bundle already stored or installed: later rules (unique skill ids) only warn.
+    Stored,
+}
 
 /// Why a manifest was refused.
 #[derive(Debug, thiserror::Error)]
@@ -188,6 +208,45 @@ pub struct Skill {
     /// MIME types it produces.
     #[serde(default)]
     pub output_modes: Vec<String>,
+    /// `[skills.input-schema]` as written (a TOML table); [`Skill::input_schema`] is its JSON.
+    #[serde(default, rename = "input-schema")]
+    input_schema_table: Option<toml::Table>,
+    /// The input schema as JSON, set once the manifest is checked.
+    #[serde(skip)]
+    input_schema: Option<JsonObject>,
+    /// `[skills.annotations]`: hints about what calling the skill does (MCP tool annotations).
+    #[serde(default)]
+    pub annotations: Option<SkillAnnotations>,
+}
+
+impl Skill {
+    /// The JSON Schema of the arguments a tool call of this skill takes, when the manifest gives
+    /// one (read by the MCP door, issue 33): a checked object schema with `type: "object"`.
+    pub fn input_schema(&self) -> Option<&JsonObject> {
+        self.input_schema.as_ref()
+    }
+}
+
+/// Hints about what calling a skill does (`[skills.annotations]`), the MCP door's tool
+/// annotations; hints only, never trusted for a decision (MCP says the same of its own).
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SkillAnnotations {
+    /// A display title for the tool.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// It changes nothing outside itself.
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    /// It may destroy or overwrite something (meaningful when not read-only).
+    #[serde(default)]
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    #[serde(default)]
+    pub idempotent: Option<bool>,
+    /// It reaches an open world (the web, other parties) rather than a closed domain.
+    #[serde(default)]
+    pub open_world: Option<bool>,
 }
 
 /// Resource limits the partner asks for (the operator's caps still apply).
@@ -213,27 +272,35 @@ pub fn is_valid_id(id: &str) -> bool {
 }
 
 impl Manifest {
-    /// Read and check `partner.toml` at `path`.
-    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+    /// Read `partner.toml` at `path` and check it against `rules`.
+    pub fn load(path: &Path, rules: Rules) -> Result<Self, ManifestError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
             path: shown.clone(),
             source,
         })?;
-        Self::parse(&text, &shown)
+        Self::parse_with(&text, &shown, rules)
     }
 
-    /// Parse and check manifest text; `origin` names it in errors.
+    /// Parse manifest text coming in and check it against every rule; `origin` names it in
+    /// errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ManifestError> {
-        let manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax {
+        Self::parse_with(text, origin, Rules::New)
+    }
+
+    /// Parse manifest text and check it against `rules`; `origin` names it in errors.
+    pub fn parse_with(text: &str, origin: &str, rules: Rules) -> Result<Self, ManifestError> {
+        let mut manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax {
             path: origin.to_string(),
             message: e.to_string(),
         })?;
-        manifest.check(origin)?;
+        manifest.check(origin, rules)?;
         Ok(manifest)
     }
 
-    fn check(&self, origin: &str) -> Result<(), ManifestError> {
+    /// Check every field, and convert the skills' input schemas to JSON (the one thing that
+    /// changes: checking a schema is converting it).
+    fn check(&mut self, origin: &str, rules: Rules) -> Result<(), ManifestError> {
         let invalid = |field: &str, reason: &str| ManifestError::Invalid {
             path: origin.to_string(),
             field: field.to_string(),
@@ -276,6 +343,48 @@ impl Manifest {
                     ));
                 }
             }
+            // A tool's name is its skill's id: two skills of one id would be two tools of one
+            // name. Refused coming in; a bundle stored before the rule still loads.
+            if let Some(first) = self.skills[..i].iter().position(|s| s.id == skill.id) {
+                match rules {
+                    Rules::New => {
+                        return Err(invalid(
+                            &format!("skills[{i}].id"),
+                            &format!(
+                                "is {:?}, the id of skills[{first}] too; skill ids must be unique",
+                                skill.id
+                            ),
+                        ));
+                    }
+                    Rules::Stored => tracing::warn!(
+                        manifest = origin,
+                        skill = %skill.id,
+                        "skills[{i}] has the id of skills[{first}]; a publish would refuse this manifest now"
+                    ),
+                }
+            }
+            if let Some(title) = skill.annotations.as_ref().and_then(|a| a.title.as_ref())
+                && title.trim().is_empty()
+            {
+                return Err(invalid(
+                    &format!("skills[{i}].annotations.title"),
+                    "must not be empty",
+                ));
+            }
+        }
+        for (i, skill) in self.skills.iter_mut().enumerate() {
+            skill.input_schema = match &skill.input_schema_table {
+                None => None,
+                Some(table) => Some(
+                    skill_schema::convert(table, &format!("skills[{i}].input-schema")).map_err(
+                        |refusal| ManifestError::Invalid {
+                            path: origin.to_string(),
+                            field: refusal.field,
+                            reason: refusal.reason,
+                        },
+                    )?,
+                ),
+            };
         }
         for (i, host) in self.capabilities.http.iter().enumerate() {
             let (name, port) = match host.rsplit_once(':') {
@@ -406,5 +515,141 @@ memory-mib = 32
         let bad_mode = GOOD.replace("\"image/*\"", "\"images\"");
         let e = Manifest::parse(&bad_mode, "test").unwrap_err().to_string();
         assert!(e.contains("MIME"), "{e}");
+    }
+
+    /// `GOOD` with `skill` TOML added to its skill (before `[limits]`).
+    fn with_skill(skill: &str) -> String {
+        GOOD.replace("[limits]", &format!("{skill}\n[limits]"))
+    }
+
+    /// The field and reason of the refusal of `text`.
+    fn refusal(text: &str) -> (String, String) {
+        match Manifest::parse(text, "test") {
+            Err(ManifestError::Invalid { field, reason, .. }) => (field, reason),
+            other => panic!("not an invalid field: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_skill_carries_its_input_schema_and_annotations() {
+        let m = Manifest::parse(
+            &with_skill(
+                r#"
+[skills.input-schema]
+type = "object"
+required = ["destination"]
+properties.destination = { type = "string" }
+properties.days = { type = "integer", minimum = 1 }
+
+[skills.annotations]
+title = "Plan a trip"
+read-only = true
+destructive = false
+idempotent = true
+open-world = false
+"#,
+            ),
+            "test",
+        )
+        .expect("a good manifest");
+        let skill = &m.skills[0];
+        assert_eq!(
+            skill.input_schema().cloned().map(serde_json::Value::Object),
+            Some(serde_json::json!({
+                "type": "object",
+                "required": ["destination"],
+                "properties": {
+                    "destination": {"type": "string"},
+                    "days": {"type": "integer", "minimum": 1},
+                },
+            }))
+        );
+        assert_eq!(
+            skill.annotations,
+            Some(SkillAnnotations {
+                title: Some("Plan a trip".into()),
+                read_only: Some(true),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(false),
+            })
+        );
+        // Both are optional.
+        let plain = Manifest::parse(GOOD, "test").expect("a good manifest");
+        assert_eq!(plain.skills[0].input_schema(), None);
+        assert_eq!(plain.skills[0].annotations, None);
+    }
+
+    #[test]
+    fn refuses_bad_input_schemas_and_annotations_with_their_path() {
+        let (field, reason) = refusal(&with_skill(
+            "[skills.input-schema]\ntype = \"object\"\nproperties.when = { type = \"string\", default = 2026-11-28 }\n",
+        ));
+        assert_eq!(field, "skills[0].input-schema.properties.when.default");
+        assert!(reason.contains("TOML date-time 2026-11-28"), "{reason}");
+
+        let (field, reason) = refusal(&with_skill("[skills.input-schema]\ntype = \"string\"\n"));
+        assert_eq!(field, "skills[0].input-schema.type");
+        assert!(reason.contains("\"object\""), "{reason}");
+
+        let (field, reason) = refusal(&with_skill(
+            "[skills.input-schema]\ntype = \"object\"\nproperties.days = { type = \"integer\", minimum = \"one\" }\n",
+        ));
+        assert!(
+            field.starts_with("skills[0].input-schema.properties.days"),
+            "{field}"
+        );
+        assert!(reason.contains("not a valid JSON Schema"), "{reason}");
+
+        // A second skill is named by its index.
+        let second = with_skill(
+            "[[skills]]\nid = \"plan\"\nname = \"Plan\"\ndescription = \"Plans\"\ninput-schema = { type = \"object\", properties = { a = { pattern = \"(\" } } }\n",
+        );
+        let (field, reason) = refusal(&second);
+        assert!(
+            field.starts_with("skills[1].input-schema.properties.a"),
+            "{field}"
+        );
+        assert!(reason.contains("not a valid JSON Schema"), "{reason}");
+
+        // A schema that is not a table at all is TOML of the wrong shape.
+        let e = Manifest::parse(
+            &with_skill("input-schema = \"{}\"\n").replace("[limits]\n", "\n[limits]\n"),
+            "test",
+        );
+        assert!(e.is_err());
+
+        let e = Manifest::parse(
+            &with_skill("[skills.annotations]\nread-only = true\nreadOnlyHint = true\n"),
+            "test",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("readOnlyHint"), "{e}");
+        let (field, _) = refusal(&with_skill("[skills.annotations]\ntitle = \" \"\n"));
+        assert_eq!(field, "skills[0].annotations.title");
+    }
+
+    #[test]
+    fn duplicate_skill_ids_are_refused_coming_in_and_load_when_stored() {
+        let twice = with_skill(
+            "[[skills]]\nid = \"echo\"\nname = \"Again\"\ndescription = \"Echoes again\"\n",
+        );
+        let (field, reason) = refusal(&twice);
+        assert_eq!(field, "skills[1].id");
+        assert!(reason.contains("skills[0]"), "{reason}");
+        let stored =
+            Manifest::parse_with(&twice, "test", Rules::Stored).expect("a stored bundle loads");
+        assert_eq!(stored.skills.len(), 2);
+        // Stored or not, every other rule still holds.
+        let twice_bad = twice.replace("id = \"echo\"\naic", "id = \"Echo/1\"\naic");
+        assert!(Manifest::parse_with(&twice_bad, "test", Rules::Stored).is_err());
+
+        // The same checks at load from a file.
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("partner.toml");
+        std::fs::write(&path, &twice).expect("written");
+        assert!(Manifest::load(&path, Rules::New).is_err());
+        assert!(Manifest::load(&path, Rules::Stored).is_ok());
     }
 }

@@ -9,6 +9,7 @@ pub mod imports;
 pub mod manifest;
 pub mod parallel;
 pub mod policy;
+pub mod skill_schema;
 
 use crate::quota::{QuotaError, TenantState};
 use aiphost_model::Timestamp;
@@ -167,7 +168,8 @@ impl Agent {
         dir: &Path,
         values: Arc<RwLock<AgentValues>>,
     ) -> Result<(Self, Compile), AgentError> {
-        let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
+        // A stored bundle: a rule added since it was accepted warns rather than refuses it.
+        let manifest = Manifest::load(&dir.join(MANIFEST_FILE), manifest::Rules::Stored)?;
         let path = dir.join(COMPONENT_FILE);
         let refused = |source| AgentError::Runtime {
             path: path.display().to_string(),

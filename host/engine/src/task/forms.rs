@@ -66,13 +66,21 @@ fn summary(errors: &[FieldError]) -> String {
         .join("; ")
 }
 
-/// Compile a partner's schema: it must be a valid JSON Schema (its `$schema` draft, 2020-12 when
-/// it names none) that resolves without fetching anything.
+/// Compile a partner's form schema: it must be a valid JSON Schema (its `$schema` draft, 2020-12
+/// when it names none) that resolves without fetching anything.
 pub fn compile(schema: &JsonObject) -> Result<jsonschema::Validator, String> {
+    compile_schema(schema).map_err(|e| format!("the form schema is not a valid JSON Schema: {e}"))
+}
+
+/// Compile any schema a partner gives (a form's, a skill's `input-schema`) with the host's
+/// options, so every schema a partner writes is held to the same rules; the error says where in
+/// the schema it fails (`instance_path`).
+pub fn compile_schema(
+    schema: &JsonObject,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     jsonschema::options()
         .with_pattern_options(jsonschema::PatternOptions::regex())
         .build(&Value::Object(schema.clone()))
-        .map_err(|e| format!("the form schema is not a valid JSON Schema: {e}"))
 }
 
 /// Find the answer to `request` among a continue's `items`, tag it as the answer if it is the one

@@ -3,7 +3,7 @@
 
 use super::lang::Lang;
 use super::step;
-use aiphost::agent::manifest::Manifest;
+use aiphost::agent::manifest::{Manifest, Rules};
 use aiphost::agent::{COMPONENT_FILE, MANIFEST_FILE};
 use aiphost::runtime::{Runtime, RuntimeConfig};
 use anyhow::Context;
@@ -20,7 +20,7 @@ pub fn build(path: &Path, out: &Path, check_world: bool) -> anyhow::Result<PathB
     let steps = if check_world { 4 } else { 3 };
     let manifest_path = path.join(MANIFEST_FILE);
     step(1, steps, &format!("reading {}", manifest_path.display()));
-    let manifest = Manifest::load(&manifest_path)?;
+    let manifest = Manifest::load(&manifest_path, Rules::New)?;
     let lang = Lang::of(path)?;
 
     step(2, steps, lang.compiling());

@@ -3,7 +3,7 @@
 
 use super::admin::AdminArgs;
 use super::output::{Column, Kind, OutputArgs, print_list};
-use aiphost::agent::manifest::Manifest;
+use aiphost::agent::manifest::{Manifest, Rules};
 use aiphost::agent::{COMPONENT_FILE, MANIFEST_FILE};
 use anyhow::Context;
 use clap::Subcommand;
@@ -427,17 +427,20 @@ fn bundle_rows(dirs: &[PathBuf]) -> Vec<serde_json::Value> {
         bundles.sort();
         for bundle in bundles {
             let path = bundle.display().to_string();
-            rows.push(match Manifest::load(&bundle.join(MANIFEST_FILE)) {
-                Ok(m) => {
-                    let size = std::fs::metadata(bundle.join(COMPONENT_FILE)).map(|m| m.len());
-                    let skills: Vec<&str> = m.skills.iter().map(|s| s.id.as_str()).collect();
-                    serde_json::json!({
-                        "id": m.agent.id, "version": m.agent.version, "aic": m.agent.aic,
-                        "skills": skills, "componentBytes": size.ok(), "path": path,
-                    })
-                }
-                Err(e) => serde_json::json!({ "path": path, "error": e.to_string() }),
-            });
+            // As `serve --agents` would load it.
+            rows.push(
+                match Manifest::load(&bundle.join(MANIFEST_FILE), Rules::Stored) {
+                    Ok(m) => {
+                        let size = std::fs::metadata(bundle.join(COMPONENT_FILE)).map(|m| m.len());
+                        let skills: Vec<&str> = m.skills.iter().map(|s| s.id.as_str()).collect();
+                        serde_json::json!({
+                            "id": m.agent.id, "version": m.agent.version, "aic": m.agent.aic,
+                            "skills": skills, "componentBytes": size.ok(), "path": path,
+                        })
+                    }
+                    Err(e) => serde_json::json!({ "path": path, "error": e.to_string() }),
+                },
+            );
         }
     }
     rows
