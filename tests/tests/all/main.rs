@@ -34,6 +34,7 @@ mod rpc_errors;
 mod rpc_lifecycle;
 mod runtime;
 mod sandbox;
+mod skill_manifest;
 mod slow_chat_clients;
 mod slow_clients;
 mod spec_examples;
