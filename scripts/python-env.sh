@@ -4,7 +4,9 @@
 #
 # - no argument: a virtualenv at <repo>/.venv with the official reference SDK acps-sdk 2.1.0 (and
 #   its dependencies: httpx, pydantic, ...) and the official A2A SDK a2a-sdk 1.3.0 with its HTTP
-#   server extra (the A2A client test and the A2A benchmark's reference server); and for Python
+#   server extra (the A2A client test and the A2A benchmark's reference server); the official MCP
+#   SDK mcp 2.3.0 (tests/interop/mcp_client.py: its client drives the MCP door over Streamable
+#   HTTP, protocol revision 2026-07-28, with its HTTP library httpx2); and for Python
 #   partners: the Python SDK of this checkout (sdk/python, installed editable), componentize-py
 #   0.25.1 (builds them into components) and pytest (their unit tests).
 # - `agentscope`: a virtualenv at <repo>/.venv-agentscope with agentscope-runtime 1.1.6.post2 (the
@@ -32,13 +34,14 @@ case "${1:-}" in
     # not pull in.
     uvicorn_version=0.54.0
     a2a_version=1.3.0
+    mcp_version=2.3.0
     componentize_py_version=0.25.1
     pytest_version=9.2.0
     name=.venv
     constraints="$root/scripts/python-constraints.txt"
-    what="acps-sdk $sdk_version, a2a-sdk $a2a_version, componentize-py $componentize_py_version, pytest $pytest_version and the Python SDK"
+    what="acps-sdk $sdk_version, a2a-sdk $a2a_version, mcp $mcp_version, componentize-py $componentize_py_version, pytest $pytest_version and the Python SDK"
     packages=("acps-sdk==$sdk_version" "uvicorn==$uvicorn_version" "a2a-sdk[http-server]==$a2a_version"
-        "componentize-py==$componentize_py_version" "pytest==$pytest_version")
+        "mcp==$mcp_version" "componentize-py==$componentize_py_version" "pytest==$pytest_version")
     # Editable: partners built and tested from this checkout use the SDK as it is here.
     editable="$root/sdk/python"
     check="
@@ -46,6 +49,9 @@ import acps_sdk, uvicorn, a2a.client, sse_starlette, starlette, importlib.metada
 assert m.version('acps-sdk') == '$sdk_version', m.version('acps-sdk')
 assert m.version('uvicorn') == '$uvicorn_version', m.version('uvicorn')
 assert m.version('a2a-sdk') == '$a2a_version', m.version('a2a-sdk')
+import mcp, mcp_types, httpx2
+assert m.version('mcp') == '$mcp_version', m.version('mcp')
+assert m.version('mcp-types') == '$mcp_version', m.version('mcp-types')
 assert m.version('componentize-py') == '$componentize_py_version', m.version('componentize-py')
 assert m.version('pytest') == '$pytest_version', m.version('pytest')
 import aiphost_sdk, componentize_py, pytest, os

@@ -16,6 +16,7 @@ const DOORS: &[(&str, &[&str])] = &[
     ("transport/group", &["transport::group", "group::"]),
     ("transport/agent_api", &["transport::agent_api"]),
     ("transport/aiflowy", &["transport::aiflowy"]),
+    ("transport/mcp", &["transport::mcp"]),
 ];
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -360,6 +361,9 @@ const WIRE_OF: &[(&str, &[&str])] = &[
         "transport/aiflowy",
         &["protocol::aiflowy", "protocol::error_object"],
     ),
+    // The MCP door's wire is rmcp's (not under crate::); its refusals' error object is the
+    // chat doors'.
+    ("transport/mcp", &["protocol::error_object"]),
 ];
 
 /// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as

@@ -35,6 +35,7 @@ use crate::transport::host::endpoints::Endpoints;
 use crate::transport::kit::door::Door;
 use crate::transport::kit::http_config::HttpConfig;
 use crate::transport::kit::state::HostState;
+use crate::transport::mcp::door::McpDoor;
 use crate::transport::tls::{TlsError, TlsFiles};
 use crate::transport::{self, host};
 use std::net::SocketAddr;
@@ -345,6 +346,7 @@ impl Server {
             Arc::new(A2aDoor),
             Arc::new(AgentApiDoor::default()),
             Arc::new(AiflowyDoor::new(config.aiflowy.clone())),
+            Arc::new(McpDoor::new(&host, stop.clone())),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);

@@ -1,10 +1,10 @@
 //! HTTP: the connection layer, the door kit, the doors (AIP, A2A, group mode, the Agent API,
-//! AIFlowy chat) and the host's own endpoints.
+//! AIFlowy chat, MCP) and the host's own endpoints.
 //!
 //! - [`connections`] accepts connections (timeouts, the cap) and [`tls`] terminates TLS;
 //! - [`kit`] is what every door uses (state, caller, JSON body, SSE, span, chat sessions, the
 //!   `Door` interface);
-//! - [`aip`], [`a2a`], [`group`], [`agent_api`] and [`aiflowy`] are the doors, one folder each;
+//! - [`aip`], [`a2a`], [`group`], [`agent_api`], [`aiflowy`] and [`mcp`] are the doors, one folder each;
 //!   none names another;
 //! - [`host`] is the host's own endpoints and the router that merges the doors' routes.
 
@@ -16,4 +16,5 @@ pub mod connections;
 pub mod group;
 pub mod host;
 pub mod kit;
+pub mod mcp;
 pub mod tls;

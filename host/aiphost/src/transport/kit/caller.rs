@@ -10,7 +10,9 @@ use crate::transport::tls::Peer;
 use axum::http::{HeaderMap, header};
 use std::sync::Arc;
 
-/// The partner and the Leader calling it.
+/// The partner and the Leader calling it (cloned where a door hands it across a layer it does
+/// not own: the MCP door's entry to its `rmcp` handler, through the request's extensions).
+#[derive(Clone)]
 pub struct Caller {
     /// The partner.
     pub agent: Arc<Agent>,

@@ -2,7 +2,8 @@
 //! a caller and of a body, and the answer that carries them (`Content-Type: application/json`,
 //! `WWW-Authenticate` on a 401, `Retry-After` on a 429 or 503 that says when). The Agent API
 //! and AIFlowy doors answer a refused request this way (their `errors.rs` build their bodies
-//! with it); AIP and A2A have their own error envelopes.
+//! with it; the MCP door's entry wraps the same in a JSON-RPC error, [`respond_json_rpc`]); AIP
+//! and A2A have their own error envelopes.
 
 use crate::refusal::{self, Kind, Refusal};
 use crate::transport::kit::body::BodyError;
@@ -95,8 +96,27 @@ pub fn body(e: BodyRefused, door: &str) -> HttpRefusal {
 /// a 401; `Retry-After` (whole seconds, as HTTP clients and proxies read it, never 0) on a 429
 /// or 503 whose `error.retryAfterMs` says when.
 pub fn respond(status: u16, error: &serde_json::Map<String, Value>) -> Response {
+    with_headers(status, json!({ "error": error }), error)
+}
+
+/// The same refusal for a JSON-RPC door that refuses before any request is read (the MCP
+/// door's entry): the HTTP status and headers of [`respond`], the body a JSON-RPC error with
+/// `id: null` — `-32600` for a 4xx, `-32603` for a 5xx —, its `message` the refusal's and its
+/// `data` the whole `error` object (`code` and the facts).
+pub fn respond_json_rpc(status: u16, error: &serde_json::Map<String, Value>) -> Response {
+    let rpc_code = if status >= 500 { -32603 } else { -32600 };
+    let message = error.get("message").cloned().unwrap_or(Value::Null);
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": rpc_code, "message": message, "data": error},
+    });
+    with_headers(status, body, error)
+}
+
+/// `body` answered with `status`, and the headers `error` calls for.
+fn with_headers(status: u16, body: Value, error: &serde_json::Map<String, Value>) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = json!({ "error": error });
     let mut response = (
         status,
         [(header::CONTENT_TYPE, "application/json")],

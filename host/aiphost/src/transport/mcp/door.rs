@@ -1,0 +1,71 @@
+//! The MCP door as the server sees it: `POST /agents/{agent}/mcp` (and the GET and DELETE a
+//! Streamable HTTP client may send, which `rmcp` answers), `rmcp`'s service behind the door's
+//! entry.
+//!
+//! `rmcp`'s own checks are set for a host that is not a local tool server: its `Host`
+//! allow-list (loopback names only by default: every request to a public address would be
+//! 403) is off, as at every other door; its `Origin` check is off because the entry applies
+//! the door's own rule first; its body limit is the host's `--max-body-bytes` (the entry reads
+//! the body under the same limit and the connection's deadline before `rmcp` does). No
+//! sessions (`NeverSessionManager`): 2026-07-28 requests are stateless whatever the setting,
+//! and older clients are served statelessly too until sessions come (plan S2).
+
+use super::entry;
+use super::handler::McpHandler;
+use super::state::McpState;
+use crate::transport::kit::door::Door;
+use crate::transport::kit::span;
+use crate::transport::kit::state::HostState;
+use axum::Router;
+use axum::extract::FromRef;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The MCP door.
+pub struct McpDoor {
+    state: McpState,
+    stop: CancellationToken,
+}
+
+impl McpDoor {
+    /// The door of `host`'s partners; `stop` ends its streams when the server stops.
+    pub fn new(host: &HostState, stop: CancellationToken) -> Self {
+        McpDoor {
+            state: McpState::from_ref(host),
+            stop,
+        }
+    }
+}
+
+impl Door for McpDoor {
+    fn name(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn routes(&self) -> Router<HostState> {
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(Some(self.state.http.sse_keep_alive))
+            .with_max_request_body_bytes(self.state.http.max_body_bytes)
+            .with_cancellation_token(self.stop.child_token());
+        let state = self.state.clone();
+        // The factory runs once per request: a handler is the door's state (Arc clones).
+        let service = StreamableHttpService::new(
+            move || Ok(McpHandler::new(state.clone())),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        Router::new()
+            .route_service("/agents/{agent}/mcp", service)
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                entry::enter,
+            ))
+            .route_layer(axum::middleware::from_fn(|r, n| span::request("mcp", r, n)))
+    }
+}

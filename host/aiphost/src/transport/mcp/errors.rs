@@ -1,0 +1,112 @@
+//! The MCP door's errors, in its two places. Before `rmcp` reads a request (the entry), a
+//! refusal is an HTTP status with a JSON-RPC error body (`id: null`; the kit's status, code and
+//! facts, `WWW-Authenticate: Bearer` on a 401, `Retry-After` on a 429). Inside a call, the spec
+//! splits them: an unknown tool or a malformed request is a JSON-RPC error (-32602); anything
+//! about running the tool — wrong arguments, the engine refusing the start, a quota — is a
+//! result with `isError: true` and `CODE: message`, so the model that called can read it and
+//! correct itself; a fault of the host is -32603.
+
+use crate::protocol::error_object::error_object;
+use crate::quota::QuotaError;
+use crate::refusal::{self, Kind, Refusal};
+use crate::task::EngineError;
+use crate::transport::kit::caller::CallerError;
+use crate::transport::kit::json_body::BodyRefused;
+use crate::transport::kit::refusals::{self, HttpRefusal};
+use axum::response::Response;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+/// A request refused at the entry.
+#[derive(Debug)]
+pub(super) struct EntryRefusal {
+    status: u16,
+    error: Map<String, Value>,
+}
+
+impl EntryRefusal {
+    fn of(r: HttpRefusal) -> Self {
+        EntryRefusal {
+            status: r.status,
+            error: error_object(r.code, r.facts),
+        }
+    }
+
+    /// The HTTP answer.
+    pub(super) fn response(&self) -> Response {
+        refusals::respond_json_rpc(self.status, &self.error)
+    }
+}
+
+/// A request from a browser page (it carries an `Origin`): 403.
+pub(super) fn origin(origin: &str) -> EntryRefusal {
+    EntryRefusal::of(HttpRefusal {
+        status: 403,
+        code: "ORIGIN_REFUSED",
+        facts: json!({
+            "origin": origin,
+            "reason": "requests with an Origin header (from a browser page) are refused by this MCP door",
+        }),
+    })
+}
+
+/// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
+pub(super) fn caller(e: CallerError) -> EntryRefusal {
+    EntryRefusal::of(refusals::caller(e))
+}
+
+/// The partner's request rate: 429 with when to try again.
+pub(super) fn quota(e: &QuotaError) -> EntryRefusal {
+    EntryRefusal::of(refusals::of(refusal::quota(e)))
+}
+
+/// A body refused before it was parsed: 415, 413/408/400.
+pub(super) fn body(e: BodyRefused) -> EntryRefusal {
+    EntryRefusal::of(refusals::body(e, "MCP"))
+}
+
+/// A call to a tool the partner does not have: -32602.
+pub(super) fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown tool {name:?}; tools/list lists this partner's tools"),
+        Some(json!({"tool": name})),
+    )
+}
+
+/// A tool execution error: `isError`, the text `CODE: message`, and `{"error": {code, message,
+/// …facts}}` as `structuredContent`.
+pub(super) fn tool_error(code: &str, facts: Value) -> CallToolResult {
+    let error = error_object(code, facts);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or(code)
+        .to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
+    result.structured_content = Some(json!({ "error": error }));
+    result
+}
+
+/// The engine refused or failed a call's start: what the caller can act on is a tool error
+/// with the refusal's code (a field of the start's items said as the arguments'); the host's
+/// own fault is -32603.
+pub(super) fn engine(e: EngineError) -> Result<CallToolResult, ErrorData> {
+    let Refusal { kind, mut facts } = refusal::engine(e);
+    if kind == Kind::Internal {
+        let reason = facts["reason"]
+            .as_str()
+            .unwrap_or("internal error")
+            .to_string();
+        return Err(ErrorData::internal_error(reason, None));
+    }
+    for key in ["field", "dataItem"] {
+        if let Some(path) = facts.get_mut(key)
+            && let Some(rest) = path.as_str().and_then(|f| f.strip_prefix("dataItems"))
+        {
+            *path = json!(format!("arguments{rest}"));
+        }
+    }
+    let (_, code) = refusals::status_and_code(kind);
+    Ok(tool_error(code, facts))
+}

@@ -1,0 +1,94 @@
+//! The door's `rmcp` server handler: one per request (the service's factory makes it from the
+//! door's state). It says who it is — the partner named in the path, whose caller the entry
+//! put in the request's extensions — and serves `tools/list` and `tools/call`; every other
+//! method is `rmcp`'s default (prompts and resources: method not found).
+
+use super::call;
+use super::state::McpState;
+use super::tools::Tools;
+use crate::transport::kit::caller::Caller;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+/// The handler of one MCP request.
+pub(super) struct McpHandler {
+    state: McpState,
+}
+
+impl McpHandler {
+    /// A handler over the door's state.
+    pub(super) fn new(state: McpState) -> Self {
+        McpHandler { state }
+    }
+}
+
+/// The caller the entry authenticated. Every request has passed the entry (it is the route's
+/// layer), so its absence is the host's fault.
+fn caller(ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+        .ok_or_else(|| ErrorData::internal_error("the request has no authenticated caller", None))
+}
+
+/// What the partner of `caller` says of itself: its name and version, its description as the
+/// instructions.
+fn identity(caller: &Caller, mut info: ServerConfig) -> ServerConfig {
+    let agent = &caller.agent.manifest.agent;
+    info.server_info = Implementation::new(agent.name.clone(), agent.version.clone());
+    info.instructions = Some(agent.description.clone());
+    info
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn discover(&self, ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let info = identity(&caller(&ctx)?, self.get_info());
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let caller = caller(&ctx)?;
+        ctx.peer.set_peer_info(request.clone());
+        Ok(identity(&caller, self.negotiate_initialize(&request)?))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = caller(&ctx)?;
+        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp).
+        Ok(ListToolsResult::with_all_items(
+            Tools::of(&caller.agent).list(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = caller(&ctx)?;
+        call::call(&self.state, &caller, request, &ctx)
+            .await
+            .map(CallToolResponse::from)
+    }
+}

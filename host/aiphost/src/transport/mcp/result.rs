@@ -1,0 +1,199 @@
+//! A task, as it rests, rendered as the `tools/call` result that started it. Every result's
+//! `_meta` names the task (`aiphost.taskId`), so a client can read it over AIP or A2A.
+//! - `completed`: one `text` block per product (its answer text, reasoning left out), a
+//!   `resource_link` per file by URI, `image`/`audio` for inline media; the data items as
+//!   `structuredContent` (one: that object; several: `{"items": […]}`), their JSON as text too
+//!   (the spec's SHOULD). A plain reply is its status items.
+//! - `failed`: `isError`, `CODE: message` of the partner's failure (`PARTNER_FAILED` and the
+//!   status text without one); `rejected`, `canceled`: `REJECTED` / `CANCELED` likewise.
+//! - `awaiting-input`: not an error: the question, and `structuredContent {"status":
+//!   "input-required", "taskId", "form"}` — this door does not answer forms yet, so the
+//!   client continues the task over AIP or A2A.
+//! - still running when the wait ended: `isError`, `STILL_WORKING`; the task goes on.
+
+use super::errors::tool_error;
+use crate::model::activity::{Failure, InputRequest, kind_of};
+use crate::model::{DataItem, Task, TaskState};
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use serde_json::{Value, json};
+
+/// `task` as its call's result.
+pub(super) fn render(task: &Task) -> CallToolResult {
+    let mut result = match task.status.state {
+        TaskState::Completed => completed(task),
+        TaskState::Failed => failed(task),
+        TaskState::Rejected => ended_as("REJECTED", task),
+        TaskState::Canceled => ended_as("CANCELED", task),
+        TaskState::AwaitingInput => awaiting_input(task),
+        TaskState::Accepted | TaskState::Working | TaskState::AwaitingCompletion => tool_error(
+            "STILL_WORKING",
+            json!({
+                "taskId": task.id,
+                "state": task.status.state,
+                "reason": format!(
+                    "task {} goes on after this call's wait; read it with AIP get or A2A GetTask",
+                    task.id
+                ),
+            }),
+        ),
+    };
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert("aiphost.taskId".into(), json!(task.id));
+    meta.0
+        .insert("aiphost.state".into(), json!(task.status.state));
+    result.meta = Some(meta);
+    result
+}
+
+/// A completed task: its products (or a plain reply's status items).
+fn completed(task: &Task) -> CallToolResult {
+    let mut content = Vec::new();
+    let mut data = Vec::new();
+    let groups: Vec<&[DataItem]> = if task.plain_reply {
+        vec![&task.status.data_items]
+    } else {
+        task.products
+            .iter()
+            .map(|p| p.data_items.as_slice())
+            .collect()
+    };
+    for items in groups {
+        let text = answer_text(items);
+        if !text.is_empty() {
+            content.push(ContentBlock::text(text));
+        }
+        for item in items {
+            match item {
+                DataItem::Data { data: d, .. } if kind_of(item).is_none() => {
+                    data.push(Value::Object(d.clone()));
+                }
+                DataItem::File {
+                    name,
+                    mime_type,
+                    uri,
+                    bytes,
+                    ..
+                } if kind_of(item).is_none() => {
+                    if let Some(block) = file(name.as_deref(), mime_type.as_deref(), uri, bytes) {
+                        content.push(block);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let structured = match data.len() {
+        0 => None,
+        1 => data.pop(),
+        _ => Some(json!({ "items": data })),
+    };
+    if let Some(s) = &structured {
+        content.push(ContentBlock::text(s.to_string()));
+    }
+    let mut result = CallToolResult::success(content);
+    result.structured_content = structured;
+    result
+}
+
+/// The answer text of a product's items: its unmarked and `answer` texts, in order.
+fn answer_text(items: &[DataItem]) -> String {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            DataItem::Text { text, .. } if matches!(kind_of(item), None | Some("answer")) => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A file item as a content block: by URI a `resource_link`, inline images and audio as
+/// theirs (other inline files wait for embedded resources).
+fn file(
+    name: Option<&str>,
+    mime_type: Option<&str>,
+    uri: &Option<String>,
+    bytes: &Option<String>,
+) -> Option<ContentBlock> {
+    if let Some(uri) = uri {
+        let mut link = Resource::new(uri.clone(), name.unwrap_or(uri).to_string());
+        link.mime_type = mime_type.map(str::to_string);
+        return Some(ContentBlock::ResourceLink(link));
+    }
+    let (bytes, mime) = (bytes.as_ref()?, mime_type?);
+    if mime.starts_with("image/") {
+        Some(ContentBlock::image(bytes.clone(), mime))
+    } else if mime.starts_with("audio/") {
+        Some(ContentBlock::audio(bytes.clone(), mime))
+    } else {
+        None
+    }
+}
+
+/// A failed task: the partner's failure, or `PARTNER_FAILED` with the status text.
+fn failed(task: &Task) -> CallToolResult {
+    match Failure::of(&task.status.data_items) {
+        Some(f) => tool_error(
+            &f.code,
+            json!({"reason": f.message, "retryable": f.retryable, "detail": f.detail}),
+        ),
+        None => ended_as("PARTNER_FAILED", task),
+    }
+}
+
+/// A task ended as `code`, its status text the message.
+fn ended_as(code: &str, task: &Task) -> CallToolResult {
+    let text = status_text(task);
+    let reason = if text.is_empty() {
+        format!("the task ended {}", state_name(task))
+    } else {
+        text
+    };
+    tool_error(code, json!({"reason": reason}))
+}
+
+/// A task asking for input.
+fn awaiting_input(task: &Task) -> CallToolResult {
+    let form = InputRequest::of(&task.status.data_items);
+    let question = match &form {
+        Some(f) => match &f.description {
+            Some(d) => format!("{}\n\n{d}", f.title),
+            None => f.title.clone(),
+        },
+        None => status_text(task),
+    };
+    let text = format!(
+        "The partner asks: {question}\n(Task {} awaits input; this MCP door cannot answer it \
+         yet: continue the task over AIP or A2A.)",
+        task.id
+    );
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "status": "input-required",
+        "taskId": task.id,
+        "form": form,
+    }));
+    result
+}
+
+/// The status's text items, joined.
+fn status_text(task: &Task) -> String {
+    task.status
+        .data_items
+        .iter()
+        .filter_map(|item| match item {
+            DataItem::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The state's wire name (`canceled`).
+fn state_name(task: &Task) -> String {
+    match serde_json::to_value(task.status.state) {
+        Ok(Value::String(s)) => s,
+        _ => "unknown".into(),
+    }
+}

@@ -1,0 +1,28 @@
+//! What the MCP door holds: the engine, its callers' authentication and the HTTP settings —
+//! all drawn from the host's state when the door is built (`rmcp` needs its handler's state up
+//! front, not per request).
+
+use crate::task::TaskEngine;
+use crate::transport::kit::caller::Callers;
+use crate::transport::kit::http_config::HttpConfig;
+use crate::transport::kit::state::HostState;
+use axum::extract::FromRef;
+use std::sync::Arc;
+
+/// The MCP door's state.
+#[derive(Clone)]
+pub(super) struct McpState {
+    pub(super) engine: TaskEngine,
+    pub(super) callers: Callers,
+    pub(super) http: Arc<HttpConfig>,
+}
+
+impl FromRef<HostState> for McpState {
+    fn from_ref(host: &HostState) -> Self {
+        McpState {
+            engine: TaskEngine::from_ref(host),
+            callers: Callers::from_ref(host),
+            http: Arc::from_ref(host),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Interop with the official MCP SDK: `mcp` 2.3.0 from PyPI, its `Client` over Streamable HTTP
+//! (protocol revision 2026-07-28), against the MCP door of a partner.
+//!
+//! `scripts/python-env.sh` sets up `.venv` with it; `tests/interop/mcp_client.py` then drives a
+//! tenant's concierge whose Leaders take API keys, with Leader A's key as its Bearer token —
+//! discovery, the tool list, calls that complete, fail, name no tool or carry wrong arguments,
+//! and requests without a key or from a browser page — and prints one JSON line per scenario
+//! with the task behind each call. Here, those tasks are read over AIP `get` with A's key, and
+//! found by B's key in no namespace: a call's task is its caller's, as at every door.
+
+use aiphost_tests::interop::{failed_scenarios, run_script, sdk_python};
+use aiphost_tests::tenants::{create_tenant, publish_keyed};
+use aiphost_tests::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// The scenarios `mcp_client.py` runs; each must be reported, and reported ok.
+const SCENARIOS: &[&str] = &[
+    "discover",
+    "list",
+    "echo",
+    "think",
+    "fail",
+    "unknown-tool",
+    "bad-arguments",
+    "unauthenticated",
+    "origin",
+];
+
+/// The AIP state of each scenario's task (the others start none).
+const TASK_STATES: &[(&str, &str)] = &[
+    ("echo", "completed"),
+    ("think", "completed"),
+    ("fail", "failed"),
+];
+
+const LEADER_A: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+const LEADER_B: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
+/// The partner the tenant publishes (the concierge bundle), its Leaders taking API keys.
+const AGENT: &str = "keyed";
+
+/// A tenant publishing the concierge as [`AGENT`], and the keys of Leaders A and B.
+async fn keyed_concierge(host: &TestHost) -> [String; 2] {
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
+    let keys = publish_keyed(&host.url, &acme, "concierge", AGENT, &[LEADER_A, LEADER_B]).await;
+    keys.try_into().expect("two keys")
+}
+
+/// An AIP `get` of `task` by `sender` with `key`.
+async fn aip_get(host: &TestHost, key: &str, sender: &str, task: &str) -> Value {
+    let mut body = v2("get", task, json!([]), json!({}));
+    body["params"]["command"]["senderId"] = json!(sender);
+    post_as(&host.rpc(AGENT), Some(key), &body).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_sdk_drives_the_mcp_door() {
+    let python = sdk_python().await;
+    let host = TestHost::start(HostOptions::default()).await;
+    let [key_a, key_b] = keyed_concierge(&host).await;
+
+    let ran = run_script(
+        &python,
+        "mcp_client.py",
+        &host.url,
+        &[("MCP_AGENT", AGENT), ("MCP_KEY", &key_a)],
+        Duration::from_secs(300),
+    )
+    .await;
+    let results = ran.results();
+    let mut failed = failed_scenarios(&results, SCENARIOS);
+    for result in &results {
+        let scenario = result["scenario"].as_str().unwrap_or_default();
+        if !SCENARIOS.contains(&scenario) {
+            failed.push(format!("{scenario}: not listed in this test: {result}"));
+        }
+    }
+    ran.assert_none_failed(&failed);
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "mcp_client.py failed\n{}",
+        ran.report
+    );
+
+    // The task behind each call: A's over AIP, started by the MCP door (its command params say
+    // the tool and the skill); B's key finds it in no namespace.
+    let reported = |scenario: &str| {
+        results
+            .iter()
+            .find(|r| r["scenario"] == scenario)
+            .expect("reported")
+    };
+    for (scenario, aip_state) in TASK_STATES {
+        let detail = &reported(scenario)["detail"];
+        let task = detail["task_id"].as_str().expect("a task id");
+        let got = aip_get(&host, &key_a, LEADER_A, task).await;
+        assert_eq!(state(&got), *aip_state, "{scenario}: {got}");
+        let commands = result(&got)["commandHistory"].to_string();
+        assert!(
+            commands.contains(r#""mcp":{"#) && commands.contains(r#""skill":"concierge""#),
+            "{scenario}: {got}"
+        );
+        let got = aip_get(&host, &key_b, LEADER_B, task).await;
+        assert_eq!(error_code(&got), -32001, "{scenario}, B's key: {got}");
+    }
+
+    // Without a key the door refuses before any MCP is read: 401, `WWW-Authenticate: Bearer`.
+    let response = reqwest::Client::new()
+        .post(format!("{}/agents/{AGENT}/mcp", host.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok()),
+        Some("Bearer")
+    );
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body["id"], Value::Null, "{body}");
+    assert_eq!(body["error"]["data"]["code"], "UNAUTHENTICATED", "{body}");
+}
