@@ -2,7 +2,7 @@
 //! and the JSON-RPC 2.0 envelope both speak ([`jsonrpc`]); the chat protocols of issue 32, the
 //! AgentScope Agent API ([`agent_api`]) and AIFlowy's chat protocol ([`aiflowy`]); what a
 //! notification config's notifications speak ([`notice_format`]); the chat doors' refusal body
-//! ([`error_object`]). Each parses into and renders
+//! ([`error_object`]); the MCP door's tools, arguments, results and forms ([`mcp`]). Each parses into and renders
 //! from the door-free model of `aiphost-model`.
 
 #![deny(missing_docs)]
@@ -13,6 +13,7 @@ pub mod aiflowy;
 pub mod aip;
 pub mod error_object;
 pub mod jsonrpc;
+pub mod mcp;
 pub mod notice_format;
 
 pub use jsonrpc::{ErrorCode, RpcError};

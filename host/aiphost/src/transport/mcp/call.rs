@@ -10,14 +10,14 @@
 //! so a client that gives up leaves nothing running. That is this door's exception to the
 //! house rule that a client going away cancels nothing (decision 3 of the plan).
 
-use super::arguments;
-use super::errors::{self, tool_error};
-use super::result;
+use super::errors;
 use super::state::McpState;
 use super::tools::Tools;
 use crate::model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Timestamp,
 };
+use crate::protocol::mcp::tool_error::tool_error;
+use crate::protocol::mcp::{arguments, result};
 use crate::transport::kit::caller::Caller;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;

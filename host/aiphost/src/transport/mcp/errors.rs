@@ -7,6 +7,7 @@
 //! correct itself; a fault of the host is -32603.
 
 use crate::protocol::error_object::error_object;
+use crate::protocol::mcp::tool_error::tool_error;
 use crate::quota::QuotaError;
 use crate::refusal::{self, Kind, Refusal};
 use crate::task::EngineError;
@@ -15,7 +16,7 @@ use crate::transport::kit::json_body::BodyRefused;
 use crate::transport::kit::refusals::{self, HttpRefusal};
 use axum::response::Response;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 /// A request refused at the entry.
@@ -72,20 +73,6 @@ pub(super) fn unknown_tool(name: &str) -> ErrorData {
         format!("unknown tool {name:?}; tools/list lists this partner's tools"),
         Some(json!({"tool": name})),
     )
-}
-
-/// A tool execution error: `isError`, the text `CODE: message`, and `{"error": {code, message,
-/// …facts}}` as `structuredContent`.
-pub(super) fn tool_error(code: &str, facts: Value) -> CallToolResult {
-    let error = error_object(code, facts);
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or(code)
-        .to_string();
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
-    result.structured_content = Some(json!({ "error": error }));
-    result
 }
 
 /// The engine refused or failed a call's start: what the caller can act on is a tool error

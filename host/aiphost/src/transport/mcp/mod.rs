@@ -10,8 +10,8 @@
 //! - `handler.rs` is the `rmcp` server handler: the partner's identity, `tools/list` and
 //!   `tools/call`.
 //! - `tools.rs` says which tools a partner has (one per skill) and their input schemas;
-//!   `arguments.rs` checks a call's arguments and makes them the start's items; `call.rs` runs
-//!   the call as a task through the engine; `result.rs` renders the task as the call's result.
+//!   `call.rs` runs the call as a task through the engine. What is pure wire (the arguments'
+//!   check, a task as the call's result, forms as elicitations) is `aiphost-protocol`'s `mcp`.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
 //!   `door.rs` its route.
 //!
@@ -20,12 +20,10 @@
 //! progress notifications, 2025-11-25 sessions, the tasks extension, the host-level `/mcp` and
 //! the `--mcp-*` flags.
 
-mod arguments;
 mod call;
 pub mod door;
 mod entry;
 mod errors;
 mod handler;
-mod result;
 mod state;
 mod tools;

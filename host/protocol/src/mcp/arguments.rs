@@ -4,7 +4,7 @@
 //! input validation errors are tool execution errors, so the model can correct itself), naming
 //! each failing place as a JSON Pointer.
 
-use crate::model::DataItem;
+use aiphost_model::DataItem;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
@@ -13,17 +13,15 @@ const MAX_ERRORS: usize = 20;
 
 /// One failing place of the arguments.
 #[derive(Debug, PartialEq)]
-pub(super) struct ArgumentError {
+pub struct ArgumentError {
     /// A JSON Pointer into the arguments (`/text`).
-    pub(super) path: String,
+    pub path: String,
     /// What is wrong there.
-    pub(super) message: String,
+    pub message: String,
 }
 
 /// The items of arguments that fit the default schema, or every place where they do not.
-pub(super) fn default_items(
-    arguments: Option<&JsonObject>,
-) -> Result<Vec<DataItem>, Vec<ArgumentError>> {
+pub fn default_items(arguments: Option<&JsonObject>) -> Result<Vec<DataItem>, Vec<ArgumentError>> {
     let empty = JsonObject::new();
     let arguments = arguments.unwrap_or(&empty);
     let mut errors = Vec::new();
@@ -76,7 +74,7 @@ pub(super) fn default_items(
 }
 
 /// The facts of a wrong-arguments result: every place, and one line saying them all.
-pub(super) fn facts(errors: &[ArgumentError]) -> Value {
+pub fn facts(errors: &[ArgumentError]) -> Value {
     let reason = errors
         .iter()
         .map(|e| format!("arguments{}: {}", e.path, e.message))

@@ -11,14 +11,14 @@
 //!   client continues the task over AIP or A2A.
 //! - still running when the wait ended: `isError`, `STILL_WORKING`; the task goes on.
 
-use super::errors::tool_error;
-use crate::model::activity::{Failure, InputRequest, kind_of};
-use crate::model::{DataItem, Task, TaskState};
+use super::tool_error::tool_error;
+use aiphost_model::activity::{Failure, InputRequest, kind_of};
+use aiphost_model::{DataItem, Task, TaskState};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 use serde_json::{Value, json};
 
 /// `task` as its call's result.
-pub(super) fn render(task: &Task) -> CallToolResult {
+pub fn render(task: &Task) -> CallToolResult {
     let mut result = match task.status.state {
         TaskState::Completed => completed(task),
         TaskState::Failed => failed(task),
