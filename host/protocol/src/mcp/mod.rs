@@ -5,9 +5,12 @@
 //! - [`result`]: a task, as it rests, rendered as the `tools/call` result that started it;
 //! - [`elicitation`]: a partner's form as an MCP elicitation (flat schemas as they are, others
 //!   as one free-text field), the client's answer back as values, decline or cancel;
+//! - [`tasks`]: a task as the tasks extension (SEP-2663) shows it: the handle of a call, the
+//!   `tasks/get` answer, its outstanding question and how an answer to it is read;
 //! - [`tool_error`]: the `isError` result every refusal inside a call becomes.
 
 pub mod arguments;
 pub mod elicitation;
 pub mod result;
+pub mod tasks;
 pub mod tool_error;
