@@ -12,6 +12,7 @@
 
 use super::errors;
 use super::state::McpState;
+use super::tasks;
 use super::tools::Tools;
 use crate::model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Timestamp,
@@ -19,7 +20,7 @@ use crate::model::{
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::protocol::mcp::{arguments, result};
 use crate::transport::kit::caller::Caller;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Map, Value, json};
@@ -40,14 +41,16 @@ pub(super) async fn call(
     caller: &Caller,
     request: CallToolRequestParams,
     ctx: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, ErrorData> {
+) -> Result<CallToolResponse, ErrorData> {
     let tools = Tools::of(&caller.agent);
     let Some((tool, skill)) = tools.find(&request.name) else {
         return Err(errors::unknown_tool(&request.name));
     };
     let items = match arguments::default_items(request.arguments.as_ref()) {
         Ok(items) => items,
-        Err(wrong) => return Ok(tool_error("INVALID_ARGUMENTS", arguments::facts(&wrong))),
+        Err(wrong) => {
+            return Ok(tool_error("INVALID_ARGUMENTS", arguments::facts(&wrong)).into());
+        }
     };
     let version = ctx.meta.protocol_version().map(|v| v.to_string());
     let params = json!({"tool": tool.name, "skill": skill, "protocolVersion": version});
@@ -55,11 +58,15 @@ pub(super) async fn call(
     // still name the task to cancel.
     let task_id = format!("task-{}", uuid::Uuid::new_v4());
     let start = start(caller, &task_id, items, params);
+    // The tasks extension: a request that declares it gets a task handle (tasks.rs).
+    if tasks::declared(ctx) {
+        return tasks::call(app, caller, start, ctx).await;
+    }
     let started = app.engine.command(&caller.agent, start, None);
     tokio::select! {
         reply = started => match reply {
-            Ok(reply) => Ok(result::render(&reply.task)),
-            Err(e) => errors::engine(e),
+            Ok(reply) => Ok(result::render(&reply.task).into()),
+            Err(e) => errors::engine(e).map(Into::into),
         },
         () = cancelled(&ctx.ct) => {
             cancel(app, caller, &task_id).await;

@@ -1,16 +1,18 @@
 //! The door's `rmcp` server handler: one per request (the service's factory makes it from the
 //! door's state). It says who it is — the partner named in the path, whose caller the entry
-//! put in the request's extensions — and serves `tools/list` and `tools/call`; every other
-//! method is `rmcp`'s default (prompts and resources: method not found).
+//! put in the request's extensions — and serves `tools/list`, `tools/call` and the tasks
+//! extension's `tasks/get`, `tasks/update` and `tasks/cancel` (`tasks.rs`); every other method
+//! is `rmcp`'s default (prompts and resources: method not found).
 
 use super::call;
 use super::state::McpState;
+use super::tasks;
 use super::tools::Tools;
 use crate::transport::kit::caller::Caller;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, DiscoverResult, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -48,7 +50,14 @@ fn identity(caller: &Caller, mut info: ServerConfig) -> ServerConfig {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // The tasks extension is advertised: `rmcp` answers `tasks/*` with -32601 otherwise,
+        // and with -32021 to a request that did not declare it.
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
     }
 
     async fn discover(&self, ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
@@ -87,8 +96,30 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&ctx)?;
-        call::call(&self.state, &caller, request, &ctx)
-            .await
-            .map(CallToolResponse::from)
+        call::call(&self.state, &caller, request, &ctx).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(&self.state, &caller(&ctx)?, request).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(&self.state, &caller(&ctx)?, request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.state, &caller(&ctx)?, request).await
     }
 }

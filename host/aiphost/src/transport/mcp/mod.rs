@@ -12,12 +12,14 @@
 //! - `tools.rs` says which tools a partner has (one per skill) and their input schemas;
 //!   `call.rs` runs the call as a task through the engine. What is pure wire (the arguments'
 //!   check, a task as the call's result, forms as elicitations) is `aiphost-protocol`'s `mcp`.
+//! - `tasks.rs` is the tasks extension (SEP-2663): a call declaring it answered with a task
+//!   handle, then `tasks/get`, `tasks/update` and `tasks/cancel` over the durable task.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
 //!   `door.rs` its route.
 //!
 //! Not yet here (docs/plans/mcp-door.md, S1/S2): forms answered inside MCP (elicitation, MRTR,
 //! `aiphost.continue_task` — a form is reported as an input-required result naming the task),
-//! progress notifications, 2025-11-25 sessions, the tasks extension, the host-level `/mcp` and
+//! progress notifications, 2025-11-25 sessions, the host-level `/mcp` and
 //! the `--mcp-*` flags.
 
 mod call;
@@ -26,4 +28,5 @@ mod entry;
 mod errors;
 mod handler;
 mod state;
+mod tasks;
 mod tools;

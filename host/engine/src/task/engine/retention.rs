@@ -25,10 +25,16 @@ impl TaskEngine {
     /// How long `key`'s task is kept once it ends, in ms (`None`: for ever): its tenant's
     /// `taskRetentionSecs`, or the operator's retention.
     pub(super) fn retention_of(&self, key: &TaskKey) -> Option<u64> {
+        self.task_retention_ms(&key.agent)
+    }
+
+    /// How long a task of partner `agent` is kept once it ends, in ms (`None`: for ever): what
+    /// a door tells its client of a task's lifetime (the MCP tasks extension's `ttlMs`).
+    pub fn task_retention_ms(&self, agent: &str) -> Option<u64> {
         let tenant = self
             .inner
             .agents
-            .get(&key.agent)
+            .get(agent)
             .and_then(|agent| agent.tenant.clone());
         match tenant.and_then(|t| t.quotas.task_retention_secs) {
             Some(secs) => Some(secs.saturating_mul(1000)),
