@@ -5,9 +5,13 @@
 //! - [`result`]: a task, as it rests, rendered as the `tools/call` result that started it;
 //! - [`elicitation`]: a partner's form as an MCP elicitation (flat schemas as they are, others
 //!   as one free-text field), the client's answer back as values, decline or cancel;
+//! - [`progress`]: a task's events as progress notifications (deltas, tool activity);
+//! - [`request_state`]: the opaque state of an MRTR round (task, form key, tool, wrong answers);
 //! - [`tool_error`]: the `isError` result every refusal inside a call becomes.
 
 pub mod arguments;
 pub mod elicitation;
+pub mod progress;
+pub mod request_state;
 pub mod result;
 pub mod tool_error;
