@@ -75,7 +75,8 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = caller(&ctx)?;
-        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp).
+        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp);
+        // the door's own aiphost.continue_task comes last.
         Ok(ListToolsResult::with_all_items(
             Tools::of(&caller.agent).list(),
         ))
@@ -87,8 +88,6 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&ctx)?;
-        call::call(&self.state, &caller, request, &ctx)
-            .await
-            .map(CallToolResponse::from)
+        call::call(&self.state, &caller, request, &ctx).await
     }
 }
