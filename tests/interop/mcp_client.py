@@ -14,7 +14,10 @@ increasing, the task named in each; the result `thought about tea`, the reasonin
 tool (`tool x`: the tool call and its result as progress lines, then the answer `found x`),
 form (`form`: the client's elicitation callback is asked the trip form once, accepts
 {city: Oslo, days: 3}, the call answers `Oslo for 3 days`), form-wrong (the first answer has
-days 0: the form is asked again, its message led by `/days`, then answered right), decline and
+days 0: the form is asked again, its message led by `/days`, then answered right),
+form-wrong-five (five wrong answers: `isError` INVALID_ANSWER, the task still waiting),
+form-closed (rounds driven by hand: the same requestState sent after the form was answered is
+`isError` FORM_CLOSED), decline and
 cancel-form (the callback declines / cancels: `isError` INPUT_DECLINED / INPUT_CANCELED),
 no-elicitation (a client with no callback declares no elicitation: the form comes back as a
 non-error result saying input is required with the task id; `aiphost.continue_task` answers it),
@@ -257,6 +260,44 @@ async def form_wrong() -> dict:
     return {"task_id": task_of(result), "asked_again": again.message}
 
 
+async def form_wrong_five() -> dict:
+    answers = Answers(*[accept({"city": "Oslo", "days": 0}) for _ in range(5)])
+    result = await call_form(answers)
+    expect(result.is_error, f"not an error: {result}")
+    expect(texts(result).startswith("INVALID_ANSWER: "), f"text {texts(result)!r}")
+    expect(len(answers.asked) == 5, f"asked {len(answers.asked)} times")
+    error = (result.structured_content or {}).get("error", {})
+    paths = [e.get("path") for e in error.get("errors", [])]
+    expect(paths == ["/days"] and error.get("wrongAnswers") == 5, f"structured {error}")
+    return {"task_id": task_of(result)}
+
+
+async def form_closed() -> dict:
+    """Drive the rounds by hand: the right answer completes the task; the same requestState
+    sent again finds the form closed."""
+    async with client(elicitation_callback=Answers()) as c:
+        first = await c.session.call_tool("concierge", {"text": "form"}, allow_input_required=True)
+        expect(isinstance(first, types.InputRequiredResult), f"answered: {first}")
+        [key] = list(first.input_requests or {})
+        expect(key.startswith("trip."), f"key {key}")
+        responses = {key: accept(TRIP)}
+        state = first.request_state
+        done = await c.session.call_tool(
+            "concierge", {"text": "form"}, input_responses=responses, request_state=state,
+            allow_input_required=True,
+        )
+        expect(isinstance(done, types.CallToolResult) and texts(done) == "Oslo for 3 days", f"{done}")
+        again = await c.session.call_tool(
+            "concierge", {"text": "form"}, input_responses=responses, request_state=state,
+            allow_input_required=True,
+        )
+        expect(isinstance(again, types.CallToolResult) and again.is_error, f"{again}")
+        expect(texts(again).startswith("FORM_CLOSED: "), f"text {texts(again)!r}")
+        task = task_of(done)
+        expect(task_of(again) == task, f"{again.meta}")
+        return {"task_id": task}
+
+
 async def refused_form(action: str, code: str, how: str) -> dict:
     answers = Answers(types.ElicitResult(action=action))
     result = await call_form(answers)
@@ -390,6 +431,8 @@ SCENARIOS: list[tuple[str, Callable[[], Awaitable[dict]]]] = [
     ("tool", tool),
     ("form", form),
     ("form-wrong", form_wrong),
+    ("form-wrong-five", form_wrong_five),
+    ("form-closed", form_closed),
     ("decline", decline),
     ("cancel-form", cancel_form),
     ("no-elicitation", no_elicitation),
