@@ -7,9 +7,21 @@ Usage: MCP_AGENT=ID MCP_KEY=KEY python mcp_client.py BASE_URL
        client's own HTTP library, httpx2)
 
 Scenarios: discover (the client's `auto` mode probes `server/discover` and lands on 2026-07-28;
-the server's name is the partner's), list (one tool `concierge`, the default input schema),
-echo (`hello there` answered `hello there`), think (`think tea` answered `thought about tea`, the
-reasoning left out of the result), fail (`fail out of coffee`: `isError`, `CONCIERGE_FAILED:
+the server's name is the partner's), list (the tool `concierge` with the default input schema,
+then the door's own `aiphost.continue_task`), echo (`hello there` answered `hello there`), think
+(`think tea` with a progress callback: progress notifications, reasoning then answer, `progress`
+increasing, the task named in each; the result `thought about tea`, the reasoning left out),
+tool (`tool x`: the tool call and its result as progress lines, then the answer `found x`),
+form (`form`: the client's elicitation callback is asked the trip form once, accepts
+{city: Oslo, days: 3}, the call answers `Oslo for 3 days`), form-wrong (the first answer has
+days 0: the form is asked again, its message led by `/days`, then answered right),
+form-wrong-five (five wrong answers: `isError` INVALID_ANSWER, the task still waiting),
+form-closed (rounds driven by hand: the same requestState sent after the form was answered is
+`isError` FORM_CLOSED), decline and
+cancel-form (the callback declines / cancels: `isError` INPUT_DECLINED / INPUT_CANCELED),
+no-elicitation (a client with no callback declares no elicitation: the form comes back as a
+non-error result saying input is required with the task id; `aiphost.continue_task` answers it),
+continue-decline (`aiphost.continue_task` with action decline: INPUT_DECLINED), fail (`fail out of coffee`: `isError`, `CONCIERGE_FAILED:
 out of coffee`, the code in `structuredContent`), unknown-tool (an MCPError -32602),
 bad-arguments (`{"text": 3}`: `isError`, `INVALID_ARGUMENTS` naming `/text`), unauthenticated
 (no key: HTTP 401 with `WWW-Authenticate: Bearer`), origin (an `Origin` header: 403).
@@ -33,6 +45,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp import types
 
 SCENARIO_TIMEOUT_S = 60.0
 
@@ -45,11 +58,16 @@ def url() -> str:
     return f"{BASE_URL}/agents/{AGENT}/mcp"
 
 
-def client(keyed: bool = True) -> Client:
-    """A client of the partner's MCP server, with the key as its Bearer token (`keyed`)."""
+def client(keyed: bool = True, **options: Any) -> Client:
+    """A client of the partner's MCP server, with the key as its Bearer token (`keyed`);
+    `options` are the `Client`'s (callbacks)."""
     headers = {"Authorization": f"Bearer {KEY}"} if keyed else {}
     http = httpx2.AsyncClient(headers=headers, timeout=30.0)
-    return Client(streamable_http_client(url(), http_client=http))
+    return Client(streamable_http_client(url(), http_client=http), **options)
+
+
+CONTINUE_TASK = "aiphost.continue_task"
+TRIP = {"city": "Oslo", "days": 3}
 
 
 def expect(condition: bool, what: str) -> None:
@@ -81,7 +99,10 @@ async def list_tools() -> dict:
     async with client() as c:
         tools = (await c.list_tools()).tools
         names = [t.name for t in tools]
-        expect(names == ["concierge"], f"tools {names}")
+        expect(names == ["concierge", CONTINUE_TASK], f"tools {names}")
+        answer = tools[1].input_schema
+        expect(answer.get("required") == ["taskId"], f"continue_task schema {answer}")
+        expect(set(answer.get("properties", {})) == {"taskId", "values", "action"}, f"schema {answer}")
         schema = tools[0].input_schema
         expect(schema.get("required") == ["text"], f"schema {schema}")
         expect(set(schema.get("properties", {})) == {"text", "data"}, f"schema {schema}")
@@ -101,11 +122,233 @@ async def echo() -> dict:
     return {"task_id": task_of(result)}
 
 
+class Progress:
+    """What a call's progress callback and the client's message handler saw: each
+    notification's (progress, message), and its `_meta` by progress."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, str]] = []
+        self.meta: dict[float, dict] = {}
+
+    async def callback(self, progress: float, total: float | None, message: str | None) -> None:
+        self.seen.append((progress, message or ""))
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ProgressNotification):
+            meta = message.params.meta
+            if meta is not None and not isinstance(meta, dict):
+                meta = meta.model_dump(by_alias=True)
+            self.meta[float(message.params.progress)] = dict(meta or {})
+
+    def lines(self, task: str) -> list[tuple[str, str]]:
+        """(kind, message) of each notification, checked: progress increases, each names `task`."""
+        values = [p for p, _ in self.seen]
+        expect(values == sorted(set(values)), f"progress does not increase: {values}")
+        out = []
+        for progress, message in self.seen:
+            meta = self.meta.get(progress, {})
+            expect(meta.get("aiphost.taskId") == task, f"progress {progress} _meta {meta}")
+            out.append((meta.get("aiphost.kind", ""), message))
+        return out
+
+
+async def call_with_progress(words: str) -> tuple[Any, Progress]:
+    progress = Progress()
+    async with client(message_handler=progress.handler) as c:
+        result = await c.call_tool("concierge", {"text": words}, progress_callback=progress.callback)
+    # The handler's copies are spawned tasks: let them land.
+    for _ in range(50):
+        if len(progress.meta) >= len(progress.seen):
+            break
+        await asyncio.sleep(0.02)
+    return result, progress
+
+
+def merged(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Consecutive lines of one kind joined (how many batches the feed took is the host's)."""
+    out: list[tuple[str, str]] = []
+    for kind, text in lines:
+        if out and out[-1][0] == kind and kind in ("answer", "reasoning"):
+            out[-1] = (kind, out[-1][1] + text)
+        else:
+            out.append((kind, text))
+    return out
+
+
 async def think() -> dict:
-    result = await call("think tea")
+    result, progress = await call_with_progress("think tea")
     expect(not result.is_error, f"isError: {result}")
     expect(texts(result) == "thought about tea", f"text {texts(result)!r}")
+    task = task_of(result)
+    lines = merged(progress.lines(task))
+    expect(
+        lines == [("reasoning", "Let me think about tea."), ("answer", "thought about tea")],
+        f"progress {progress.seen} {progress.meta}",
+    )
+    return {"task_id": task, "notifications": len(progress.seen)}
+
+
+async def tool() -> dict:
+    result, progress = await call_with_progress("tool x")
+    expect(not result.is_error, f"isError: {result}")
+    expect(texts(result) == "found x", f"text {texts(result)!r}")
+    task = task_of(result)
+    lines = merged(progress.lines(task))
+    expect(
+        lines
+        == [
+            ("tool-call", 'tool lookup {"query":"x"}'),
+            ("tool-result", 'tool lookup → {"found":"x"}'),
+            ("answer", "found x"),
+        ],
+        f"progress {progress.seen} {progress.meta}",
+    )
+    return {"task_id": task}
+
+
+class Answers:
+    """An elicitation callback giving `answers` in turn, keeping what it was asked."""
+
+    def __init__(self, *answers: types.ElicitResult) -> None:
+        self.answers = list(answers)
+        self.asked: list[Any] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(params)
+        expect(self.answers != [], f"asked once more than expected: {params}")
+        return self.answers.pop(0)
+
+
+def accept(values: dict) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content=values)
+
+
+def check_trip_form(params: Any) -> None:
+    expect(getattr(params, "mode", "form") == "form", f"mode {params}")
+    expect(params.message.startswith("Trip") or "\n\nTrip" in params.message, f"message {params.message!r}")
+    schema = params.requested_schema
+    schema = schema if isinstance(schema, dict) else schema.model_dump(by_alias=True, exclude_none=True)
+    expect(set(schema.get("properties", {})) == {"city", "days"}, f"schema {schema}")
+    expect(sorted(schema.get("required", [])) == ["city", "days"], f"schema {schema}")
+
+
+async def call_form(answers: Answers) -> Any:
+    async with client(elicitation_callback=answers) as c:
+        return await c.call_tool("concierge", {"text": "form"})
+
+
+async def form() -> dict:
+    answers = Answers(accept(TRIP))
+    result = await call_form(answers)
+    expect(not result.is_error, f"isError: {result}")
+    expect(texts(result) == "Oslo for 3 days", f"text {texts(result)!r}")
+    expect(len(answers.asked) == 1, f"asked {len(answers.asked)} times")
+    check_trip_form(answers.asked[0])
+    expect(answers.asked[0].message == "Trip\n\nWhere to, and for how many days?", f"{answers.asked[0]}")
     return {"task_id": task_of(result)}
+
+
+async def form_wrong() -> dict:
+    answers = Answers(accept({"city": "Oslo", "days": 0}), accept(TRIP))
+    result = await call_form(answers)
+    expect(not result.is_error, f"isError: {result}")
+    expect(texts(result) == "Oslo for 3 days", f"text {texts(result)!r}")
+    expect(len(answers.asked) == 2, f"asked {len(answers.asked)} times")
+    again = answers.asked[1]
+    check_trip_form(again)
+    expect(again.message.startswith("/days"), f"message {again.message!r}")
+    return {"task_id": task_of(result), "asked_again": again.message}
+
+
+async def form_wrong_five() -> dict:
+    answers = Answers(*[accept({"city": "Oslo", "days": 0}) for _ in range(5)])
+    result = await call_form(answers)
+    expect(result.is_error, f"not an error: {result}")
+    expect(texts(result).startswith("INVALID_ANSWER: "), f"text {texts(result)!r}")
+    expect(len(answers.asked) == 5, f"asked {len(answers.asked)} times")
+    error = (result.structured_content or {}).get("error", {})
+    paths = [e.get("path") for e in error.get("errors", [])]
+    expect(paths == ["/days"] and error.get("wrongAnswers") == 5, f"structured {error}")
+    return {"task_id": task_of(result)}
+
+
+async def form_closed() -> dict:
+    """Drive the rounds by hand: the right answer completes the task; the same requestState
+    sent again finds the form closed."""
+    async with client(elicitation_callback=Answers()) as c:
+        first = await c.session.call_tool("concierge", {"text": "form"}, allow_input_required=True)
+        expect(isinstance(first, types.InputRequiredResult), f"answered: {first}")
+        [key] = list(first.input_requests or {})
+        expect(key.startswith("trip."), f"key {key}")
+        responses = {key: accept(TRIP)}
+        state = first.request_state
+        done = await c.session.call_tool(
+            "concierge", {"text": "form"}, input_responses=responses, request_state=state,
+            allow_input_required=True,
+        )
+        expect(isinstance(done, types.CallToolResult) and texts(done) == "Oslo for 3 days", f"{done}")
+        again = await c.session.call_tool(
+            "concierge", {"text": "form"}, input_responses=responses, request_state=state,
+            allow_input_required=True,
+        )
+        expect(isinstance(again, types.CallToolResult) and again.is_error, f"{again}")
+        expect(texts(again).startswith("FORM_CLOSED: "), f"text {texts(again)!r}")
+        task = task_of(done)
+        expect(task_of(again) == task, f"{again.meta}")
+        return {"task_id": task}
+
+
+async def refused_form(action: str, code: str, how: str) -> dict:
+    answers = Answers(types.ElicitResult(action=action))
+    result = await call_form(answers)
+    expect(result.is_error, f"not an error: {result}")
+    expect(texts(result) == f"{code}: the user {how} form trip", f"text {texts(result)!r}")
+    error = (result.structured_content or {}).get("error", {})
+    expect(error.get("code") == code, f"structured {result.structured_content}")
+    return {"task_id": task_of(result)}
+
+
+async def decline() -> dict:
+    return await refused_form("decline", "INPUT_DECLINED", "declined")
+
+
+async def cancel_form() -> dict:
+    return await refused_form("cancel", "INPUT_CANCELED", "canceled")
+
+
+async def asked_without_elicitation(c: Client) -> str:
+    """Call `form` on a client that declared no elicitation: the input-required result's task."""
+    result = await c.call_tool("concierge", {"text": "form"})
+    expect(not result.is_error, f"isError: {result}")
+    structured = result.structured_content or {}
+    expect(structured.get("status") == "input-required", f"structured {structured}")
+    task = task_of(result)
+    expect(structured.get("taskId") == task, f"structured {structured}")
+    expect(structured.get("form", {}).get("requestId") == "trip", f"structured {structured}")
+    text = texts(result)
+    expect(text.startswith("Concierge asks: Trip\n\nWhere to"), f"text {text!r}")
+    expect(CONTINUE_TASK in text, f"text {text!r}")
+    return task
+
+
+async def no_elicitation() -> dict:
+    async with client() as c:
+        task = await asked_without_elicitation(c)
+        result = await c.call_tool(CONTINUE_TASK, {"taskId": task, "values": TRIP})
+        expect(not result.is_error, f"isError: {result}")
+        expect(texts(result) == "Oslo for 3 days", f"text {texts(result)!r}")
+        expect(task_of(result) == task, f"another task: {result.meta}")
+        return {"task_id": task}
+
+
+async def continue_decline() -> dict:
+    async with client() as c:
+        task = await asked_without_elicitation(c)
+        result = await c.call_tool(CONTINUE_TASK, {"taskId": task, "action": "decline"})
+        expect(result.is_error, f"not an error: {result}")
+        expect(texts(result) == "INPUT_DECLINED: the user declined form trip", f"{texts(result)!r}")
+        expect(task_of(result) == task, f"another task: {result.meta}")
+        return {"task_id": task}
 
 
 async def fail() -> dict:
@@ -185,6 +428,15 @@ SCENARIOS: list[tuple[str, Callable[[], Awaitable[dict]]]] = [
     ("list", list_tools),
     ("echo", echo),
     ("think", think),
+    ("tool", tool),
+    ("form", form),
+    ("form-wrong", form_wrong),
+    ("form-wrong-five", form_wrong_five),
+    ("form-closed", form_closed),
+    ("decline", decline),
+    ("cancel-form", cancel_form),
+    ("no-elicitation", no_elicitation),
+    ("continue-decline", continue_decline),
     ("fail", fail),
     ("unknown-tool", unknown_tool),
     ("bad-arguments", bad_arguments),

@@ -3,8 +3,10 @@
 //!
 //! `scripts/python-env.sh` sets up `.venv` with it; `tests/interop/mcp_client.py` then drives a
 //! tenant's concierge whose Leaders take API keys, with Leader A's key as its Bearer token —
-//! discovery, the tool list, calls that complete, fail, name no tool or carry wrong arguments,
-//! and requests without a key or from a browser page — and prints one JSON line per scenario
+//! discovery, the tool list, calls that complete (with progress notifications), ask a form
+//! (answered through the client's elicitation callback, wrong first, declined, canceled, or by
+//! `aiphost.continue_task` for a client that cannot be asked), fail, name no tool or carry
+//! wrong arguments, and requests without a key or from a browser page — and prints one JSON line per scenario
 //! with the task behind each call. Here, those tasks are read over AIP `get` with A's key, and
 //! found by B's key in no namespace: a call's task is its caller's, as at every door.
 
@@ -20,6 +22,15 @@ const SCENARIOS: &[&str] = &[
     "list",
     "echo",
     "think",
+    "tool",
+    "form",
+    "form-wrong",
+    "form-wrong-five",
+    "form-closed",
+    "decline",
+    "cancel-form",
+    "no-elicitation",
+    "continue-decline",
     "fail",
     "unknown-tool",
     "bad-arguments",
@@ -31,6 +42,15 @@ const SCENARIOS: &[&str] = &[
 const TASK_STATES: &[(&str, &str)] = &[
     ("echo", "completed"),
     ("think", "completed"),
+    ("tool", "completed"),
+    ("form", "completed"),
+    ("form-wrong", "completed"),
+    ("form-wrong-five", "awaiting-input"),
+    ("form-closed", "completed"),
+    ("decline", "canceled"),
+    ("cancel-form", "canceled"),
+    ("no-elicitation", "completed"),
+    ("continue-decline", "canceled"),
     ("fail", "failed"),
 ];
 
@@ -103,6 +123,47 @@ async fn the_mcp_sdk_drives_the_mcp_door() {
         );
         let got = aip_get(&host, &key_b, LEADER_B, task).await;
         assert_eq!(error_code(&got), -32001, "{scenario}, B's key: {got}");
+    }
+
+    // A form answered over MCP is one task: its start and one continue carrying the answer (a
+    // wrong answer, refused by the engine, recorded nothing); a declined or canceled form
+    // cancels the task saying so.
+    for scenario in ["form", "form-wrong", "no-elicitation"] {
+        let task = reported(scenario)["detail"]["task_id"]
+            .as_str()
+            .expect("a task id");
+        let got = aip_get(&host, &key_a, LEADER_A, task).await;
+        let commands = result(&got)["commandHistory"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        // (The AIP gets above are in the history too.)
+        let commands: Vec<Value> = commands
+            .into_iter()
+            .filter(|c| c["command"] != "get")
+            .collect();
+        let kinds: Vec<&str> = commands
+            .iter()
+            .filter_map(|c| c["command"].as_str())
+            .collect();
+        assert_eq!(kinds, ["start", "continue"], "{scenario}: {got}");
+        let answer = commands[1].to_string();
+        assert!(
+            answer.contains(r#""city":"Oslo""#) && answer.contains(r#""days":3"#),
+            "{scenario}: {got}"
+        );
+    }
+    for (scenario, how) in [
+        ("decline", "declined"),
+        ("cancel-form", "canceled"),
+        ("continue-decline", "declined"),
+    ] {
+        let task = reported(scenario)["detail"]["task_id"]
+            .as_str()
+            .expect("a task id");
+        let got = aip_get(&host, &key_a, LEADER_A, task).await;
+        let said = format!("the user {how} form trip");
+        assert!(got.to_string().contains(&said), "{scenario}: {got}");
     }
 
     // Without a key the door refuses before any MCP is read: 401, `WWW-Authenticate: Bearer`.

@@ -6,9 +6,10 @@
 //!   (the spec's SHOULD). A plain reply is its status items.
 //! - `failed`: `isError`, `CODE: message` of the partner's failure (`PARTNER_FAILED` and the
 //!   status text without one); `rejected`, `canceled`: `REJECTED` / `CANCELED` likewise.
-//! - `awaiting-input`: not an error: the question, and `structuredContent {"status":
-//!   "input-required", "taskId", "form"}` — this door does not answer forms yet, so the
-//!   client continues the task over AIP or A2A.
+//! - `awaiting-input` (to a client that cannot be asked: it declared no elicitation): not an
+//!   error: `<partner> asks: <title>`, the description, and how to answer — the door's own tool
+//!   [`CONTINUE_TASK`] with the task id and the values; `structuredContent {"status":
+//!   "input-required", "taskId", "form"}`, so nothing hangs.
 //! - still running when the wait ended: `isError`, `STILL_WORKING`; the task goes on.
 
 use super::tool_error::tool_error;
@@ -17,14 +18,23 @@ use aiphost_model::{DataItem, Task, TaskState};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 use serde_json::{Value, json};
 
-/// `task` as its call's result.
+/// The door's own tool that answers a form of a task (`{taskId, values, action}`).
+pub const CONTINUE_TASK: &str = "aiphost.continue_task";
+
+/// `task` as its call's result, its partner unnamed.
 pub fn render(task: &Task) -> CallToolResult {
+    render_named(task, "The partner")
+}
+
+/// `task` of the partner called `partner` (its name, as a question says who asks) as its
+/// call's result.
+pub fn render_named(task: &Task, partner: &str) -> CallToolResult {
     let mut result = match task.status.state {
         TaskState::Completed => completed(task),
         TaskState::Failed => failed(task),
         TaskState::Rejected => ended_as("REJECTED", task),
         TaskState::Canceled => ended_as("CANCELED", task),
-        TaskState::AwaitingInput => awaiting_input(task),
+        TaskState::AwaitingInput => awaiting_input(task, partner),
         TaskState::Accepted | TaskState::Working | TaskState::AwaitingCompletion => tool_error(
             "STILL_WORKING",
             json!({
@@ -153,8 +163,8 @@ fn ended_as(code: &str, task: &Task) -> CallToolResult {
     tool_error(code, json!({"reason": reason}))
 }
 
-/// A task asking for input.
-fn awaiting_input(task: &Task) -> CallToolResult {
+/// A task asking for input, to a client that cannot be asked: the question and how to answer.
+fn awaiting_input(task: &Task, partner: &str) -> CallToolResult {
     let form = InputRequest::of(&task.status.data_items);
     let question = match &form {
         Some(f) => match &f.description {
@@ -164,8 +174,8 @@ fn awaiting_input(task: &Task) -> CallToolResult {
         None => status_text(task),
     };
     let text = format!(
-        "The partner asks: {question}\n(Task {} awaits input; this MCP door cannot answer it \
-         yet: continue the task over AIP or A2A.)",
+        "{partner} asks: {question}\nAnswer with the tool {CONTINUE_TASK} {{taskId, values}} \
+         (taskId {}).",
         task.id
     );
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -195,5 +205,53 @@ fn state_name(task: &Task) -> String {
     match serde_json::to_value(task.status.state) {
         Ok(Value::String(s)) => s,
         _ => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aiphost_model::TaskStatus;
+    use serde_json::Map;
+
+    fn asking() -> Task {
+        let form = InputRequest {
+            request_id: "trip".into(),
+            title: "Trip".into(),
+            description: Some("Where to, and for how many days?".into()),
+            schema: Map::new(),
+        };
+        Task {
+            id: "task-1".into(),
+            session_id: None,
+            leader_id: None,
+            group_id: None,
+            status: TaskStatus::now(TaskState::AwaitingInput, form.items()),
+            products: Vec::new(),
+            commands: Vec::new(),
+            status_history: Vec::new(),
+            completes_on_result: true,
+            plain_reply: false,
+        }
+    }
+
+    #[test]
+    fn a_question_says_who_asks_and_how_to_answer() {
+        let result = render_named(&asking(), "Concierge");
+        assert_eq!(result.is_error, Some(false));
+        let text = result.content[0].as_text().map(|t| t.text.clone());
+        assert_eq!(
+            text.as_deref(),
+            Some(
+                "Concierge asks: Trip\n\nWhere to, and for how many days?\nAnswer with the tool \
+                 aiphost.continue_task {taskId, values} (taskId task-1)."
+            )
+        );
+        let s = result.structured_content.unwrap_or_default();
+        assert_eq!(s["status"], "input-required");
+        assert_eq!(s["taskId"], "task-1");
+        assert_eq!(s["form"]["requestId"], "trip");
+        let meta = result.meta.unwrap_or_default();
+        assert_eq!(meta.0["aiphost.taskId"], "task-1");
     }
 }

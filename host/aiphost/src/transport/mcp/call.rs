@@ -1,9 +1,17 @@
-//! `tools/call`: one task per call. The tool names a skill of the partner (an unknown one is
-//! -32602); the arguments are checked against the tool's input schema (wrong ones are an
-//! `isError` result naming the paths, and start nothing); then the start goes through the
-//! engine as every chat door's does (the host completes the task as soon as its partner has a
-//! result; ended tasks take no more commands), and the call is answered with the task as it
-//! rests — or as it is when the task's `responseTimeout` runs out, the wait of an AIP `start`.
+//! `tools/call`: one task per call, in four steps — validate, start, follow, answer. The tool
+//! names a skill of the partner (an unknown one is -32602); the arguments are checked against
+//! the tool's input schema (wrong ones are an `isError` result naming the paths, and start
+//! nothing); then the start goes through the engine as every chat door's does (the host
+//! completes the task as soon as its partner has a result; ended tasks take no more commands);
+//! the task is followed until it rests (`follow.rs`: through its event feed with progress
+//! notifications when the client sent a progress token, else by the start's own reply) or
+//! until its `responseTimeout`, the wait of an AIP `start`; and the call is answered with the
+//! task as it rests, or with its form when it asks for input and the client can be asked
+//! (`forms.rs`).
+//!
+//! A call that carries a `requestState` is another round of a call that asked a form (MRTR),
+//! and `aiphost.continue_task` answers a form by hand: both are `forms.rs`, which continues the
+//! task and answers the same way.
 //!
 //! A 2026-07-28 call is cancelled by closing its response stream (the spec's MUST; `rmcp`
 //! cancels the request's token when the connection goes): the call's task is cancelled then,
@@ -11,29 +19,20 @@
 //! house rule that a client going away cancels nothing (decision 3 of the plan).
 
 use super::errors;
+use super::follow::{self, Stop};
+use super::forms;
 use super::state::McpState;
 use super::tasks;
 use super::tools::Tools;
-use crate::model::{
-    CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Timestamp,
-};
+use crate::model::{CommandKind, DataItem, Inbound};
+use crate::protocol::mcp::arguments;
+use crate::protocol::mcp::result::CONTINUE_TASK;
 use crate::protocol::mcp::tool_error::tool_error;
-use crate::protocol::mcp::{arguments, result};
 use crate::transport::kit::caller::Caller;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
-
-/// What the MCP door asks of the engine: a task is done when its partner has a result (a tool
-/// call has no state in which its caller reviews one), and ended tasks take no more commands;
-/// the start is answered when the task rests.
-const POLICY: CommandPolicy = CommandPolicy {
-    complete_on_result: true,
-    strict: true,
-    answer_at_once: false,
-};
 
 /// Run the call as a task of `caller`'s partner and answer with its result.
 pub(super) async fn call(
@@ -42,6 +41,14 @@ pub(super) async fn call(
     request: CallToolRequestParams,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
+    // Another round of a call that asked a form, or a form answered by hand.
+    if let Some(state) = &request.request_state {
+        return forms::retry(app, caller, &request, state, ctx).await;
+    }
+    if request.name == CONTINUE_TASK {
+        return forms::continue_task(app, caller, &request, ctx).await;
+    }
+    // Validate.
     let tools = Tools::of(&caller.agent);
     let Some((tool, skill)) = tools.find(&request.name) else {
         return Err(errors::unknown_tool(&request.name));
@@ -49,74 +56,33 @@ pub(super) async fn call(
     let items = match arguments::default_items(request.arguments.as_ref()) {
         Ok(items) => items,
         Err(wrong) => {
-            return Ok(tool_error("INVALID_ARGUMENTS", arguments::facts(&wrong)).into());
+            let facts = arguments::facts(&wrong);
+            return Ok(tool_error("INVALID_ARGUMENTS", facts).into());
         }
     };
+    // Start. The task's id is chosen here, so that a call cancelled before its start is
+    // answered can still name the task to cancel.
     let version = ctx.meta.protocol_version().map(|v| v.to_string());
     let params = json!({"tool": tool.name, "skill": skill, "protocolVersion": version});
-    // The task's id is chosen here, so that a call cancelled before its start is answered can
-    // still name the task to cancel.
     let task_id = format!("task-{}", uuid::Uuid::new_v4());
     let start = start(caller, &task_id, items, params);
     // The tasks extension: a request that declares it gets a task handle (tasks.rs).
     if tasks::declared(ctx) {
         return tasks::call(app, caller, start, ctx).await;
     }
-    let started = app.engine.command(&caller.agent, start, None);
-    tokio::select! {
-        reply = started => match reply {
-            Ok(reply) => Ok(result::render(&reply.task).into()),
-            Err(e) => errors::engine(e).map(Into::into),
-        },
-        () = cancelled(&ctx.ct) => {
-            cancel(app, caller, &task_id).await;
-            Err(ErrorData::internal_error("the call was cancelled", None))
-        }
-    }
-}
-
-/// When the request's token is cancelled (the client closed the call's stream).
-async fn cancelled(ct: &CancellationToken) {
-    ct.cancelled().await;
-}
-
-/// Cancel the call's task (if it was started and has not ended: otherwise nothing to do).
-async fn cancel(app: &McpState, caller: &Caller, task_id: &str) {
-    let inbound = Inbound {
-        form: None,
-        history: Ok(HistoryFilter::default()),
-        command: LeaderCommand {
-            data_items: vec![DataItem::text("the MCP client closed the call")],
-            ..LeaderCommand::cancel_of(task_id)
-        },
-        owner: caller.owner.clone(),
-        policy: POLICY,
+    // Follow.
+    let task = match follow::run(app, caller, start, ctx).await {
+        Ok(task) => task,
+        Err(Stop::Refused(e)) => return errors::engine(e).map(Into::into),
+        Err(Stop::Closed) => return Err(follow::closed()),
     };
-    if let Err(e) = app.engine.command(&caller.agent, inbound, None).await {
-        tracing::debug!(error = %e, task = task_id, "the task of a closed MCP call was not cancelled");
-    }
+    // Answer.
+    Ok(forms::answer(caller, &task, &request.name, ctx))
 }
 
 /// The start of task `task_id` with `items`, the call under `commandParams.mcp`.
 fn start(caller: &Caller, task_id: &str, items: Vec<DataItem>, params: Value) -> Inbound {
     let mut command_params = Map::new();
     command_params.insert("mcp".into(), params);
-    Inbound {
-        form: None,
-        history: Ok(HistoryFilter::default()),
-        command: LeaderCommand {
-            id: format!("mcp-{}", uuid::Uuid::new_v4()),
-            sent_at: Timestamp::now(),
-            sender_id: String::new(),
-            command: CommandKind::Start,
-            params: command_params,
-            data_items: items,
-            task_id: Some(task_id.to_string()),
-            session_id: None,
-            group_id: None,
-            mentions: None,
-        },
-        owner: caller.owner.clone(),
-        policy: POLICY,
-    }
+    follow::command(caller, CommandKind::Start, task_id, items, command_params)
 }

@@ -84,7 +84,8 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = caller(&ctx)?;
-        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp).
+        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp);
+        // the door's own aiphost.continue_task comes last.
         Ok(ListToolsResult::with_all_items(
             Tools::of(&caller.agent).list(),
         ))

@@ -9,23 +9,28 @@
 //!   deadline; refusals are HTTP statuses with a JSON-RPC error body (kit `refusals.rs`).
 //! - `handler.rs` is the `rmcp` server handler: the partner's identity, `tools/list` and
 //!   `tools/call`.
-//! - `tools.rs` says which tools a partner has (one per skill) and their input schemas;
-//!   `call.rs` runs the call as a task through the engine. What is pure wire (the arguments'
-//!   check, a task as the call's result, forms as elicitations) is `aiphost-protocol`'s `mcp`.
-//! - `tasks.rs` is the tasks extension (SEP-2663): a call declaring it answered with a task
-//!   handle, then `tasks/get`, `tasks/update` and `tasks/cancel` over the durable task.
+//! - `tools.rs` says which tools a partner has (one per skill, and the door's own
+//!   `aiphost.continue_task`) and their input schemas; `call.rs` runs the call as a task through
+//!   the engine (validate, start, follow, answer); `follow.rs` follows its task to its rest (its
+//!   feed with progress notifications when the client sent a progress token); `forms.rs` asks a task's form of the
+//!   client (MRTR `InputRequired`) and takes its answer (the retry, or `continue_task`). What is
+//!   pure wire (the arguments' check, a task as the call's result, progress, forms as
+//!   elicitations, the request state) is `aiphost-protocol`'s `mcp`.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
 //!   `door.rs` its route.
 //!
-//! Not yet here (docs/plans/mcp-door.md, S1/S2): forms answered inside MCP (elicitation, MRTR,
-//! `aiphost.continue_task` — a form is reported as an input-required result naming the task),
-//! progress notifications, 2025-11-25 sessions, the host-level `/mcp` and
+//! - `tasks.rs` is the tasks extension (SEP-2663): a call declaring it answered with a task
+//!   handle, then `tasks/get`, `tasks/update` and `tasks/cancel` over the durable task.
+//!
+//! Not yet here (docs/plans/mcp-door.md, S1/S2): 2025-11-25 sessions (`elicitation/create`), the host-level `/mcp` and
 //! the `--mcp-*` flags.
 
 mod call;
 pub mod door;
 mod entry;
 mod errors;
+mod follow;
+mod forms;
 mod handler;
 mod state;
 mod tasks;

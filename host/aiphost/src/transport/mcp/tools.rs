@@ -2,10 +2,12 @@
 //! spec's tool-name rule (1–128 of `A-Za-z0-9_.-`), else the id with every other character
 //! `_` (and `_2`, `_3` … on a clash); a call finds its skill through this table, never by
 //! undoing a name. Title, description and examples are the skill's; the input schema is
-//! [`input_schema`]'s.
+//! [`input_schema`]'s. After them comes the door's own tool, `aiphost.continue_task`, which
+//! answers a form a task of the caller awaits (for clients that cannot be asked one).
 
 use crate::agent::Agent;
 use crate::agent::manifest::Skill;
+use crate::protocol::mcp::result::CONTINUE_TASK;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -35,9 +37,13 @@ impl Tools {
         Tools { entries }
     }
 
-    /// The tools, in the manifest's order.
+    /// The tools, in the manifest's order, then `aiphost.continue_task`.
     pub(super) fn list(self) -> Vec<Tool> {
-        self.entries.into_iter().map(|(tool, _)| tool).collect()
+        self.entries
+            .into_iter()
+            .map(|(tool, _)| tool)
+            .chain(std::iter::once(continue_task()))
+            .collect()
     }
 
     /// The tool called `name` and its skill's id.
@@ -71,6 +77,34 @@ pub(super) fn default_schema() -> JsonObject {
         Value::Object(m) => m,
         _ => JsonObject::new(),
     }
+}
+
+/// The door's own tool: `{taskId (required), values, action}` answers the form the caller's
+/// task awaits, as a client that can be asked would (`forms.rs`).
+fn continue_task() -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "taskId": {"type": "string", "description": "The task that asks (the taskId of the call's result)"},
+            "values": {"type": "object", "description": "The answer: values matching the form's schema"},
+            "action": {
+                "type": "string",
+                "enum": ["accept", "decline", "cancel"],
+                "default": "accept",
+                "description": "accept answers with the values; decline or cancel cancels the task",
+            },
+        },
+        "required": ["taskId"],
+        "additionalProperties": false,
+    });
+    let schema = match schema {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    };
+    let description = "Answer the form a task of yours asks (a call's result said input is \
+                       required): its taskId and the values, or action decline / cancel to \
+                       cancel the task. Returns the call's result, or the next form.";
+    Tool::new(CONTINUE_TASK, description, Arc::new(schema)).with_title("Continue a task")
 }
 
 /// `skill`'s tool, named `name`.

@@ -1,0 +1,472 @@
+//! Forms at the MCP door (protocol revision 2026-07-28, multi-round-trip requests): a task that
+//! rests asking for input is asked of the client in the call's answer, and the client's answer
+//! continues it.
+//!
+//! - **Asking** ([`ask`]): only a client that speaks 2026-07-28 and declared form elicitation in
+//!   its request's `clientCapabilities` (the spec: servers MUST NOT send input requests the
+//!   client has not declared). The answer is `InputRequired` with one input request, keyed
+//!   `{requestId}.{ms}` of the awaiting-input status (unique per asking, the same after a
+//!   restart), the form as an elicitation (`aiphost-protocol`'s `mcp::elicitation`: flat schemas
+//!   as they are, others as one free-text field), and a `requestState` (`mcp::request_state`)
+//!   naming the task, the key, the tool and the wrong answers so far. A client that cannot be
+//!   asked gets a result saying input is required and how to give it (`mcp::result`).
+//! - **The retry** ([`retry`]): the state is not sealed, so it is checked against the engine:
+//!   the task is read in the caller's namespace, must have been started by the tool called
+//!   (any task of the caller for `aiphost.continue_task`) and await the very key; else
+//!   `FORM_CLOSED`. Then the answer: `accept` continues the task with one data item, the values
+//!   tagged as the form's answer (as every door answers a form), and the call goes on as a
+//!   first call does (followed, answered, maybe asking the next form); values the engine
+//!   refuses (its check against the form's full schema) ask the same form again, the message
+//!   led by the failing paths, at most [`MAX_WRONG`] times per call before `INVALID_ANSWER`
+//!   (the task keeps waiting); `decline` / `cancel` cancel the task ("the user declined form
+//!   trip") and end the call with `INPUT_DECLINED` / `INPUT_CANCELED`.
+//! - **`aiphost.continue_task {taskId, values, action}`** ([`continue_task`]): the same answer to
+//!   whatever form the caller's task awaits now, for clients that cannot be asked; its result
+//!   is the call's result, or the next form.
+//!
+//! The door checks the form's key itself before the engine checks the values: the engine lets
+//! an answer tagged for another form through unchecked, and a stale answer must not reach the
+//! partner.
+
+use super::errors;
+use super::follow::{self, Stop};
+use super::state::McpState;
+use crate::model::activity::{self, InputRequest};
+use crate::model::{CommandKind, DataItem, Task, TaskState};
+use crate::protocol::mcp::arguments::{self, ArgumentError};
+use crate::protocol::mcp::elicitation::{self, Answer, Elicitation, Unreadable};
+use crate::protocol::mcp::request_state::RequestState;
+use crate::protocol::mcp::result::{self, CONTINUE_TASK};
+use crate::protocol::mcp::tool_error::tool_error;
+use crate::task::EngineError;
+use crate::task::forms::FormError;
+use crate::transport::kit::caller::Caller;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult, MetaObject,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The most wrong answers one call takes before it ends with `INVALID_ANSWER`.
+pub(super) const MAX_WRONG: u32 = 5;
+
+/// Whether this request's client can be asked a form in the call's answer: it speaks
+/// 2026-07-28 (multi-round-trip requests) and declared form elicitation (an `elicitation`
+/// capability with `form`, or with neither mode, which means form).
+fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
+    let mrtr = ctx.protocol_version().is_some_and(|v| !v.has_initialize());
+    let form = ctx
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    mrtr && form
+}
+
+/// The form `task` awaits now, and the key of this asking.
+fn awaited(task: &Task) -> Option<(InputRequest, String)> {
+    if task.status.state != TaskState::AwaitingInput {
+        return None;
+    }
+    let form = InputRequest::of(&task.status.data_items)?;
+    let key = elicitation::key(&form.request_id, task.status.state_changed_at.unix_millis());
+    Some((form, key))
+}
+
+/// The answer to a call whose task rests as `task`: its form, when it asks one and the client
+/// can be asked, else its result.
+pub(super) fn answer(
+    caller: &Caller,
+    task: &Task,
+    tool: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    if let Some(asked) = ask(task, tool, 0, None, ctx) {
+        return asked.into();
+    }
+    result::render_named(task, &caller.agent.manifest.agent.name).into()
+}
+
+/// The form `task` awaits as the call's `InputRequired` answer, if it awaits one and the client
+/// can be asked; `wrong` answers so far, `note` leading the message.
+fn ask(
+    task: &Task,
+    tool: &str,
+    wrong: u32,
+    note: Option<&str>,
+    ctx: &RequestContext<RoleServer>,
+) -> Option<InputRequiredResult> {
+    if !can_ask(ctx) {
+        return None;
+    }
+    let (form, key) = awaited(task)?;
+    Some(asking(task, &form, key, tool, wrong, note))
+}
+
+/// `form` of `task`, asked under `key`.
+fn asking(
+    task: &Task,
+    form: &InputRequest,
+    key: String,
+    tool: &str,
+    wrong: u32,
+    note: Option<&str>,
+) -> InputRequiredResult {
+    let state = RequestState {
+        task: task.id.clone(),
+        key: key.clone(),
+        tool: tool.to_string(),
+        wrong,
+    };
+    let request = Elicitation::of(form, note).request();
+    let mut meta = MetaObject::default();
+    meta.0.insert("aiphost.taskId".into(), json!(task.id));
+    InputRequiredResult::new(Some(BTreeMap::from([(key, request)])), Some(state.encode()))
+        .with_meta(meta)
+}
+
+/// Another round of a call that asked a form: the client's answer, under the `requestState`
+/// `state` it echoed.
+pub(super) async fn retry(
+    app: &McpState,
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    state: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let state =
+        RequestState::decode(state).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    if state.tool != request.name {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "requestState belongs to a call of tool {:?}, not {:?}",
+                state.tool, request.name
+            ),
+            None,
+        ));
+    }
+    let Some(task) = read(app, caller, &state.task).await? else {
+        return Ok(form_closed(&state.task, "the task is not one of this caller's").into());
+    };
+    if request.name != CONTINUE_TASK && tool_of(&task) != Some(request.name.as_ref()) {
+        return Ok(form_closed(&task.id, "the task was not started by this tool").into());
+    }
+    let Some((form, key)) = awaited(&task).filter(|(_, key)| *key == state.key) else {
+        return Ok(form_closed(&task.id, &no_longer(&task)).into());
+    };
+    let Some(response) = request.input_responses.as_ref().and_then(|r| r.get(&key)) else {
+        // Retried without an answer to the form: it is still the question.
+        return Ok(asking(&task, &form, key, &request.name, state.wrong, None).into());
+    };
+    let fallback = Elicitation::of(&form, None).fallback;
+    let answer = Answer::of_value(response, fallback);
+    let asked = Asked {
+        task: &task,
+        form: &form,
+        key,
+        tool: &request.name,
+        wrong: state.wrong,
+    };
+    give(app, caller, asked, answer, ctx).await
+}
+
+/// `aiphost.continue_task {taskId, values, action}`: answer the form the caller's task awaits.
+pub(super) async fn continue_task(
+    app: &McpState,
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let (task_id, answer) = match continue_arguments(request.arguments.as_ref()) {
+        Ok(read) => read,
+        Err(wrong) => {
+            return Ok(tool_error("INVALID_ARGUMENTS", arguments::facts(&wrong)).into());
+        }
+    };
+    let Some(task) = read(app, caller, &task_id).await? else {
+        let facts =
+            json!({"taskId": task_id, "reason": format!("no task {task_id} of this caller")});
+        return Ok(tool_error("TASK_NOT_FOUND", facts).into());
+    };
+    let Some((form, key)) = awaited(&task) else {
+        return Ok(form_closed(&task.id, &no_longer(&task)).into());
+    };
+    let asked = Asked {
+        task: &task,
+        form: &form,
+        key,
+        tool: CONTINUE_TASK,
+        wrong: 0,
+    };
+    give(app, caller, asked, Ok(answer), ctx).await
+}
+
+/// A form as it was asked: the task, the form, its key, the tool called and the wrong answers
+/// so far.
+struct Asked<'a> {
+    task: &'a Task,
+    form: &'a InputRequest,
+    key: String,
+    tool: &'a str,
+    wrong: u32,
+}
+
+/// Give `answer` to the form `asked`: continue the task with it, or cancel it.
+async fn give(
+    app: &McpState,
+    caller: &Caller,
+    asked: Asked<'_>,
+    given: Result<Answer, Unreadable>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let values = match given {
+        Ok(Answer::Accept(Value::Object(values))) => values,
+        Ok(Answer::Accept(_)) => return Ok(wrong(asked, "/: must be an object", None, ctx)),
+        Err(Unreadable(why)) => return Ok(wrong(asked, &why, None, ctx)),
+        Ok(Answer::Decline) => {
+            return declined(app, caller, &asked, "declined", "INPUT_DECLINED").await;
+        }
+        Ok(Answer::Cancel) => {
+            return declined(app, caller, &asked, "canceled", "INPUT_CANCELED").await;
+        }
+    };
+    let item = DataItem::Data {
+        data: values,
+        metadata: Some(activity::answer_metadata(&asked.form.request_id)),
+    };
+    let inbound = follow::command(
+        caller,
+        CommandKind::Continue,
+        &asked.task.id,
+        vec![item],
+        Default::default(),
+    );
+    match follow::run(app, caller, inbound, ctx).await {
+        Ok(task) => Ok(answer(caller, &task, asked.tool, ctx)),
+        Err(Stop::Refused(EngineError::Form(FormError::Invalid { errors, .. }))) => {
+            let paths: Vec<ArgumentError> = errors
+                .into_iter()
+                .map(|e| ArgumentError {
+                    path: if e.path.is_empty() {
+                        "/".into()
+                    } else {
+                        e.path
+                    },
+                    message: e.message,
+                })
+                .collect();
+            let note = paths
+                .iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            Ok(wrong(asked, &note, Some(&paths), ctx))
+        }
+        Err(Stop::Refused(e)) => errors::engine(e).map(Into::into),
+        Err(Stop::Closed) => Err(follow::closed()),
+    }
+}
+
+/// A wrong answer to `asked` (`note` says why, `paths` where): the same form again, led by the
+/// note, while the client can be asked and has tries left; else `INVALID_ANSWER`, the task
+/// still waiting.
+fn wrong(
+    asked: Asked<'_>,
+    note: &str,
+    paths: Option<&[ArgumentError]>,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    let wrong = asked.wrong.saturating_add(1);
+    if wrong < MAX_WRONG && can_ask(ctx) {
+        return asking(
+            asked.task,
+            asked.form,
+            asked.key,
+            asked.tool,
+            wrong,
+            Some(note),
+        )
+        .into();
+    }
+    let mut facts = json!({
+        "taskId": asked.task.id,
+        "requestId": asked.form.request_id,
+        "reason": format!("the answer to form {} is wrong: {note}", asked.form.request_id),
+    });
+    if let Some(paths) = paths {
+        facts["errors"] = arguments::facts(paths)["errors"].clone();
+    }
+    if can_ask(ctx) {
+        facts["wrongAnswers"] = json!(wrong);
+    }
+    with_task(tool_error("INVALID_ANSWER", facts), &asked.task.id).into()
+}
+
+/// The user declined (or canceled) the form: the task is cancelled, saying so, and the call
+/// ends with `code`.
+async fn declined(
+    app: &McpState,
+    caller: &Caller,
+    asked: &Asked<'_>,
+    how: &str,
+    code: &str,
+) -> Result<CallToolResponse, ErrorData> {
+    let reason = format!("the user {how} form {}", asked.form.request_id);
+    if let Err(e) = follow::cancel(app, caller, &asked.task.id, &reason).await {
+        return errors::engine(e).map(Into::into);
+    }
+    let facts =
+        json!({"taskId": asked.task.id, "requestId": asked.form.request_id, "reason": reason});
+    Ok(with_task(tool_error(code, facts), &asked.task.id).into())
+}
+
+/// `FORM_CLOSED`: the form answered is not the one task `task_id` awaits now.
+fn form_closed(task_id: &str, why: &str) -> CallToolResult {
+    let facts = json!({"taskId": task_id, "reason": format!("the form answered is closed: {why}")});
+    with_task(tool_error("FORM_CLOSED", facts), task_id)
+}
+
+/// Why `task` takes no answer to the form asked.
+fn no_longer(task: &Task) -> String {
+    match awaited(task) {
+        Some((form, _)) => format!(
+            "the task now awaits another asking of form {}",
+            form.request_id
+        ),
+        None => format!(
+            "the task is {} and awaits no form",
+            state_name(task.status.state)
+        ),
+    }
+}
+
+/// A state's wire name.
+fn state_name(state: TaskState) -> String {
+    match serde_json::to_value(state) {
+        Ok(Value::String(s)) => s,
+        _ => "unknown".into(),
+    }
+}
+
+/// `result` naming task `task_id` in its `_meta`.
+fn with_task(mut result: CallToolResult, task_id: &str) -> CallToolResult {
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert("aiphost.taskId".into(), json!(task_id));
+    result.meta = Some(meta);
+    result
+}
+
+/// The caller's task `task_id`; `None` when the caller has none such (or the id is no task id).
+async fn read(app: &McpState, caller: &Caller, task_id: &str) -> Result<Option<Task>, ErrorData> {
+    match app
+        .engine
+        .read(&caller.agent, caller.owner.as_deref(), task_id)
+        .await
+    {
+        Ok(reply) => Ok(Some(reply.task)),
+        Err(EngineError::TaskNotFound { .. } | EngineError::InvalidInput(_)) => Ok(None),
+        Err(e) => errors::engine(e).map(|_| None),
+    }
+}
+
+/// The tool a task of this door was called as (its start's `commandParams.mcp.tool`).
+fn tool_of(task: &Task) -> Option<&str> {
+    task.commands
+        .iter()
+        .find(|c| c.command == CommandKind::Start)?
+        .params
+        .get("mcp")?
+        .get("tool")?
+        .as_str()
+}
+
+/// `aiphost.continue_task`'s arguments: the task and the answer, or every place they are wrong.
+fn continue_arguments(
+    arguments: Option<&rmcp::model::JsonObject>,
+) -> Result<(String, Answer), Vec<ArgumentError>> {
+    let empty = rmcp::model::JsonObject::new();
+    let arguments = arguments.unwrap_or(&empty);
+    let mut errors = Vec::new();
+    let mut fault = |path: &str, message: &str| {
+        errors.push(ArgumentError {
+            path: path.into(),
+            message: message.into(),
+        })
+    };
+    let task_id = match arguments.get("taskId") {
+        Some(Value::String(id)) => id.clone(),
+        Some(_) => {
+            fault("/taskId", "must be a string");
+            String::new()
+        }
+        None => {
+            fault("/taskId", "is required");
+            String::new()
+        }
+    };
+    let values = match arguments.get("values") {
+        None => Value::Object(Default::default()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => {
+            fault("/values", "must be an object");
+            Value::Null
+        }
+    };
+    let answer = match arguments.get("action").map(Value::as_str) {
+        None | Some(Some("accept")) => Answer::Accept(values),
+        Some(Some("decline")) => Answer::Decline,
+        Some(Some("cancel")) => Answer::Cancel,
+        Some(_) => {
+            fault("/action", "must be one of accept, decline, cancel");
+            Answer::Cancel
+        }
+    };
+    for key in arguments
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "taskId" | "values" | "action"))
+    {
+        fault(
+            &format!("/{}", key.replace('~', "~0").replace('/', "~1")),
+            "is not an argument of this tool (it takes taskId, values and action)",
+        );
+    }
+    if errors.is_empty() {
+        Ok((task_id, answer))
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> rmcp::model::JsonObject {
+        match v {
+            Value::Object(m) => m,
+            _ => Default::default(),
+        }
+    }
+
+    #[test]
+    fn continue_task_reads_its_task_values_and_action() {
+        let read = continue_arguments(Some(&args(
+            json!({"taskId": "task-1", "values": {"city": "Oslo"}}),
+        )));
+        assert_eq!(
+            read,
+            Ok(("task-1".into(), Answer::Accept(json!({"city": "Oslo"}))))
+        );
+        let read = continue_arguments(Some(&args(json!({"taskId": "t", "action": "decline"}))));
+        assert_eq!(read, Ok(("t".into(), Answer::Decline)));
+        let read = continue_arguments(Some(&args(json!({"taskId": "t", "action": "cancel"}))));
+        assert_eq!(read, Ok(("t".into(), Answer::Cancel)));
+        let wrong = continue_arguments(Some(&args(
+            json!({"values": [], "action": "maybe", "x~y": 1}),
+        )))
+        .unwrap_err();
+        let paths: Vec<_> = wrong.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["/taskId", "/values", "/action", "/x~0y"]);
+    }
+}
