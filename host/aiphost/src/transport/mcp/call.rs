@@ -77,7 +77,7 @@ pub(super) async fn call(
         Err(Stop::Closed) => return Err(follow::closed()),
     };
     // Answer.
-    Ok(forms::answer(caller, &task, &request.name, ctx))
+    forms::answer(app, caller, task, &request.name, ctx).await
 }
 
 /// The start of task `task_id` with `items`, the call under `commandParams.mcp`.

@@ -52,16 +52,15 @@ use std::collections::BTreeMap;
 /// The most wrong answers one call takes before it ends with `INVALID_ANSWER`.
 pub(super) const MAX_WRONG: u32 = 5;
 
+/// How long a form asked by `elicitation/create` (2025-11-25) waits for the client's answer
+/// within the call; then the call answers that input is required (`aiphost.continue_task`).
+const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Whether this request's client can be asked a form in the call's answer: it speaks
 /// 2026-07-28 (multi-round-trip requests) and declared form elicitation (an `elicitation`
 /// capability with `form`, or with neither mode, which means form).
 fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
-    let mrtr = ctx.protocol_version().is_some_and(|v| !v.has_initialize());
-    let form = ctx
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    mrtr && form
+    ctx.protocol_version().is_some_and(|v| !v.has_initialize()) && declared_form(ctx)
 }
 
 /// The form `task` awaits now, and the key of this asking.
@@ -75,17 +74,103 @@ fn awaited(task: &Task) -> Option<(InputRequest, String)> {
 }
 
 /// The answer to a call whose task rests as `task`: its form, when it asks one and the client
-/// can be asked, else its result.
-pub(super) fn answer(
+/// can be asked (in this answer at 2026-07-28, by `elicitation/create` in a 2025-11-25
+/// session), else its result.
+pub(super) async fn answer(
+    app: &McpState,
     caller: &Caller,
-    task: &Task,
+    task: Task,
     tool: &str,
     ctx: &RequestContext<RoleServer>,
-) -> CallToolResponse {
-    if let Some(asked) = ask(task, tool, 0, None, ctx) {
-        return asked.into();
+) -> Result<CallToolResponse, ErrorData> {
+    if let Some(asked) = ask(&task, tool, 0, None, ctx) {
+        return Ok(asked.into());
     }
-    result::render_named(task, &caller.agent.manifest.agent.name).into()
+    if can_elicit(ctx) && awaited(&task).is_some() {
+        return elicit(app, caller, task, tool, ctx).await;
+    }
+    Ok(result::render_named(&task, &caller.agent.manifest.agent.name).into())
+}
+
+/// Whether this request's client can be asked a form by `elicitation/create` in its session: it
+/// speaks a revision with sessions (2025-11-25 and before) and declared form elicitation.
+fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version().is_some_and(|v| v.has_initialize()) && declared_form(ctx)
+}
+
+/// Whether the client declared form elicitation (an `elicitation` capability with `form`, or
+/// with neither mode, which means form).
+fn declared_form(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Ask the form `task` awaits of a 2025-11-25 client, in its session, until the task no longer
+/// awaits one (then its result), the user declines or cancels, or [`MAX_WRONG`] answers are
+/// wrong. A client that does not answer within [`ELICITATION_TIMEOUT`] (or whose session is
+/// gone) gets the input-required result, naming `aiphost.continue_task`: the task waits on,
+/// durably, for its own `awaitingInputTimeout`. `notifications/cancelled` for the call (rmcp
+/// cancels its token) cancels the task, as for a 2026-07-28 call whose stream closes.
+async fn elicit(
+    app: &McpState,
+    caller: &Caller,
+    mut task: Task,
+    tool: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let name = &caller.agent.manifest.agent.name;
+    let mut wrong_answers = 0;
+    let mut note: Option<String> = None;
+    loop {
+        let Some((form, key)) = awaited(&task) else {
+            return Ok(result::render_named(&task, name).into());
+        };
+        let elicitation = Elicitation::of(&form, note.as_deref());
+        let request = ctx
+            .peer
+            .create_elicitation_with_timeout(elicitation.params.clone(), Some(ELICITATION_TIMEOUT));
+        let answered = tokio::select! {
+            answered = request => answered,
+            () = ctx.ct.cancelled() => {
+                let why = "the MCP client cancelled the call";
+                if let Err(e) = follow::cancel(app, caller, &task.id, why).await {
+                    tracing::debug!(error = %e, task = %task.id, "the task of a cancelled MCP call was not cancelled");
+                }
+                return Err(follow::closed());
+            }
+        };
+        let result = match answered {
+            Ok(result) => result,
+            Err(e) => {
+                tracing::debug!(error = %e, task = %task.id, "a form asked by elicitation/create was not answered");
+                return Ok(result::render_named(&task, name).into());
+            }
+        };
+        let asked = Asked {
+            task: &task,
+            form: &form,
+            key,
+            tool,
+            wrong: wrong_answers,
+        };
+        let given = Answer::of(&result, elicitation.fallback);
+        match settle(app, caller, &asked, given, ctx).await? {
+            Given::Rested(next) => {
+                task = next;
+                wrong_answers = 0;
+                note = None;
+            }
+            Given::Wrong { note: why, paths } => {
+                if wrong_answers + 1 >= MAX_WRONG {
+                    return Ok(wrong(asked, &why, paths.as_deref(), ctx));
+                }
+                wrong_answers += 1;
+                note = Some(why);
+            }
+            Given::Done(response) => return Ok(response),
+        }
+    }
 }
 
 /// The form `task` awaits as the call's `InputRequired` answer, if it awaits one and the client
@@ -212,7 +297,8 @@ struct Asked<'a> {
     wrong: u32,
 }
 
-/// Give `answer` to the form `asked`: continue the task with it, or cancel it.
+/// Give `answer` to the form `asked` (an MRTR retry, `aiphost.continue_task`): continue the
+/// task with it, or cancel it; the call's answer.
 async fn give(
     app: &McpState,
     caller: &Caller,
@@ -220,15 +306,58 @@ async fn give(
     given: Result<Answer, Unreadable>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
+    match settle(app, caller, &asked, given, ctx).await? {
+        Given::Rested(task) => answer(app, caller, task, asked.tool, ctx).await,
+        Given::Wrong { note, paths } => Ok(wrong(asked, &note, paths.as_deref(), ctx)),
+        Given::Done(response) => Ok(response),
+    }
+}
+
+/// What came of an answer to a form.
+enum Given {
+    /// The task took it and rests again.
+    Rested(Task),
+    /// The answer is wrong: `note` says why, `paths` where (when the engine's check said).
+    Wrong {
+        note: String,
+        paths: Option<Vec<ArgumentError>>,
+    },
+    /// The call is over (declined, cancelled, refused).
+    Done(CallToolResponse),
+}
+
+/// Give `given` to the form `asked`: continue the task with the values and follow it to its
+/// rest, or cancel it on a decline.
+async fn settle(
+    app: &McpState,
+    caller: &Caller,
+    asked: &Asked<'_>,
+    given: Result<Answer, Unreadable>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Given, ErrorData> {
     let values = match given {
         Ok(Answer::Accept(Value::Object(values))) => values,
-        Ok(Answer::Accept(_)) => return Ok(wrong(asked, "/: must be an object", None, ctx)),
-        Err(Unreadable(why)) => return Ok(wrong(asked, &why, None, ctx)),
+        Ok(Answer::Accept(_)) => {
+            return Ok(Given::Wrong {
+                note: "/: must be an object".into(),
+                paths: None,
+            });
+        }
+        Err(Unreadable(why)) => {
+            return Ok(Given::Wrong {
+                note: why,
+                paths: None,
+            });
+        }
         Ok(Answer::Decline) => {
-            return declined(app, caller, &asked, "declined", "INPUT_DECLINED").await;
+            return declined(app, caller, asked, "declined", "INPUT_DECLINED")
+                .await
+                .map(Given::Done);
         }
         Ok(Answer::Cancel) => {
-            return declined(app, caller, &asked, "canceled", "INPUT_CANCELED").await;
+            return declined(app, caller, asked, "canceled", "INPUT_CANCELED")
+                .await
+                .map(Given::Done);
         }
     };
     let item = DataItem::Data {
@@ -243,7 +372,7 @@ async fn give(
         Default::default(),
     );
     match follow::run(app, caller, inbound, ctx).await {
-        Ok(task) => Ok(answer(caller, &task, asked.tool, ctx)),
+        Ok(task) => Ok(Given::Rested(task)),
         Err(Stop::Refused(EngineError::Form(FormError::Invalid { errors, .. }))) => {
             let paths: Vec<ArgumentError> = errors
                 .into_iter()
@@ -261,9 +390,12 @@ async fn give(
                 .map(|e| format!("{}: {}", e.path, e.message))
                 .collect::<Vec<_>>()
                 .join("; ");
-            Ok(wrong(asked, &note, Some(&paths), ctx))
+            Ok(Given::Wrong {
+                note,
+                paths: Some(paths),
+            })
         }
-        Err(Stop::Refused(e)) => errors::engine(e).map(Into::into),
+        Err(Stop::Refused(e)) => errors::engine(e).map(|r| Given::Done(r.into())),
         Err(Stop::Closed) => Err(follow::closed()),
     }
 }
