@@ -363,7 +363,10 @@ const WIRE_OF: &[(&str, &[&str])] = &[
     ),
     // The MCP door: its wire (rmcp's types, built in protocol::mcp), and the error object its
     // refusals share with the chat doors.
-    ("transport/mcp", &["protocol::mcp", "protocol::error_object"]),
+    (
+        "transport/mcp",
+        &["protocol::mcp", "protocol::error_object"],
+    ),
 ];
 
 /// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as
