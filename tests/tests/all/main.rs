@@ -22,6 +22,7 @@ mod hostile_talk;
 mod install;
 mod interop_acps_sdk;
 mod js_partners;
+mod mcp_host;
 mod mcp_sdk;
 mod mtls;
 mod notification;

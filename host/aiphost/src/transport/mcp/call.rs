@@ -3,7 +3,9 @@
 //! `isError` result naming the paths, and start nothing); then the start goes through the
 //! engine as every chat door's does (the host completes the task as soon as its partner has a
 //! result; ended tasks take no more commands), and the call is answered with the task as it
-//! rests — or as it is when the task's `responseTimeout` runs out, the wait of an AIP `start`.
+//! rests — or as it is when the task's `responseTimeout` runs out, the wait of an AIP `start`,
+//! or `STILL_WORKING` with the task's id when `--mcp-call-timeout` runs out first (the task
+//! goes on).
 //!
 //! A 2026-07-28 call is cancelled by closing its response stream (the spec's MUST; `rmcp`
 //! cancels the request's token when the connection goes): the call's task is cancelled then,
@@ -19,7 +21,7 @@ use crate::model::{
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::protocol::mcp::{arguments, result};
 use crate::transport::kit::caller::Caller;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Map, Value, json};
@@ -42,10 +44,16 @@ pub(super) async fn call(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
     let tools = Tools::of(&caller.agent);
-    let Some((tool, skill)) = tools.find(&request.name) else {
+    let Some((tool, index)) = tools.find(&request.name) else {
         return Err(errors::unknown_tool(&request.name));
     };
-    let items = match arguments::default_items(request.arguments.as_ref()) {
+    let skill = caller
+        .agent
+        .manifest
+        .skills
+        .get(index)
+        .map_or("", |s| s.id.as_str());
+    let items = match items(caller, index, request.arguments.as_ref()) {
         Ok(items) => items,
         Err(wrong) => return Ok(tool_error("INVALID_ARGUMENTS", arguments::facts(&wrong))),
     };
@@ -65,7 +73,53 @@ pub(super) async fn call(
             cancel(app, caller, &task_id).await;
             Err(ErrorData::internal_error("the call was cancelled", None))
         }
+        () = tokio::time::sleep(app.config.call_timeout) => Ok(still_working(app, &task_id)),
     }
+}
+
+/// The answer of a call whose task did not rest within `--mcp-call-timeout`: the task goes
+/// on (it is not canceled), and the answer names it so the client can read it later.
+fn still_working(app: &McpState, task_id: &str) -> CallToolResult {
+    let waited = app.config.call_timeout.as_millis();
+    let mut result = tool_error(
+        "STILL_WORKING",
+        json!({
+            "taskId": task_id,
+            "waitedMs": waited,
+            "reason": format!(
+                "task {task_id} goes on after this call's {waited} ms wait; read it with AIP get or A2A GetTask"
+            ),
+        }),
+    );
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert("aiphost.taskId".into(), json!(task_id));
+    result.meta = Some(meta);
+    result
+}
+
+/// The start's items of a call of skill `index` of `caller`'s partner: checked against the
+/// skill's own input schema (compiled when the partner was loaded) when it has one, else
+/// against the default one.
+fn items(
+    caller: &Caller,
+    index: usize,
+    given: Option<&JsonObject>,
+) -> Result<Vec<DataItem>, Vec<arguments::ArgumentError>> {
+    let inputs = &caller.agent.skill_inputs;
+    if !inputs.has_schema(index) {
+        return arguments::default_items(given);
+    }
+    arguments::schema_items(given, |value| {
+        inputs
+            .check(index, value)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| arguments::ArgumentError {
+                path: e.path,
+                message: e.message,
+            })
+            .collect()
+    })
 }
 
 /// When the request's token is cancelled (the client closed the call's stream).

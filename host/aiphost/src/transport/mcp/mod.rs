@@ -1,15 +1,19 @@
 //! The MCP door (issue 33): every hosted partner is also an MCP server, each skill one tool, at
-//! `POST /agents/{agent}/mcp` (Streamable HTTP, protocol revision 2026-07-28, stateless: every
-//! request stands alone, as the revision says; no sessions are kept).
+//! `POST /agents/{agent}/mcp`, and the host one server of every partner its caller may use at
+//! `POST /mcp` (tools named `{agent}__{tool}`) — Streamable HTTP, protocol revision 2026-07-28,
+//! stateless: every request stands alone, as the revision says; no sessions are kept.
 //!
 //! The wire is `rmcp`'s (`StreamableHttpService`, mounted as a tower service): it parses
 //! JSON-RPC, checks the MCP headers and answers `server/discover`; this door supplies the rest.
-//! - `entry.rs` runs first, before `rmcp` sees the request: the `Origin` rule, the caller (the
-//!   kit's API key / mTLS / open partner), the partner's request rate and the body's limit and
-//!   deadline; refusals are HTTP statuses with a JSON-RPC error body (kit `refusals.rs`).
-//! - `handler.rs` is the `rmcp` server handler: the partner's identity, `tools/list` and
-//!   `tools/call`.
-//! - `tools.rs` says which tools a partner has (one per skill) and their input schemas;
+//! - `entry.rs` runs first, before `rmcp` sees the request: the `Origin` rule (`config.rs`,
+//!   `flags.rs`), the caller (the kit's API key / mTLS / open partner; at `/mcp` every partner
+//!   the caller may use), the partner's request rate and the body's limit and deadline;
+//!   refusals are HTTP statuses with a JSON-RPC error body (kit `refusals.rs`). What it found
+//!   is the request's `scope.rs`.
+//! - `handler.rs` is the `rmcp` server handler: the partner's (or the host's) identity,
+//!   `tools/list` and `tools/call`.
+//! - `tools.rs` says which tools a partner has (one per skill), their input schemas and
+//!   annotations, and the host's table of every partner's tools;
 //!   `call.rs` runs the call as a task through the engine. What is pure wire (the arguments'
 //!   check, a task as the call's result, forms as elicitations) is `aiphost-protocol`'s `mcp`.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
@@ -17,13 +21,15 @@
 //!
 //! Not yet here (docs/plans/mcp-door.md, S1/S2): forms answered inside MCP (elicitation, MRTR,
 //! `aiphost.continue_task` — a form is reported as an input-required result naming the task),
-//! progress notifications, 2025-11-25 sessions, the tasks extension, the host-level `/mcp` and
-//! the `--mcp-*` flags.
+//! progress notifications, 2025-11-25 sessions, the tasks extension.
 
 mod call;
+pub mod config;
 pub mod door;
 mod entry;
-mod errors;
+pub(crate) mod errors;
+pub mod flags;
 mod handler;
+mod scope;
 mod state;
 mod tools;
