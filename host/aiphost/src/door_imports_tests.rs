@@ -361,9 +361,12 @@ const WIRE_OF: &[(&str, &[&str])] = &[
         "transport/aiflowy",
         &["protocol::aiflowy", "protocol::error_object"],
     ),
-    // The MCP door's wire is rmcp's (not under crate::); its refusals' error object is the
-    // chat doors'.
-    ("transport/mcp", &["protocol::error_object"]),
+    // The MCP door's wire: rmcp's types (not under crate::) as the protocol crate's `mcp` builds
+    // them; its refusals' error object is the chat doors'.
+    (
+        "transport/mcp",
+        &["protocol::mcp", "protocol::error_object"],
+    ),
 ];
 
 /// Every `crate::a::b` a file's code names (a `use crate::{x, y}` group names each), as
