@@ -347,7 +347,8 @@ async def scenario_card() -> str:
     assert interfaces[TransportProtocol.JSONRPC.value].url == f"{BASE_URL}/agents/echo/a2a"
     assert interfaces[TransportProtocol.HTTP_JSON.value].url == f"{BASE_URL}/agents/echo/a2a/rest"
     assert [s.id for s in card.skills] == ["echo"], f"skills: {[s.id for s in card.skills]}"
-    # The chat doors: one optional extension, its params naming the Agent API's and AIFlowy's URLs.
+    # The other doors: one optional extension, its params naming the Agent API's, AIFlowy's and
+    # MCP's URLs.
     chat = [e for e in card.capabilities.extensions if e.uri == CHAT_DOORS_EXTENSION]
     assert len(chat) == 1, f"extensions: {MessageToDict(card.capabilities)}"
     assert not chat[0].required, "the chat-doors extension is required"
@@ -356,6 +357,7 @@ async def scenario_card() -> str:
         "agentApi": f"{BASE_URL}/agents/echo/process",
         "aiflowyChat": f"{BASE_URL}/agents/echo/aiflowy/chat",
         "aiflowyForm": f"{BASE_URL}/agents/echo/aiflowy/form",
+        "mcp": f"{BASE_URL}/agents/echo/mcp",
     }, f"params: {params}"
     return (
         f"name={card.name} version={card.version} "

@@ -9,6 +9,12 @@
 //! refusal, and their bodies carry the refusal's facts (`refusal.rs`, which AIP's `data` and
 //! A2A's metadata carry too), its `reason` as `message`. The Agent API door is pinned in full;
 //! the AIFlowy door answers the same table and the same bodies.
+//!
+//! The MCP door (issue 33) answers them in two places: inside a `tools/call` as an `isError`
+//! result whose `structuredContent.error` is the Agent API's error object (the start's
+//! `dataItems[n]` said as `arguments[n]`), the host's own fault as JSON-RPC -32603; before a
+//! request is read (its entry) as the Agent API's HTTP status and headers with a JSON-RPC error
+//! body (`id: null`, -32600 for a 4xx, -32603 for a 5xx, `data` the error object).
 
 use crate::aip_error;
 use crate::model::depth::TooDeep;
@@ -26,6 +32,7 @@ use crate::transport::aiflowy::errors as aiflowy_errors;
 use crate::transport::kit::body::BodyError;
 use crate::transport::kit::caller::CallerError;
 use crate::transport::kit::json_body::BodyRefused;
+use crate::transport::mcp::errors as mcp_errors;
 use axum::http::header;
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -704,4 +711,172 @@ async fn the_aiflowy_door_answers_refusals_as_the_agent_api_door() {
         ours.body["error"]["message"],
         "an AIFlowy request body must be sent as `Content-Type: application/json`"
     );
+}
+
+/// The Agent API error object of a refusal with `facts` whose start's `dataItems` an MCP call
+/// names as its `arguments`.
+fn mcp_error_object(code: &str, facts: &Value) -> Value {
+    let mut facts = facts.clone();
+    for key in ["field", "dataItem"] {
+        if let Some(path) = facts.get_mut(key)
+            && let Some(rest) = path.as_str().and_then(|f| f.strip_prefix("dataItems"))
+        {
+            *path = json!(format!("arguments{rest}"));
+        }
+    }
+    agent_api_body(code, &facts)["error"].clone()
+}
+
+/// Inside a call: every engine error an `isError` result by the Agent API's table (its code
+/// first in the text), the host's fault -32603.
+#[test]
+fn the_mcp_door_answers_engine_errors_inside_a_call_by_their_kind() {
+    for (build, _, _) in cases() {
+        let said = format!("{:?}", build());
+        let refusal = refusal::engine(build());
+        match mcp_errors::engine(build()) {
+            Err(e) => {
+                assert_eq!(refusal.kind, Kind::Internal, "{said}");
+                assert_eq!(e.code.0, -32603, "{said}");
+                assert_eq!(
+                    Some(e.message.as_ref()),
+                    refusal.facts["reason"].as_str(),
+                    "{said}"
+                );
+            }
+            Ok(result) => {
+                assert_ne!(refusal.kind, Kind::Internal, "{said}");
+                let (_, code) = agent_api_row(refusal.kind);
+                assert_eq!(result.is_error, Some(true), "{said}");
+                let structured = result.structured_content.expect("structured content");
+                let expected = mcp_error_object(code, &refusal.facts);
+                assert_eq!(structured, json!({ "error": expected }), "{said}");
+                let text = serde_json::to_value(&result.content).unwrap()[0]["text"].clone();
+                assert_eq!(
+                    text,
+                    json!(format!("{code}: {}", expected["message"].as_str().unwrap())),
+                    "{said}"
+                );
+            }
+        }
+    }
+    // The start's items are the call's arguments.
+    let wrong_type = EngineError::ContentTypeNotAccepted {
+        item: 1,
+        mime_type: "image/png".into(),
+        accepted: vec!["text/plain".into()],
+    };
+    let result = mcp_errors::engine(wrong_type).expect("a tool error");
+    let structured = result.structured_content.expect("structured content");
+    assert_eq!(structured["error"]["code"], "UNSUPPORTED_CONTENT");
+    assert_eq!(structured["error"]["dataItem"], "arguments[1]");
+}
+
+/// A JSON-RPC answer of the MCP door's entry as a test reads it: the Agent API's status and
+/// headers, its error object as the JSON-RPC error's `data`.
+async fn mcp_entry(response: Response, agent_api: Response) {
+    let got = answer(response).await;
+    let theirs = answer(agent_api).await;
+    assert_eq!(got.status, theirs.status);
+    assert_eq!(got.www_authenticate, theirs.www_authenticate);
+    assert_eq!(got.retry_after, theirs.retry_after);
+    let rpc_code = if got.status >= 500 { -32603 } else { -32600 };
+    let error = theirs.body["error"].clone();
+    assert_eq!(
+        got.body,
+        json!({"jsonrpc": "2.0", "id": null,
+               "error": {"code": rpc_code, "message": error["message"], "data": error}})
+    );
+}
+
+/// Before a request is read: a refused caller, a refused body and a quota as the Agent API
+/// door answers them, in a JSON-RPC body; an Origin not listed 403.
+#[tokio::test]
+async fn the_mcp_doors_entry_answers_refusals_as_json_rpc_errors() {
+    use crate::tenant::{LeaderAuthError, Scheme};
+    let auth = [
+        LeaderAuthError::Missing {
+            scheme: Scheme::Bearer,
+            reason: "send an API key",
+        },
+        LeaderAuthError::Invalid {
+            scheme: Scheme::Bearer,
+            reason: "unknown key",
+        },
+        LeaderAuthError::NotAllowed {
+            leader: "L".into(),
+            reason: "the API key was issued for another partner",
+        },
+        LeaderAuthError::Unavailable,
+    ];
+    for e in auth {
+        mcp_entry(
+            mcp_errors::caller(CallerError::Refused(e.clone())).response(),
+            agent_api_errors::caller(CallerError::Refused(e)).response(),
+        )
+        .await;
+    }
+    let gone = || CallerError::NotHosted {
+        agent: "gone".into(),
+    };
+    mcp_entry(
+        mcp_errors::caller(gone()).response(),
+        agent_api_errors::caller(gone()).response(),
+    )
+    .await;
+    let slow = || {
+        BodyRefused::Read(BodyError::TimedOut {
+            timeout: Duration::from_millis(1500),
+        })
+    };
+    mcp_entry(
+        mcp_errors::body(slow()).response(),
+        agent_api_errors::body(slow()).response(),
+    )
+    .await;
+    let big = || BodyRefused::Read(BodyError::TooLarge { limit: 1024 });
+    mcp_entry(
+        mcp_errors::body(big()).response(),
+        agent_api_errors::body(big()).response(),
+    )
+    .await;
+    let rate = QuotaError::RequestRate {
+        tenant: "acme".into(),
+        limit: 1,
+        retry_after_ms: 800,
+    };
+    let got = answer(mcp_errors::quota(&rate).response()).await;
+    assert_eq!((got.status, got.retry_after.as_deref()), (429, Some("1")));
+    assert_eq!(got.body["error"]["code"], -32600);
+    assert_eq!(got.body["error"]["data"]["code"], "RESOURCE_EXHAUSTED");
+    // The same quota reached by a call at the host-level /mcp: a tool error with that code.
+    let result = mcp_errors::quota_in_call(&rate);
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        result.structured_content.expect("structured")["error"],
+        got.body["error"]["data"]
+    );
+
+    let got = answer(mcp_errors::origin("https://evil.example").response()).await;
+    assert_eq!(got.status, 403);
+    assert_eq!(got.body["id"], Value::Null);
+    assert_eq!(got.body["error"]["code"], -32600);
+    assert_eq!(got.body["error"]["data"]["code"], "ORIGIN_REFUSED");
+    assert_eq!(got.body["error"]["data"]["origin"], "https://evil.example");
+    assert_eq!(got.www_authenticate, None);
+}
+
+/// The JSON-RPC errors of a call that never reaches a partner: an unknown tool and a cursor
+/// this door did not give are -32602 naming what was given.
+#[test]
+fn the_mcp_door_answers_unknown_tools_and_cursors_invalid_params() {
+    for (e, key, given) in [
+        (mcp_errors::unknown_tool("nope"), "tool", "nope"),
+        (mcp_errors::unknown_host_tool("a__b"), "tool", "a__b"),
+        (mcp_errors::bad_cursor("x"), "cursor", "x"),
+    ] {
+        assert_eq!(e.code.0, -32602, "{e:?}");
+        assert_eq!(e.data, Some(json!({ key: given })), "{e:?}");
+        assert!(e.message.contains(given), "{e:?}");
+    }
 }

@@ -35,6 +35,7 @@ use crate::transport::host::endpoints::Endpoints;
 use crate::transport::kit::door::Door;
 use crate::transport::kit::http_config::HttpConfig;
 use crate::transport::kit::state::HostState;
+use crate::transport::mcp::config::McpConfig;
 use crate::transport::mcp::door::McpDoor;
 use crate::transport::tls::{TlsError, TlsFiles};
 use crate::transport::{self, host};
@@ -77,6 +78,8 @@ pub struct ServerConfig {
     pub groups: GroupConfig,
     /// The AIFlowy chat door.
     pub aiflowy: AiflowyConfig,
+    /// The MCP door.
+    pub mcp: McpConfig,
     /// The operator's admin token (`None`: read `{data}/operator-token`, made on first start).
     pub operator_token: Option<String>,
     /// Quotas of tenants created without their own.
@@ -105,6 +108,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("notify", &self.notify)
             .field("groups", &self.groups)
             .field("aiflowy", &self.aiflowy)
+            .field("mcp", &self.mcp)
             .field(
                 "operator_token",
                 &crate::redact::Redacted::of(&self.operator_token),
@@ -135,6 +139,7 @@ impl ServerConfig {
             notify: NotifyConfig::default(),
             groups: GroupConfig::default(),
             aiflowy: AiflowyConfig::default(),
+            mcp: McpConfig::default(),
             operator_token: None,
             tenant_quotas: Quotas::default(),
             storage_meter: std::time::Duration::from_secs(10),
@@ -346,7 +351,7 @@ impl Server {
             Arc::new(A2aDoor),
             Arc::new(AgentApiDoor::default()),
             Arc::new(AiflowyDoor::new(config.aiflowy.clone())),
-            Arc::new(McpDoor::new(&host, stop.clone())),
+            Arc::new(McpDoor::new(&host, config.mcp.clone(), stop.clone())),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);

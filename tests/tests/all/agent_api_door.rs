@@ -285,9 +285,16 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         json!({"chat": format!("{agent_url}/aiflowy/chat"), "form": format!("{agent_url}/aiflowy/form"),
                "events": format!("{agent_url}/aiflowy/chat/events")})
     );
+    assert_eq!(
+        concierge["mcp"],
+        json!({"endpoint": format!("{agent_url}/mcp")})
+    );
+    // The host's own MCP server, beside the partners.
+    assert_eq!(listed["mcp"], format!("{}/mcp", host.url), "{listed}");
     let one = get(agent_url.clone()).await;
     assert_eq!(one["agentApi"], concierge["agentApi"]);
     assert_eq!(one["aiflowy"], concierge["aiflowy"]);
+    assert_eq!(one["mcp"], concierge["mcp"]);
 
     // ACS: JSON-RPC first, then the door's entry URL.
     let acs = get(format!("{agent_url}/.well-known/acs.json")).await;
@@ -307,8 +314,12 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         ),
         "{acs}"
     );
+    assert!(
+        end_points.contains(&json!({"url": format!("{agent_url}/mcp"), "transport": "MCP"})),
+        "{acs}"
+    );
 
-    // The A2A card: one optional extension naming the door; its bindings unchanged.
+    // The A2A card: one optional extension naming the doors; its bindings unchanged.
     let card = get(format!("{agent_url}/.well-known/agent-card.json")).await;
     let extensions: Vec<&Value> = card["capabilities"]["extensions"]
         .as_array()
@@ -322,7 +333,8 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         extensions[0]["params"],
         json!({"agentApi": format!("{agent_url}/process"),
                "aiflowyChat": format!("{agent_url}/aiflowy/chat"),
-               "aiflowyForm": format!("{agent_url}/aiflowy/form")})
+               "aiflowyForm": format!("{agent_url}/aiflowy/form"),
+               "mcp": format!("{agent_url}/mcp")})
     );
     let bindings: Vec<&Value> = card["supportedInterfaces"]
         .as_array()
@@ -367,10 +379,33 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         .collect();
     urls.sort();
     urls.dedup();
-    assert_eq!(urls.len(), 5, "{urls:?}");
+    assert_eq!(urls.len(), 6, "{urls:?}");
     let client = reqwest::Client::new();
     for url in &urls {
         assert!(url.starts_with(&agent_url), "{url}");
+        // The MCP door's URL is a JSON-RPC server (`rmcp` answers a body that is not MCP in
+        // plain text): asked who it is, it answers as the partner.
+        if url.ends_with("/mcp") {
+            let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}});
+            let response = client
+                .post(url)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "server/discover")
+                .json(
+                    &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                              "params": {"_meta": meta}}),
+                )
+                .send()
+                .await
+                .expect("POST");
+            assert_eq!(response.status(), 200, "{url}");
+            let body: Value = response.json().await.expect("JSON");
+            let name = &body["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"];
+            assert_eq!(name, "Concierge", "{url}: {body}");
+            continue;
+        }
         let mut response = client
             .post(url)
             .json(&json!({}))

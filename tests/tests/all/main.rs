@@ -23,6 +23,7 @@ mod install;
 mod interop_acps_sdk;
 mod js_partners;
 mod mcp;
+mod mcp_host;
 mod mcp_sdk;
 mod mtls;
 mod notification;

@@ -56,6 +56,9 @@ pub struct ServeArgs {
     /// The AIFlowy chat door's own flags.
     #[command(flatten)]
     aiflowy: aiphost::transport::aiflowy::flags::AiflowyFlags,
+    /// The MCP door's own flags.
+    #[command(flatten)]
+    mcp: aiphost::transport::mcp::flags::McpFlags,
     #[command(flatten)]
     partners: PartnerFlags,
     #[command(flatten)]
@@ -293,6 +296,7 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     apply_webhooks(&mut config, &args.webhooks);
     args.groups.apply(&mut config.groups);
     args.aiflowy.apply(&mut config.aiflowy);
+    args.mcp.apply(&mut config.mcp);
     config.operator_partners = aiphost::agent::policy::OperatorPolicy {
         list_tasks_on: args.partners.list_tasks_on.clone(),
         request_rate: args.partners.requests_per_second.map(|rate| {

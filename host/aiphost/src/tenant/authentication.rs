@@ -7,6 +7,7 @@ use super::*;
 use crate::agent::Agent;
 use crate::agent::manifest::LeaderAuth;
 use crate::model::Timestamp;
+use std::sync::Arc;
 
 /// How a Leader proves who it is, as a partner's manifest asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +59,10 @@ pub enum LeaderAuthError {
     #[error("the host could not check the API key")]
     Unavailable,
 }
+
+/// A partner a Leader may use, and the Leader it acts as there (`None`: an open partner's
+/// shared namespace).
+pub type LeaderPartner = (Arc<Agent>, Option<String>);
 
 /// What the connection's TLS layer verified of the client's certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +147,64 @@ impl Tenancy {
                 reason: "this partner requires an API key: send `Authorization: Bearer <key>`",
             });
         };
+        let key = self.leader_key(token)?;
+        if key.agent != agent.id() {
+            return Err(LeaderAuthError::NotAllowed {
+                leader: key.leader,
+                reason: "the API key was issued for another partner",
+            });
+        }
+        Ok(key.leader)
+    }
+
+    /// The partners a Leader may use through one server for all of them (the MCP door's
+    /// `/mcp`), each with the Leader it acts as there (`None`: an open partner's shared
+    /// namespace), in the registry's order. API keys are issued per partner, so:
+    /// - an API key: the partner it was issued for (when hosted, taking API keys and that
+    ///   Leader) and the open partners;
+    /// - a client certificate naming a Leader: every mTLS partner that takes it, and the open
+    ///   partners;
+    /// - neither: the open partners — what `GET /agents` shows anyone as open.
+    ///
+    /// A bearer token that is not a valid API key is refused rather than ignored: its sender
+    /// meant to be someone.
+    pub fn leader_partners(
+        &self,
+        bearer: Option<&str>,
+        certificate: ClientCertificate<'_>,
+    ) -> Result<Vec<LeaderPartner>, LeaderAuthError> {
+        let key = bearer.map(|token| self.leader_key(token)).transpose()?;
+        let allows = |agent: &Agent, leader: &str| {
+            let allowed = &agent.manifest.access.allowed_leaders;
+            allowed.is_empty() || allowed.iter().any(|l| l == leader)
+        };
+        let partners = self
+            .agents
+            .list()
+            .into_iter()
+            .filter_map(|agent| {
+                let leader = match agent.manifest.access.leaders {
+                    LeaderAuth::Open => None,
+                    LeaderAuth::ApiKey => {
+                        let key = key.as_ref().filter(|k| k.agent == agent.id())?;
+                        Some(key.leader.clone())
+                    }
+                    LeaderAuth::Mtls => match certificate {
+                        ClientCertificate::Leader(leader) => Some(leader.to_string()),
+                        _ => return None,
+                    },
+                };
+                match leader {
+                    Some(leader) if !allows(&agent, &leader) => None,
+                    leader => Some((agent, leader)),
+                }
+            })
+            .collect();
+        Ok(partners)
+    }
+
+    /// The valid API key `token` is: known, its secret matching, not expired.
+    fn leader_key(&self, token: &str) -> Result<LeaderKey, LeaderAuthError> {
         let invalid_token = |reason| LeaderAuthError::Invalid {
             scheme: Scheme::Bearer,
             reason,
@@ -168,12 +231,6 @@ impl Tenancy {
         {
             return Err(invalid_token("the API key has expired"));
         }
-        if key.agent != agent.id() {
-            return Err(LeaderAuthError::NotAllowed {
-                leader: key.leader,
-                reason: "the API key was issued for another partner",
-            });
-        }
-        Ok(key.leader)
+        Ok(key)
     }
 }

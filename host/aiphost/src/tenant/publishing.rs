@@ -264,6 +264,7 @@ impl Tenancy {
         self.store.durable(ticket).await?;
         let capabilities = grant(&manifest, outbound, self.values_of(&id)?);
         let agent = Agent {
+            skill_inputs: crate::agent::skill_schema::SkillInputs::compile(&manifest),
             manifest,
             code: Code::ready(checked.code.granted(capabilities)),
             loaded_at: Timestamp::now(),

@@ -116,6 +116,8 @@ pub struct Agent {
     /// An operator partner's request rate (`serve --requests-per-second`; a tenant's partner:
     /// its tenant's quota).
     pub rate: Option<policy::PartnerRate>,
+    /// Its skills' input schemas, compiled once (the MCP door checks a call's arguments).
+    pub skill_inputs: skill_schema::SkillInputs,
 }
 
 impl Agent {
@@ -198,6 +200,7 @@ impl Agent {
             setter,
         };
         let agent = Agent {
+            skill_inputs: skill_schema::SkillInputs::compile(&manifest),
             manifest,
             code,
             loaded_at: Timestamp::now(),

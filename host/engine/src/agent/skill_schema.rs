@@ -15,11 +15,69 @@
 //! `activity::MAX_SCHEMA_DEPTH`, compiled by [`forms::compile_schema`]: no remote `$ref`, linear
 //! `pattern`s), plus MCP's: a tool's arguments are an object, so the top says `type = "object"`.
 //! Every refusal names the path inside the schema, so an author can find the line.
+//!
+//! [`SkillInputs`] holds the schemas compiled, once per loaded partner, for the calls that
+//! check their arguments against them.
 
-use crate::task::forms;
+use super::manifest::Manifest;
+use crate::task::forms::{self, FieldError};
 use aiphost_model::JsonObject;
 use aiphost_model::activity::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH};
 use serde_json::Value;
+
+/// The most failing places one check names (as a form answer's check does).
+const MAX_ERRORS: usize = 20;
+
+/// A partner's skills' input schemas, compiled: one entry per skill of its manifest, in its
+/// order (`None`: the skill gives no schema). Compiled when the partner is loaded or published,
+/// not per call: a schema is up to 64 KiB and compiling it costs far more than checking.
+#[derive(Default)]
+pub struct SkillInputs {
+    validators: Vec<Option<jsonschema::Validator>>,
+}
+
+impl SkillInputs {
+    /// The compiled schemas of `manifest`'s skills. A checked manifest's schemas compile (its
+    /// check compiled them with the same options); one that does not anyway is logged and its
+    /// skill left with none, so a partner never fails to load on it.
+    pub fn compile(manifest: &Manifest) -> Self {
+        let validators = manifest
+            .skills
+            .iter()
+            .map(|skill| {
+                let schema = skill.input_schema()?;
+                forms::compile_schema(schema)
+                    .inspect_err(|e| {
+                        tracing::warn!(agent = %manifest.agent.id, skill = %skill.id, error = %e,
+                            "a skill's input schema does not compile; its calls take the default arguments")
+                    })
+                    .ok()
+            })
+            .collect();
+        SkillInputs { validators }
+    }
+
+    /// Whether skill `index` (its place in the manifest) has an input schema.
+    pub fn has_schema(&self, index: usize) -> bool {
+        matches!(self.validators.get(index), Some(Some(_)))
+    }
+
+    /// `arguments` checked against skill `index`'s schema: every failing place (a JSON Pointer
+    /// into the arguments, empty for the whole), at most 20; `None` when the skill has no schema.
+    pub fn check(&self, index: usize, arguments: &Value) -> Option<Vec<FieldError>> {
+        let validator = self.validators.get(index)?.as_ref()?;
+        Some(
+            validator
+                .iter_errors(arguments)
+                .take(MAX_ERRORS)
+                .map(|e| FieldError {
+                    path: e.instance_path().to_string(),
+                    message: e.to_string(),
+                })
+                .collect(),
+        )
+    }
+}
 
 /// Why an input schema was refused: the field at fault (`skills[0].input-schema.properties.when`)
 /// and the rule it breaks.
@@ -233,6 +291,57 @@ properties.days = { type = "integer", minimum = 1, multipleOf = 0.5 }
         let e = refused(&big);
         assert_eq!(e.field, "skills[1].input-schema");
         assert!(e.reason.contains("at most 65536"), "{e:?}");
+    }
+
+    #[test]
+    fn compiled_inputs_check_arguments_by_skill() {
+        let manifest = Manifest::parse(
+            r#"
+[agent]
+id = "typed"
+aic = "1.2.156.3088.1.1.AIPHST.TYPED.1.0000"
+name = "Typed"
+description = "d"
+version = "0.1.0"
+
+[[skills]]
+id = "plain"
+name = "Plain"
+description = "no schema"
+
+[[skills]]
+id = "trip"
+name = "Trip"
+description = "a schema"
+[skills.input-schema]
+type = "object"
+required = ["city"]
+additionalProperties = false
+properties.city = { type = "string" }
+properties.days = { type = "integer", minimum = 1 }
+"#,
+            "test",
+        )
+        .expect("a good manifest");
+        let inputs = SkillInputs::compile(&manifest);
+        assert!(!inputs.has_schema(0));
+        assert!(inputs.has_schema(1));
+        assert!(!inputs.has_schema(2));
+        assert_eq!(inputs.check(0, &json!({})), None);
+        assert_eq!(
+            inputs.check(1, &json!({"city": "Oslo", "days": 3})),
+            Some(vec![])
+        );
+        let errors = inputs
+            .check(1, &json!({"days": 0, "x": 1}))
+            .expect("a schema");
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert!(paths.contains(&"/days"), "{errors:?}");
+        assert!(paths.contains(&""), "{errors:?}");
+        let errors = inputs
+            .check(1, &json!({"city": 1, "days": "x"}))
+            .expect("a schema");
+        assert_eq!(errors.len(), 2, "{errors:?}");
     }
 
     #[test]

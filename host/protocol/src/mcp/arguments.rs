@@ -1,8 +1,12 @@
-//! A call's arguments against its tool's default input schema (`{"text": string, required;
-//! "data": object}`, nothing else), and the start's items they become: the text, then the data
-//! as a data item. Arguments that fail are the call's result, not a JSON-RPC error (the spec:
-//! input validation errors are tool execution errors, so the model can correct itself), naming
-//! each failing place as a JSON Pointer.
+//! A call's arguments against its tool's input schema, and the start's items they become.
+//! - The default schema (`{"text": string, required; "data": object}`, nothing else): the text,
+//!   then the data as a data item ([`default_items`]).
+//! - A skill's own `input-schema` (its manifest's): the whole arguments object as one data item
+//!   ([`schema_items`]); the check is the schema's, compiled by the engine, handed in.
+//!
+//! Arguments that fail are the call's result, not a JSON-RPC error (the spec: input validation
+//! errors are tool execution errors, so the model can correct itself), naming each failing place
+//! as a JSON Pointer, at most 20.
 
 use aiphost_model::DataItem;
 use rmcp::model::JsonObject;
@@ -73,6 +77,27 @@ pub fn default_items(arguments: Option<&JsonObject>) -> Result<Vec<DataItem>, Ve
     Ok(items)
 }
 
+/// The items of arguments checked by a skill's own schema (`check` says where they fail): the
+/// arguments object, whole, as one data item (absent arguments are the empty object).
+pub fn schema_items(
+    arguments: Option<&JsonObject>,
+    check: impl FnOnce(&Value) -> Vec<ArgumentError>,
+) -> Result<Vec<DataItem>, Vec<ArgumentError>> {
+    let arguments = Value::Object(arguments.cloned().unwrap_or_default());
+    let mut errors = check(&arguments);
+    errors.truncate(MAX_ERRORS);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let Value::Object(data) = arguments else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![DataItem::Data {
+        data,
+        metadata: None,
+    }])
+}
+
 /// The facts of a wrong-arguments result: every place, and one line saying them all.
 pub fn facts(errors: &[ArgumentError]) -> Value {
     let reason = errors
@@ -136,6 +161,40 @@ mod tests {
             facts["errors"][0],
             json!({"path": "/text", "message": "must be a string"})
         );
+    }
+
+    #[test]
+    fn a_skills_schema_takes_the_whole_object_as_one_item() {
+        let trip = args(json!({"city": "Oslo", "days": 3}));
+        let items = schema_items(Some(&trip), |_| Vec::new()).unwrap();
+        assert_eq!(
+            items,
+            vec![DataItem::Data {
+                data: trip.clone(),
+                metadata: None
+            }]
+        );
+        // Absent arguments are checked (and sent) as `{}`.
+        let mut seen = None;
+        let items = schema_items(None, |v| {
+            seen = Some(v.clone());
+            Vec::new()
+        })
+        .unwrap();
+        assert_eq!(seen, Some(json!({})));
+        assert_eq!(items.len(), 1);
+        let wrong = |v: &Value| {
+            assert_eq!(v["days"], 0);
+            (0..30)
+                .map(|i| ArgumentError {
+                    path: format!("/k{i}"),
+                    message: "no".into(),
+                })
+                .collect()
+        };
+        let errors = schema_items(Some(&args(json!({"days": 0}))), wrong).unwrap_err();
+        assert_eq!(errors.len(), MAX_ERRORS);
+        assert_eq!(errors[0].path, "/k0");
     }
 
     #[test]

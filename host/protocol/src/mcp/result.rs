@@ -23,18 +23,18 @@ pub const CONTINUE_TASK: &str = "aiphost.continue_task";
 
 /// `task` as its call's result, its partner unnamed.
 pub fn render(task: &Task) -> CallToolResult {
-    render_named(task, "The partner")
+    render_named(task, "The partner", CONTINUE_TASK)
 }
 
 /// `task` of the partner called `partner` (its name, as a question says who asks) as its
-/// call's result.
-pub fn render_named(task: &Task, partner: &str) -> CallToolResult {
+/// call's result; a question names `continue_tool` as the tool that answers it.
+pub fn render_named(task: &Task, partner: &str, continue_tool: &str) -> CallToolResult {
     let mut result = match task.status.state {
         TaskState::Completed => completed(task),
         TaskState::Failed => failed(task),
         TaskState::Rejected => ended_as("REJECTED", task),
         TaskState::Canceled => ended_as("CANCELED", task),
-        TaskState::AwaitingInput => awaiting_input(task, partner),
+        TaskState::AwaitingInput => awaiting_input(task, partner, continue_tool),
         TaskState::Accepted | TaskState::Working | TaskState::AwaitingCompletion => tool_error(
             "STILL_WORKING",
             json!({
@@ -164,7 +164,7 @@ fn ended_as(code: &str, task: &Task) -> CallToolResult {
 }
 
 /// A task asking for input, to a client that cannot be asked: the question and how to answer.
-fn awaiting_input(task: &Task, partner: &str) -> CallToolResult {
+fn awaiting_input(task: &Task, partner: &str, continue_tool: &str) -> CallToolResult {
     let form = InputRequest::of(&task.status.data_items);
     let question = match &form {
         Some(f) => match &f.description {
@@ -174,7 +174,7 @@ fn awaiting_input(task: &Task, partner: &str) -> CallToolResult {
         None => status_text(task),
     };
     let text = format!(
-        "{partner} asks: {question}\nAnswer with the tool {CONTINUE_TASK} {{taskId, values}} \
+        "{partner} asks: {question}\nAnswer with the tool {continue_tool} {{taskId, values}} \
          (taskId {}).",
         task.id
     );
@@ -183,6 +183,7 @@ fn awaiting_input(task: &Task, partner: &str) -> CallToolResult {
         "status": "input-required",
         "taskId": task.id,
         "form": form,
+        "continueTool": continue_tool,
     }));
     result
 }
@@ -237,7 +238,7 @@ mod tests {
 
     #[test]
     fn a_question_says_who_asks_and_how_to_answer() {
-        let result = render_named(&asking(), "Concierge");
+        let result = render_named(&asking(), "Concierge", CONTINUE_TASK);
         assert_eq!(result.is_error, Some(false));
         let text = result.content[0].as_text().map(|t| t.text.clone());
         assert_eq!(

@@ -1,7 +1,7 @@
 //! The A2A agent card of a partner (spec 4.4.1, 8), built from its manifest like its ACS
 //! document: identity, skills, input and output modes, the two bindings this host serves, what
 //! it can do, and how Leaders authenticate. Its `capabilities.extensions` has one entry naming
-//! the partner's chat doors (the kit's list): they are not A2A bindings, so they stay out of
+//! the partner's chat doors and MCP server (the kit's list): they are not A2A bindings, so they stay out of
 //! `supportedInterfaces`, from which a client picks one.
 //!
 //! The JSON-RPC binding also speaks A2A v0.3 ([`v03`]), so the card says so twice: as a third
@@ -16,7 +16,7 @@ use super::state::A2aState;
 use crate::agent::Agent;
 use crate::agent::manifest::{LeaderAuth, Skill};
 use crate::protocol::a2a::{VERSION, v03};
-use crate::transport::kit::chat_doors::{self, CHAT_URLS};
+use crate::transport::kit::door_urls::{self, DOOR_URLS};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -109,16 +109,16 @@ pub fn card(agent: &Agent, agent_url: &str) -> Value {
     Value::Object(card)
 }
 
-/// The extension naming the partner's chat doors: optional (an A2A client needs none of it),
+/// The extension naming the partner's other doors (chat doors, MCP): optional (an A2A client needs none of it),
 /// its `params` each door's entry URL.
 fn chat_doors_extension(agent_url: &str) -> Value {
-    let params: Map<String, Value> = CHAT_URLS
+    let params: Map<String, Value> = DOOR_URLS
         .iter()
-        .filter_map(|chat| Some((chat.card_param?.to_string(), json!(chat.at(agent_url)))))
+        .filter_map(|door| Some((door.card_param?.to_string(), json!(door.at(agent_url)))))
         .collect();
     json!({
-        "uri": chat_doors::EXTENSION,
-        "description": "The same partner and tasks through chat protocols other than A2A: params name the URL of each, by protocol.",
+        "uri": door_urls::EXTENSION,
+        "description": "The same partner and tasks through protocols other than A2A (chat protocols, MCP): params name the URL of each, by protocol.",
         "required": false,
         "params": params,
     })

@@ -1,12 +1,12 @@
 //! The ACS (Agent Capability Specification) document served at `{base}/.well-known/acs.json`.
-//! Its `endPoints` are AIP's JSON-RPC one first, then each chat door's entry URL (from the
-//! kit's list), its `transport` naming the door's protocol (`AGENT_API`): ACS's `transport`
+//! Its `endPoints` are AIP's JSON-RPC one first, then each other door's entry URL (the chat
+//! doors' and the MCP door's, from the kit's list), its `transport` naming the door's protocol (`AGENT_API`): ACS's `transport`
 //! is free text, and a Leader that looks for `JSONRPC` finds it where it always was.
 
 use super::state::AipState;
 use crate::agent::manifest::{LeaderAuth, Manifest};
 use crate::model::Timestamp;
-use crate::transport::kit::chat_doors::CHAT_URLS;
+use crate::transport::kit::door_urls::DOOR_URLS;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -94,9 +94,9 @@ pub fn document(
         })
         .collect();
     let mut end_points = vec![json!({"url": format!("{agent_url}/rpc"), "transport": "JSONRPC"})];
-    for chat in CHAT_URLS {
-        if let Some(transport) = chat.acs_transport {
-            end_points.push(json!({"url": chat.at(agent_url), "transport": transport}));
+    for door in DOOR_URLS {
+        if let Some(transport) = door.acs_transport {
+            end_points.push(json!({"url": door.at(agent_url), "transport": transport}));
         }
     }
     let mut doc = json!({

@@ -92,7 +92,7 @@ pub(super) async fn partner(
 fn is_json_rpc(tail: &str) -> bool {
     let first = tail.split('/').next().unwrap_or("");
     matches!(first, "rpc" | "stream" | "notification" | "group")
-        || tail.trim_end_matches('/') == "a2a"
+        || matches!(tail.trim_end_matches('/'), "a2a" | "mcp")
 }
 
 fn refuse(
@@ -128,4 +128,28 @@ fn refuse(
         body.to_string(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON-RPC endpoints get a JSON-RPC error from the gate, the others an AIP-193 one.
+    #[test]
+    fn the_json_rpc_tails_are_named() {
+        for tail in [
+            "rpc",
+            "stream",
+            "notification",
+            "group/x",
+            "a2a",
+            "a2a/",
+            "mcp",
+        ] {
+            assert!(is_json_rpc(tail), "{tail}");
+        }
+        for tail in ["a2a/rest", "process", "aiflowy/chat", "mcp/x", ""] {
+            assert!(!is_json_rpc(tail), "{tail}");
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! Where a client starts: the host's home (`GET /`), its partners (`GET /agents`) and one
-//! partner (`GET /agents/{agent}`), each with the URLs of its doors (the chat doors' from the
-//! kit's list, grouped by door: `"agentApi": {"process", "stop"}`).
+//! partner (`GET /agents/{agent}`), each with the URLs of its doors (the chat doors' and the
+//! MCP door's from the kit's list, grouped by door: `"agentApi": {"process", "stop"}`). The
+//! index and the home also name the host's own MCP server (`"mcp"`: every partner a caller may
+//! use, at one URL).
 
 use super::endpoints::Endpoints;
 use crate::agent::code::Readiness;
-use crate::transport::kit::chat_doors::CHAT_URLS;
+use crate::transport::kit::door_urls::{DOOR_URLS, HOST_MCP_PATH};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -34,8 +36,8 @@ fn describe(base: &str, agent: &crate::agent::Agent) -> serde_json::Value {
         },
         "a2aCard": format!("{url}/.well-known/agent-card.json"),
     });
-    for chat in CHAT_URLS {
-        described[chat.door][chat.name] = json!(chat.at(&url));
+    for door in DOOR_URLS {
+        described[door.door][door.name] = json!(door.at(&url));
     }
     if let Readiness::Failed(cause) = readiness {
         described["cause"] = json!(&*cause);
@@ -52,7 +54,8 @@ pub(super) async fn list_agents(State(state): State<Endpoints>, headers: HeaderM
         .iter()
         .map(|a| describe(&base, a))
         .collect();
-    axum::Json(json!({ "agents": agents })).into_response()
+    let mcp = format!("{base}/{HOST_MCP_PATH}");
+    axum::Json(json!({ "agents": agents, "mcp": mcp })).into_response()
 }
 
 /// `GET /agents/{agent}`: the partner, its readiness and the URLs of its doors.
@@ -78,6 +81,7 @@ pub(super) async fn home(State(state): State<Endpoints>, headers: HeaderMap) -> 
         "health": format!("{base}/healthz"),
         "readiness": format!("{base}/readyz"),
         "metrics": format!("{base}/metrics"),
+        "mcp": format!("{base}/{HOST_MCP_PATH}"),
         "hosted": state.agents.list().iter().map(|a| format!("{base}/agents/{}", a.id())).collect::<Vec<_>>(),
     }))
     .into_response()

@@ -75,6 +75,22 @@ impl Callers {
         Ok(Caller { agent, owner })
     }
 
+    /// Every partner the Leader of a request may use through one server for all of them (the
+    /// MCP door's `/mcp`), each as the caller it is there: see [`Tenancy::leader_partners`].
+    pub fn leader_partners(
+        &self,
+        headers: &HeaderMap,
+        peer: &Peer,
+    ) -> Result<Vec<Caller>, CallerError> {
+        let partners = self
+            .tenancy
+            .leader_partners(bearer(headers), peer.certificate())?;
+        Ok(partners
+            .into_iter()
+            .map(|(agent, owner)| Caller { agent, owner })
+            .collect())
+    }
+
     /// The partner `id` and the Leader calling it.
     pub fn caller(
         &self,

@@ -8,13 +8,14 @@
 //! - [`sessions`]: a chat door's sessions (their newest task, one turn at a time);
 //! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
 //! - [`http_config`]: the HTTP settings doors read;
-//! - [`chat_doors`]: the chat doors' URLs, which the partner's listings (of other doors) name;
+//! - [`door_urls`]: the chat doors' and the MCP door's URLs, which the partner's listings (of
+//!   other doors) name;
 //! - [`refusals`]: a chat door's refusals as HTTP statuses and JSON bodies.
 
 pub mod body;
 pub mod caller;
-pub mod chat_doors;
 pub mod door;
+pub mod door_urls;
 pub mod http_config;
 pub mod json_body;
 pub mod metrics;

@@ -5,9 +5,10 @@
 //! completes the task as soon as its partner has a result; ended tasks take no more commands);
 //! the task is followed until it rests (`follow.rs`: through its event feed with progress
 //! notifications when the client sent a progress token, else by the start's own reply) or
-//! until its `responseTimeout`, the wait of an AIP `start`; and the call is answered with the
-//! task as it rests, or with its form when it asks for input and the client can be asked
-//! (`forms.rs`).
+//! until its `responseTimeout`, the wait of an AIP `start` — or `--mcp-call-timeout`, then the
+//! call answers `STILL_WORKING` with the task's id and the task goes on; and the call is
+//! answered with the task as it rests, or with its form when it asks for input and the client
+//! can be asked (`forms.rs`).
 //!
 //! A call that carries a `requestState` is another round of a call that asked a form (MRTR),
 //! and `aiphost.continue_task` answers a form by hand: both are `forms.rs`, which continues the
@@ -29,7 +30,7 @@ use crate::protocol::mcp::arguments;
 use crate::protocol::mcp::result::CONTINUE_TASK;
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::transport::kit::caller::Caller;
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Map, Value, json};
@@ -50,10 +51,16 @@ pub(super) async fn call(
     }
     // Validate.
     let tools = Tools::of(&caller.agent);
-    let Some((tool, skill)) = tools.find(&request.name) else {
+    let Some((tool, index)) = tools.find(&request.name) else {
         return Err(errors::unknown_tool(&request.name));
     };
-    let items = match arguments::default_items(request.arguments.as_ref()) {
+    let skill = caller
+        .agent
+        .manifest
+        .skills
+        .get(index)
+        .map_or("", |s| s.id.as_str());
+    let items = match items(caller, index, request.arguments.as_ref()) {
         Ok(items) => items,
         Err(wrong) => {
             let facts = arguments::facts(&wrong);
@@ -75,9 +82,35 @@ pub(super) async fn call(
         Ok(task) => task,
         Err(Stop::Refused(e)) => return errors::engine(e).map(Into::into),
         Err(Stop::Closed) => return Err(follow::closed()),
+        Err(Stop::Waited) => return Ok(follow::still_working(app, &task_id).into()),
     };
     // Answer.
     forms::answer(app, caller, task, &request.name, ctx).await
+}
+
+/// The start's items of a call of skill `index` of `caller`'s partner: checked against the
+/// skill's own input schema (compiled when the partner was loaded) when it has one, else
+/// against the default one.
+fn items(
+    caller: &Caller,
+    index: usize,
+    given: Option<&JsonObject>,
+) -> Result<Vec<DataItem>, Vec<arguments::ArgumentError>> {
+    let inputs = &caller.agent.skill_inputs;
+    if !inputs.has_schema(index) {
+        return arguments::default_items(given);
+    }
+    arguments::schema_items(given, |value| {
+        inputs
+            .check(index, value)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| arguments::ArgumentError {
+                path: e.path,
+                message: e.message,
+            })
+            .collect()
+    })
 }
 
 /// The start of task `task_id` with `items`, the call under `commandParams.mcp`.

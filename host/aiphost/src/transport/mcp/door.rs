@@ -1,6 +1,7 @@
-//! The MCP door as the server sees it: `POST /agents/{agent}/mcp` (and the GET and DELETE a
-//! Streamable HTTP client may send, which `rmcp` answers), `rmcp`'s service behind the door's
-//! entry.
+//! The MCP door as the server sees it: `POST /agents/{agent}/mcp`, one partner's server, and
+//! `POST /mcp`, the host's server of every partner its caller may use (and the GET and DELETE a
+//! Streamable HTTP client may send, which `rmcp` answers): one `rmcp` service behind the door's
+//! entry, which says for each request which of the two it is (the request's scope).
 //!
 //! `rmcp`'s own checks are set for a host that is not a local tool server: its `Host`
 //! allow-list (loopback names only by default: every request to a public address would be
@@ -10,6 +11,7 @@
 //! sessions (`NeverSessionManager`): 2026-07-28 requests are stateless whatever the setting,
 //! and older clients are served statelessly too until sessions come (plan S2).
 
+use super::config::McpConfig;
 use super::entry;
 use super::handler::McpHandler;
 use super::state::McpState;
@@ -17,7 +19,6 @@ use crate::transport::kit::door::Door;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::Router;
-use axum::extract::FromRef;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
@@ -30,10 +31,11 @@ pub struct McpDoor {
 }
 
 impl McpDoor {
-    /// The door of `host`'s partners; `stop` ends its streams when the server stops.
-    pub fn new(host: &HostState, stop: CancellationToken) -> Self {
+    /// The door of `host`'s partners with `config`; `stop` ends its streams when the server
+    /// stops.
+    pub fn new(host: &HostState, config: McpConfig, stop: CancellationToken) -> Self {
         McpDoor {
-            state: McpState::from_ref(host),
+            state: McpState::new(host, config),
             stop,
         }
     }
@@ -60,12 +62,17 @@ impl Door for McpDoor {
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        Router::new()
-            .route_service("/agents/{agent}/mcp", service)
+        let partner = Router::new()
+            .route_service("/agents/{agent}/mcp", service.clone())
             .route_layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
-                entry::enter,
-            ))
+                entry::partner,
+            ));
+        let host = Router::new().route_service("/mcp", service).route_layer(
+            axum::middleware::from_fn_with_state(self.state.clone(), entry::host),
+        );
+        partner
+            .merge(host)
             .route_layer(axum::middleware::from_fn(|r, n| span::request("mcp", r, n)))
     }
 }

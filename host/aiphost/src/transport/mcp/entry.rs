@@ -1,17 +1,19 @@
 //! What every MCP request goes through before `rmcp` reads it: (1) the `Origin` rule, (2) who
-//! is calling (the kit's caller: API key, mTLS or an open partner), (3) the partner's request
-//! rate, (4) a POST's body, its content type checked and read under the host's size limit and
-//! the connection's deadline (the slow-body bound `rmcp` lacks), then handed on whole. The
-//! caller rides in the request's extensions, which `rmcp` gives the handler
-//! (`RequestContext.extensions` holds the HTTP `Parts`).
+//! is calling — at `/agents/{agent}/mcp` the kit's caller of that partner (API key, mTLS or an
+//! open partner) and its request rate; at `/mcp` every partner the caller may use (the kit's
+//! `leader_partners`: a key's partner, an mTLS Leader's partners, the open ones), whose rates
+//! are charged when a call names one — then (3) a POST's body, its content type checked and
+//! read under the host's size limit and the connection's deadline (the slow-body bound `rmcp`
+//! lacks), handed on whole. The scope found rides in the request's extensions, which `rmcp`
+//! gives the handler (`RequestContext.extensions` holds the HTTP `Parts`).
 //!
 //! The `Origin` rule (the spec: "Servers MUST validate the Origin header … present and invalid
-//! → 403"): a request that carries an `Origin` is refused, whatever it names. Browsers send one;
-//! MCP clients that are programs do not. Never "the same as Host": a DNS-rebinding page's
-//! Origin matches its Host. An allow-list (`--mcp-allow-origin`, decision 7 of the plan) is
-//! still to come; until then no browser page can call the door.
+//! → 403"): a request that carries an `Origin` passes only when `--mcp-allow-origin` lists it
+//! (`null` by name); browsers send one, MCP clients that are programs do not. Never "the same
+//! as Host": a DNS-rebinding page's Origin matches its Host.
 
 use super::errors;
+use super::scope::Scope;
 use super::state::McpState;
 use crate::transport::kit::json_body;
 use crate::transport::tls::Peer;
@@ -24,17 +26,16 @@ use axum::response::Response;
 /// The media types an MCP request body may be sent as.
 const MEDIA: &[&str] = &["application/json"];
 
-/// The entry layer (`from_fn_with_state`).
-pub(super) async fn enter(
+/// The entry of a partner's server (`from_fn_with_state` on `/agents/{agent}/mcp`).
+pub(super) async fn partner(
     State(app): State<McpState>,
     ConnectInfo(peer): ConnectInfo<Peer>,
     Path(agent): Path<String>,
     request: Request,
     next: Next,
 ) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
-        return errors::origin(&origin).response();
+    if let Some(refused) = origin(&app, &request) {
+        return refused;
     }
     let caller = match app.callers.caller(&agent, request.headers(), &peer) {
         Ok(caller) => caller,
@@ -43,6 +44,35 @@ pub(super) async fn enter(
     if let Err(e) = caller.agent.admit_request() {
         return errors::quota(&e).response();
     }
+    pass(&app, Scope::Partner(caller), request, next).await
+}
+
+/// The entry of the host's server (`from_fn_with_state` on `/mcp`).
+pub(super) async fn host(
+    State(app): State<McpState>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(refused) = origin(&app, &request) {
+        return refused;
+    }
+    let callers = match app.callers.leader_partners(request.headers(), &peer) {
+        Ok(callers) => callers,
+        Err(e) => return errors::caller(e).response(),
+    };
+    pass(&app, Scope::Host(callers.into()), request, next).await
+}
+
+/// The refusal of a request whose `Origin` is not listed, if it is one.
+fn origin(app: &McpState, request: &Request) -> Option<Response> {
+    let origin = request.headers().get(header::ORIGIN)?;
+    let origin = String::from_utf8_lossy(origin.as_bytes());
+    (!app.config.allows_origin(&origin)).then(|| errors::origin(&origin).response())
+}
+
+/// A request let in with `scope`: its body read whole (a POST's), the scope in its extensions.
+async fn pass(app: &McpState, scope: Scope, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let body = if parts.method == Method::POST {
         match json_body::bytes(&parts.headers, body, MEDIA, app.http.max_body_bytes).await {
@@ -52,6 +82,6 @@ pub(super) async fn enter(
     } else {
         body
     };
-    parts.extensions.insert(caller);
+    parts.extensions.insert(scope);
     next.run(Request::from_parts(parts, body)).await
 }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 /// A request refused at the entry.
 #[derive(Debug)]
-pub(super) struct EntryRefusal {
+pub(crate) struct EntryRefusal {
     status: u16,
     error: Map<String, Value>,
 }
@@ -35,50 +35,76 @@ impl EntryRefusal {
     }
 
     /// The HTTP answer.
-    pub(super) fn response(&self) -> Response {
+    pub(crate) fn response(&self) -> Response {
         refusals::respond_json_rpc(self.status, &self.error)
     }
 }
 
-/// A request from a browser page (it carries an `Origin`): 403.
-pub(super) fn origin(origin: &str) -> EntryRefusal {
+/// A request from a browser page whose `Origin` is not listed (`--mcp-allow-origin`): 403.
+pub(crate) fn origin(origin: &str) -> EntryRefusal {
     EntryRefusal::of(HttpRefusal {
         status: 403,
         code: "ORIGIN_REFUSED",
         facts: json!({
             "origin": origin,
-            "reason": "requests with an Origin header (from a browser page) are refused by this MCP door",
+            "reason": "requests from this Origin (a browser page) are refused by this MCP door; its operator lists the origins it takes with --mcp-allow-origin",
         }),
     })
 }
 
 /// The kit's refusal of a caller: 404 for a partner not hosted, else 401/403/500.
-pub(super) fn caller(e: CallerError) -> EntryRefusal {
+pub(crate) fn caller(e: CallerError) -> EntryRefusal {
     EntryRefusal::of(refusals::caller(e))
 }
 
 /// The partner's request rate: 429 with when to try again.
-pub(super) fn quota(e: &QuotaError) -> EntryRefusal {
+pub(crate) fn quota(e: &QuotaError) -> EntryRefusal {
     EntryRefusal::of(refusals::of(refusal::quota(e)))
 }
 
 /// A body refused before it was parsed: 415, 413/408/400.
-pub(super) fn body(e: BodyRefused) -> EntryRefusal {
+pub(crate) fn body(e: BodyRefused) -> EntryRefusal {
     EntryRefusal::of(refusals::body(e, "MCP"))
 }
 
 /// A call to a tool the partner does not have: -32602.
-pub(super) fn unknown_tool(name: &str) -> ErrorData {
+pub(crate) fn unknown_tool(name: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!("unknown tool {name:?}; tools/list lists this partner's tools"),
         Some(json!({"tool": name})),
     )
 }
 
+/// A call at the host-level `/mcp` to a tool of no partner the caller may use: -32602.
+pub(crate) fn unknown_host_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "unknown tool {name:?}; tools/list lists the tools of the partners you may use, each named {{partner}}__{{skill}}"
+        ),
+        Some(json!({"tool": name})),
+    )
+}
+
+/// A `tools/list` cursor this door did not give: -32602.
+pub(crate) fn bad_cursor(cursor: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown cursor {cursor:?}; use the nextCursor of the previous page"),
+        Some(json!({"cursor": cursor})),
+    )
+}
+
+/// A partner's request rate reached by a call at the host-level `/mcp` (charged once the call
+/// names its partner): a tool error saying when to try again.
+pub(crate) fn quota_in_call(e: &QuotaError) -> CallToolResult {
+    let Refusal { kind, facts } = refusal::quota(e);
+    let (_, code) = refusals::status_and_code(kind);
+    tool_error(code, facts)
+}
+
 /// The engine refused or failed a call's start: what the caller can act on is a tool error
 /// with the refusal's code (a field of the start's items said as the arguments'); the host's
 /// own fault is -32603.
-pub(super) fn engine(e: EngineError) -> Result<CallToolResult, ErrorData> {
+pub(crate) fn engine(e: EngineError) -> Result<CallToolResult, ErrorData> {
     let Refusal { kind, mut facts } = refusal::engine(e);
     if kind == Kind::Internal {
         let reason = facts["reason"]

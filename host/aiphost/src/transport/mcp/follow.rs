@@ -14,19 +14,21 @@
 //! The feed is read a batch at a time and the next batch asked for only once the notifications
 //! of the last are handed to `rmcp`, whose per-request channel is bounded: a client that reads
 //! slowly costs one batch of memory. The wait is the task's `responseTimeout`, as without a
-//! token (then the task is answered as it is, still working).
+//! token (then the task is answered as it is, still working), and at most `--mcp-call-timeout`
+//! (then `STILL_WORKING`, the task going on).
 
 use super::state::McpState;
 use crate::model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Task, Timestamp,
 };
 use crate::protocol::mcp::progress::Progress;
+use crate::protocol::mcp::tool_error::tool_error;
 use crate::task::{EngineError, StreamStart};
 use crate::transport::kit::caller::Caller;
-use rmcp::model::ProgressToken;
+use rmcp::model::{CallToolResult, ProgressToken};
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// What the MCP door asks of the engine: a task is done when its partner has a result (a tool
 /// call has no state in which its caller reviews one), and ended tasks take no more commands;
@@ -43,6 +45,8 @@ pub(super) enum Stop {
     Refused(EngineError),
     /// The client closed the call; its task was cancelled.
     Closed,
+    /// `--mcp-call-timeout` ran out first: the task goes on, unwatched.
+    Waited,
 }
 
 /// Carry out `inbound` (a start or a continue) and follow its task until it rests (or its
@@ -66,7 +70,10 @@ pub(super) async fn run(
         }
     };
     tokio::select! {
-        task = followed => task.map_err(Stop::Refused),
+        task = tokio::time::timeout(app.config.call_timeout, followed) => match task {
+            Ok(task) => task.map_err(Stop::Refused),
+            Err(_) => Err(Stop::Waited),
+        },
         () = ctx.ct.cancelled() => {
             if let Err(e) = cancel(app, caller, &task_id, "the MCP client closed the call").await {
                 tracing::debug!(error = %e, task = %task_id, "the task of a closed MCP call was not cancelled");
@@ -74,6 +81,26 @@ pub(super) async fn run(
             Err(Stop::Closed)
         }
     }
+}
+
+/// The answer of a call whose task did not rest within `--mcp-call-timeout`: the task goes
+/// on (it is not canceled), and the answer names it so the client can read it later.
+pub(super) fn still_working(app: &McpState, task_id: &str) -> CallToolResult {
+    let waited = app.config.call_timeout.as_millis();
+    let mut result = tool_error(
+        "STILL_WORKING",
+        json!({
+            "taskId": task_id,
+            "waitedMs": waited,
+            "reason": format!(
+                "task {task_id} goes on after this call's {waited} ms wait; read it with AIP get or A2A GetTask"
+            ),
+        }),
+    );
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert("aiphost.taskId".into(), json!(task_id));
+    result.meta = Some(meta);
+    result
 }
 
 /// The error of a call its client closed (nobody reads it: the stream is gone).

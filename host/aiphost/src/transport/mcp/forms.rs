@@ -30,6 +30,7 @@
 
 use super::errors;
 use super::follow::{self, Stop};
+use super::scope::Scope;
 use super::state::McpState;
 use crate::model::activity::{self, InputRequest};
 use crate::model::{CommandKind, DataItem, Task, TaskState};
@@ -89,7 +90,20 @@ pub(super) async fn answer(
     if can_elicit(ctx) && awaited(&task).is_some() {
         return elicit(app, caller, task, tool, ctx).await;
     }
-    Ok(result::render_named(&task, &caller.agent.manifest.agent.name).into())
+    Ok(unasked(caller, &task, ctx).into())
+}
+
+/// `task` as the call's result, to a client that is not asked its form: the result names the
+/// tool that answers it (`aiphost.continue_task`, at the host's `/mcp` the partner's
+/// `{agent}__aiphost.continue_task`).
+fn unasked(caller: &Caller, task: &Task, ctx: &RequestContext<RoleServer>) -> CallToolResult {
+    let host = matches!(Scope::of(ctx), Ok(Scope::Host(_)));
+    let tool = if host {
+        format!("{}__{CONTINUE_TASK}", caller.agent.id())
+    } else {
+        CONTINUE_TASK.to_string()
+    };
+    result::render_named(task, &caller.agent.manifest.agent.name, &tool)
 }
 
 /// Whether this request's client can be asked a form by `elicitation/create` in its session: it
@@ -119,12 +133,11 @@ async fn elicit(
     tool: &str,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let name = &caller.agent.manifest.agent.name;
     let mut wrong_answers = 0;
     let mut note: Option<String> = None;
     loop {
         let Some((form, key)) = awaited(&task) else {
-            return Ok(result::render_named(&task, name).into());
+            return Ok(unasked(caller, &task, ctx).into());
         };
         let elicitation = Elicitation::of(&form, note.as_deref());
         let request = ctx
@@ -144,7 +157,7 @@ async fn elicit(
             Ok(result) => result,
             Err(e) => {
                 tracing::debug!(error = %e, task = %task.id, "a form asked by elicitation/create was not answered");
-                return Ok(result::render_named(&task, name).into());
+                return Ok(unasked(caller, &task, ctx).into());
             }
         };
         let asked = Asked {
@@ -397,6 +410,9 @@ async fn settle(
         }
         Err(Stop::Refused(e)) => errors::engine(e).map(|r| Given::Done(r.into())),
         Err(Stop::Closed) => Err(follow::closed()),
+        Err(Stop::Waited) => Ok(Given::Done(
+            follow::still_working(app, &asked.task.id).into(),
+        )),
     }
 }
 

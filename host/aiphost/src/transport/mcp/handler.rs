@@ -1,21 +1,30 @@
 //! The door's `rmcp` server handler: one per request (the service's factory makes it from the
-//! door's state). It says who it is — the partner named in the path, whose caller the entry
-//! put in the request's extensions — and serves `tools/list`, `tools/call` and the tasks
-//! extension's `tasks/get`, `tasks/update` and `tasks/cancel` (`tasks.rs`); every other method
-//! is `rmcp`'s default (prompts and resources: method not found).
+//! door's state). It says who it is — the partner named in the path, or the host at `/mcp` —
+//! from the scope the entry put in the request's extensions, and serves `tools/list`,
+//! `tools/call` and the tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel`
+//! (`tasks.rs`); every other method is `rmcp`'s default (prompts and resources: method not
+//! found).
+//!
+//! At `/mcp` a call is routed by the host's tool table to its partner and run there as at the
+//! partner's own server; the partner's request rate is charged then (the entry cannot know
+//! which partner a request is for). A task there is named `{agent}/{task}` (agent ids have no
+//! `/`): AIP task ids are unique per partner only, so the MCP id says whose it is.
 
 use super::call;
+use super::errors;
+use super::scope::Scope;
 use super::state::McpState;
 use super::tasks;
-use super::tools::Tools;
+use super::tools::{HostTools, Tools};
 use crate::transport::kit::caller::Caller;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, DiscoverResult, GetTaskParams,
-    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, DiscoverResult,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
 
 /// The handler of one MCP request.
 pub(super) struct McpHandler {
@@ -29,23 +38,68 @@ impl McpHandler {
     }
 }
 
-/// The caller the entry authenticated. Every request has passed the entry (it is the route's
-/// layer), so its absence is the host's fault.
-fn caller(ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
-    ctx.extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Caller>())
-        .cloned()
-        .ok_or_else(|| ErrorData::internal_error("the request has no authenticated caller", None))
+/// What the server says of itself: a partner its name, version and description; the host its
+/// own, and how its tools are named.
+fn identity(scope: &Scope, mut info: ServerConfig) -> ServerConfig {
+    match scope {
+        Scope::Partner(caller) => {
+            let agent = &caller.agent.manifest.agent;
+            info.server_info = Implementation::new(agent.name.clone(), agent.version.clone());
+            info.instructions = Some(agent.description.clone());
+        }
+        Scope::Host(_) => {
+            info.server_info = Implementation::new("aiphost", env!("CARGO_PKG_VERSION"));
+            info.instructions = Some(
+                "The partners hosted here that you may use, each skill a tool named \
+                 {partner}__{skill}."
+                    .into(),
+            );
+        }
+    }
+    info
 }
 
-/// What the partner of `caller` says of itself: its name and version, its description as the
-/// instructions.
-fn identity(caller: &Caller, mut info: ServerConfig) -> ServerConfig {
-    let agent = &caller.agent.manifest.agent;
-    info.server_info = Implementation::new(agent.name.clone(), agent.version.clone());
-    info.instructions = Some(agent.description.clone());
-    info
+/// The caller a task request is for, and whether the request came to the host's `/mcp`: at a
+/// partner's server its own; at `/mcp` the partner named by the id's `{agent}/` (left off the
+/// id here). An id naming no partner the caller may use is unknown: -32602.
+fn task_caller(
+    ctx: &RequestContext<RoleServer>,
+    task_id: &mut String,
+) -> Result<(Caller, bool), ErrorData> {
+    match Scope::of(ctx)? {
+        Scope::Partner(caller) => Ok((caller, false)),
+        Scope::Host(callers) => {
+            let found = task_id.split_once('/').and_then(|(agent, task)| {
+                callers
+                    .iter()
+                    .find(|c| c.agent.id() == agent)
+                    .map(|c| (c.clone(), task.to_string()))
+            });
+            let Some((caller, task)) = found else {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown task {task_id:?}; at /mcp a task id is {{agent}}/{{task}}"),
+                    None,
+                ));
+            };
+            *task_id = task;
+            Ok((caller, true))
+        }
+    }
+}
+
+/// Task `task_id` of `caller`'s partner as the host's `/mcp` names it.
+fn qualified(caller: &Caller, task_id: &str) -> String {
+    format!("{}/{task_id}", caller.agent.id())
+}
+
+/// `result` naming the partner that answered it (`_meta["aiphost.agent"]`), as every result
+/// names its task.
+fn named(caller: &Caller, mut result: CallToolResult) -> CallToolResult {
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0
+        .insert("aiphost.agent".into(), json!(caller.agent.id()));
+    result.meta = Some(meta);
+    result
 }
 
 impl ServerHandler for McpHandler {
@@ -61,7 +115,7 @@ impl ServerHandler for McpHandler {
     }
 
     async fn discover(&self, ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let info = identity(&caller(&ctx)?, self.get_info());
+        let info = identity(&Scope::of(&ctx)?, self.get_info());
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             info,
@@ -73,54 +127,98 @@ impl ServerHandler for McpHandler {
         request: InitializeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        let caller = caller(&ctx)?;
+        let scope = Scope::of(&ctx)?;
         ctx.peer.set_peer_info(request.clone());
-        Ok(identity(&caller, self.negotiate_initialize(&request)?))
+        Ok(identity(&scope, self.negotiate_initialize(&request)?))
     }
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = caller(&ctx)?;
-        // One page: a manifest's skills are few (the plan pages by 100 at the host-level /mcp);
-        // the door's own aiphost.continue_task comes last.
-        Ok(ListToolsResult::with_all_items(
-            Tools::of(&caller.agent).list(),
-        ))
+        match Scope::of(&ctx)? {
+            // One page: a manifest's skills are few.
+            Scope::Partner(caller) => Ok(ListToolsResult::with_all_items(
+                Tools::of(&caller.agent).list(),
+            )),
+            Scope::Host(callers) => {
+                let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+                let (tools, next) = HostTools::of(&callers)
+                    .page(cursor)
+                    .ok_or_else(|| errors::bad_cursor(cursor.unwrap_or_default()))?;
+                let mut page = ListToolsResult::with_all_items(tools);
+                page.next_cursor = next;
+                Ok(page)
+            }
+        }
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = caller(&ctx)?;
-        call::call(&self.state, &caller, request, &ctx).await
+        let caller = match Scope::of(&ctx)? {
+            Scope::Partner(caller) => caller,
+            Scope::Host(callers) => {
+                let table = HostTools::of(&callers);
+                let Some((caller, own)) = table.route(&request.name) else {
+                    return Err(errors::unknown_host_tool(&request.name));
+                };
+                if let Err(e) = caller.agent.admit_request() {
+                    return Ok(named(caller, errors::quota_in_call(&e)).into());
+                }
+                request.name = own.to_string().into();
+                caller.clone()
+            }
+        };
+        let host = matches!(Scope::of(&ctx)?, Scope::Host(_));
+        let response = call::call(&self.state, &caller, request, &ctx).await?;
+        Ok(match response {
+            CallToolResponse::Complete(result) => named(&caller, result).into(),
+            CallToolResponse::Task(mut handle) if host => {
+                handle.task.task_id = qualified(&caller, &handle.task.task_id);
+                handle.into()
+            }
+            other => other,
+        })
     }
 
     async fn get_task(
         &self,
-        request: GetTaskParams,
+        mut request: GetTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        tasks::get(&self.state, &caller(&ctx)?, request).await
+        let (caller, host) = task_caller(&ctx, &mut request.task_id)?;
+        let mut result = tasks::get(&self.state, &caller, request).await?;
+        if host {
+            result.task.task.task_id = qualified(&caller, &result.task.task.task_id);
+        }
+        Ok(result)
     }
 
     async fn update_task(
         &self,
-        request: UpdateTaskParams,
+        mut request: UpdateTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks::update(&self.state, &caller(&ctx)?, request).await
+        match task_caller(&ctx, &mut request.task_id) {
+            Ok((caller, _)) => tasks::update(&self.state, &caller, request).await,
+            // The SEP: an update of any id is acknowledged.
+            Err(_) => Ok(()),
+        }
     }
 
     async fn cancel_task(
         &self,
-        request: CancelTaskParams,
+        mut request: CancelTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks::cancel(&self.state, &caller(&ctx)?, request).await
+        match task_caller(&ctx, &mut request.task_id) {
+            Ok((caller, _)) => tasks::cancel(&self.state, &caller, request).await,
+            // The SEP: a cancel of any id is acknowledged.
+            Err(_) => Ok(()),
+        }
     }
 }

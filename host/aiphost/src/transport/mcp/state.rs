@@ -1,7 +1,8 @@
-//! What the MCP door holds: the engine, its callers' authentication and the HTTP settings —
-//! all drawn from the host's state when the door is built (`rmcp` needs its handler's state up
-//! front, not per request).
+//! What the MCP door holds: the engine, its callers' authentication, the HTTP settings and its
+//! own — drawn from the host's state when the door is built (`rmcp` needs its handler's state
+//! up front, not per request).
 
+use super::config::McpConfig;
 use crate::task::TaskEngine;
 use crate::transport::kit::caller::Callers;
 use crate::transport::kit::http_config::HttpConfig;
@@ -15,14 +16,17 @@ pub(super) struct McpState {
     pub(super) engine: TaskEngine,
     pub(super) callers: Callers,
     pub(super) http: Arc<HttpConfig>,
+    pub(super) config: Arc<McpConfig>,
 }
 
-impl FromRef<HostState> for McpState {
-    fn from_ref(host: &HostState) -> Self {
+impl McpState {
+    /// The state of a door of `host`'s partners with `config`.
+    pub(super) fn new(host: &HostState, config: McpConfig) -> Self {
         McpState {
             engine: TaskEngine::from_ref(host),
             callers: Callers::from_ref(host),
             http: Arc::from_ref(host),
+            config: Arc::new(config),
         }
     }
 }

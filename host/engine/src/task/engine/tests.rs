@@ -269,6 +269,7 @@ impl Engine {
                     // `rated` belongs to a tenant that may send one request, then one a second.
                     list_tasks: false,
                     rate: None,
+                    skill_inputs: Default::default(),
                     tenant: (id == "rated").then(|| {
                         let quotas = Quotas {
                             requests_per_second: 1,
