@@ -22,7 +22,13 @@ cancel-form (the callback declines / cancels: `isError` INPUT_DECLINED / INPUT_C
 no-elicitation (a client with no callback declares no elicitation: the form comes back as a
 non-error result saying input is required with the task id; `aiphost.continue_task` answers it),
 continue-decline (`aiphost.continue_task` with action decline: INPUT_DECLINED), fail (`fail out of coffee`: `isError`, `CONCIERGE_FAILED:
-out of coffee`, the code in `structuredContent`), unknown-tool (an MCPError -32602),
+out of coffee`, the code in `structuredContent`), reply (`reply straight away`: the plain reply),
+concurrent (8 calls at once on 8 clients: 8 tasks, each its own answer), slow-cancel (`slow`
+abandoned after its first progress notification: the client closes the call's stream, the
+host cancels the task), legacy-form (`mode="legacy"`: `initialize` at 2025-11-25 opens a
+session; the form is asked by `elicitation/create`, a wrong answer asks again led by `/days`,
+then `Oslo for 3 days`), legacy-decline, legacy-cancel (`slow` abandoned in a session: the
+client sends `notifications/cancelled`, the host cancels the task), unknown-tool (an MCPError -32602),
 bad-arguments (`{"text": 3}`: `isError`, `INVALID_ARGUMENTS` naming `/text`), unauthenticated
 (no key: HTTP 401 with `WWW-Authenticate: Bearer`), origin (an `Origin` header: 403).
 
@@ -423,6 +429,84 @@ async def origin() -> dict:
     return {"status": raw.status_code}
 
 
+async def reply() -> dict:
+    result = await call("reply straight away")
+    expect(not result.is_error, f"isError: {result}")
+    expect(texts(result) == "straight away", f"text {texts(result)!r}")
+    return {"meta": result.meta or {}}
+
+
+async def concurrent() -> dict:
+    """Eight calls at once, each on its own client: eight tasks, each answered its own words."""
+    words = [f"call number {i}" for i in range(8)]
+    results = await asyncio.gather(*(call(w) for w in words))
+    tasks = []
+    for w, result in zip(words, results):
+        expect(not result.is_error and texts(result) == w, f"{w!r} answered {texts(result)!r}")
+        tasks.append(task_of(result))
+    expect(len(set(tasks)) == 8, f"tasks {tasks}")
+    return {"tasks": tasks}
+
+
+async def cancel_mid_slow(mode: str) -> dict:
+    """Call `slow`, and once its first progress notification names the task, abandon the call:
+    at 2026-07-28 the client closes the call's stream, in a 2025-11-25 session it sends
+    `notifications/cancelled`; either way the host cancels the task (read by the caller)."""
+    progress = Progress()
+    async with client(mode=mode, message_handler=progress.handler) as c:
+        expect(c.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28"),
+               f"protocol {c.protocol_version}")
+        call = asyncio.create_task(
+            c.call_tool("concierge", {"text": "slow"}, progress_callback=progress.callback))
+        task = ""
+        for _ in range(200):
+            task = next((m.get("aiphost.taskId") for m in progress.meta.values()), "") or ""
+            if task or call.done():
+                break
+            await asyncio.sleep(0.02)
+        expect(bool(task) and not call.done(), f"no progress before the end: {progress.seen}")
+        call.cancel()
+        try:
+            await call
+        except asyncio.CancelledError:
+            pass
+        # Let the cancel reach the host before the session closes.
+        await asyncio.sleep(0.5)
+    return {"task_id": task, "deltas_seen": len(progress.seen)}
+
+
+async def slow_cancel() -> dict:
+    return await cancel_mid_slow("auto")
+
+
+async def legacy_form() -> dict:
+    """A 2025-11-25 client (`initialize`, a session): the form is asked by `elicitation/create`
+    in its session, accepted, and the call answers with the trip."""
+    answers = Answers(accept({"city": "Oslo", "days": 0}), accept(TRIP))
+    async with client(mode="legacy", elicitation_callback=answers) as c:
+        expect(c.protocol_version == "2025-11-25", f"protocol {c.protocol_version}")
+        result = await c.call_tool("concierge", {"text": "form"})
+    expect(not result.is_error, f"isError: {result}")
+    expect(texts(result) == "Oslo for 3 days", f"text {texts(result)!r}")
+    expect(len(answers.asked) == 2, f"asked {len(answers.asked)} times")
+    check_trip_form(answers.asked[0])
+    expect(answers.asked[1].message.startswith("/days"), f"again {answers.asked[1].message!r}")
+    return {"task_id": task_of(result)}
+
+
+async def legacy_decline() -> dict:
+    answers = Answers(types.ElicitResult(action="decline"))
+    async with client(mode="legacy", elicitation_callback=answers) as c:
+        result = await c.call_tool("concierge", {"text": "form"})
+    expect(result.is_error, f"not an error: {result}")
+    expect(texts(result) == "INPUT_DECLINED: the user declined form trip", f"text {texts(result)!r}")
+    return {"task_id": task_of(result)}
+
+
+async def legacy_cancel() -> dict:
+    return await cancel_mid_slow("legacy")
+
+
 SCENARIOS: list[tuple[str, Callable[[], Awaitable[dict]]]] = [
     ("discover", discover),
     ("list", list_tools),
@@ -438,6 +522,12 @@ SCENARIOS: list[tuple[str, Callable[[], Awaitable[dict]]]] = [
     ("no-elicitation", no_elicitation),
     ("continue-decline", continue_decline),
     ("fail", fail),
+    ("reply", reply),
+    ("concurrent", concurrent),
+    ("slow-cancel", slow_cancel),
+    ("legacy-form", legacy_form),
+    ("legacy-decline", legacy_decline),
+    ("legacy-cancel", legacy_cancel),
     ("unknown-tool", unknown_tool),
     ("bad-arguments", bad_arguments),
     ("unauthenticated", unauthenticated),

@@ -11,7 +11,9 @@ Usage: MCP_KEY=KEY MCP_KEYED=ID MCP_OTHER=ID MCP_TYPED=ID python mcp_host_client
 
 Scenarios: host-discover (the server is `aiphost`), host-list (the key's partner and the open
 ones, every page; not the other keyed partner), host-call (a keyed and an open partner's tool,
-each result naming its partner and task), anonymous (no key: only open partners are listed, a
+each result naming its partner and task), host-form (a form through `/mcp`: asked in the call's
+answer to a client with an elicitation callback; for one without, answered with the partner's
+`{agent}__aiphost.continue_task`, which the result names), anonymous (no key: only open partners are listed, a
 keyed partner's tool is an unknown tool, -32602), invalid-key (401 `WWW-Authenticate: Bearer`),
 unauthenticated (a keyed partner's own server without a key: 401), other-partner-key (403),
 origin-refused (an unlisted Origin: 403 at both URLs), origin-allowed (a listed one and `null`
@@ -66,10 +68,10 @@ def partner_url(agent: str) -> str:
     return f"{BASE_URL}/agents/{agent}/mcp"
 
 
-def client(url: str, key: str | None = None) -> Client:
+def client(url: str, key: str | None = None, **options: Any) -> Client:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     http = httpx2.AsyncClient(headers=headers, timeout=30.0)
-    return Client(streamable_http_client(url, http_client=http))
+    return Client(streamable_http_client(url, http_client=http), **options)
 
 
 def expect(condition: bool, what: str) -> None:
@@ -126,7 +128,7 @@ async def host_list() -> dict:
     async with client(host_url(), KEY) as c:
         tools = await all_tools(c)
     names = [t.name for t in tools]
-    for name in [f"{KEYED}__concierge", "echo__echo", f"{TYPED}__echo"]:
+    for name in [f"{KEYED}__concierge", f"{KEYED}__aiphost.continue_task", "echo__echo", f"{TYPED}__echo"]:
         expect(name in names, f"{name} not in {names}")
     expect(not any(n.startswith(f"{OTHER}__") for n in names), f"the other partner's: {names}")
     expect(len(names) == len(set(names)), f"a name twice: {names}")
@@ -209,7 +211,7 @@ async def origin_allowed() -> dict:
 async def schema_list() -> dict:
     async with client(partner_url(TYPED)) as c:
         tools = (await c.list_tools()).tools
-    expect([t.name for t in tools] == ["echo"], f"tools {[t.name for t in tools]}")
+    expect([t.name for t in tools] == ["echo", "aiphost.continue_task"], f"tools {[t.name for t in tools]}")
     tool = tools[0]
     expect(tool.input_schema == TYPED_SCHEMA, f"schema {tool.input_schema}")
     hints = tool.annotations
@@ -272,10 +274,35 @@ async def unknown_agent() -> dict:
     return {"status": raw.status_code}
 
 
+async def host_form() -> dict:
+    """A form at /mcp: asked in the call's answer (MRTR) of a client with an elicitation
+    callback; for one without, the result names the partner's `{agent}__aiphost.continue_task`,
+    which answers it."""
+    tool = f"{KEYED}__concierge"
+
+    async def answer(context: Any, params: Any) -> Any:
+        from mcp import types
+        return types.ElicitResult(action="accept", content={"city": "Oslo", "days": 3})
+
+    async with client(host_url(), KEY, elicitation_callback=answer) as c:
+        asked = await c.call_tool(tool, {"text": "form"})
+    expect(not asked.is_error and texts(asked) == "Oslo for 3 days", f"MRTR: {asked}")
+    async with client(host_url(), KEY) as c:
+        waiting = await c.call_tool(tool, {"text": "form"})
+        structured = waiting.structured_content or {}
+        cont = f"{KEYED}__aiphost.continue_task"
+        expect(structured.get("continueTool") == cont, f"structured {structured}")
+        expect(cont in texts(waiting), f"text {texts(waiting)!r}")
+        done = await c.call_tool(cont, {"taskId": structured["taskId"], "values": {"city": "Oslo", "days": 3}})
+    expect(not done.is_error and texts(done) == "Oslo for 3 days", f"continued: {done}")
+    return {"mrtr_task": meta(asked)["aiphost.taskId"], "continued_task": structured["taskId"]}
+
+
 SCENARIOS: list[tuple[str, Callable[[], Awaitable[dict]]]] = [
     ("host-discover", host_discover),
     ("host-list", host_list),
     ("host-call", host_call),
+    ("host-form", host_form),
     ("anonymous", anonymous),
     ("invalid-key", invalid_key),
     ("unauthenticated", unauthenticated),

@@ -392,3 +392,66 @@ async fn a_task_is_followed_across_a_restart() {
         "{done}"
     );
 }
+
+/// At the host's `/mcp` a task is named `{agent}/{task}` (AIP task ids are unique per partner
+/// only): the handle says whose it is, `tasks/get` and `tasks/update` take it, a bare AIP id
+/// or another agent's prefix is unknown there, and AIP reads the task by its own id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_at_the_hosts_mcp_name_their_partner() {
+    let host = TestHost::start(HostOptions::default()).await;
+    let mut mcp = Mcp::new(&host.url, "concierge", None);
+    mcp.url = format!("{}/mcp", host.url);
+
+    let tool = "concierge__concierge";
+    let handle = mcp
+        .request(
+            "tools/call",
+            tool,
+            json!({"name": tool, "arguments": {"text": "form a holiday"}}),
+        )
+        .await;
+    assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    let id = handle["result"]["taskId"].as_str().expect("a taskId");
+    let (agent, task) = id.split_once('/').expect("{agent}/{task}");
+    assert_eq!(agent, "concierge", "{handle}");
+    assert_eq!(state(&aip_get(&host.url, task).await), "awaiting-input");
+
+    let asked = mcp.until(id, "input_required").await;
+    let (key, _) = question(&asked);
+    for unknown in [
+        task.to_string(),
+        format!("echo/{task}"),
+        format!("nobody/{task}"),
+    ] {
+        let answer = mcp.get(&unknown).await;
+        assert_eq!(rpc_error(&answer), -32602, "{unknown}: {answer}");
+    }
+    let right = mcp
+        .update(
+            id,
+            json!({&key: {"action": "accept", "content": {"city": "Oslo", "days": 3}}}),
+        )
+        .await;
+    assert_ack(&right, "the answer");
+    let done = mcp.until(id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Oslo for 3 days",
+        "{done}"
+    );
+    assert_eq!(state(&aip_get(&host.url, task).await), "completed");
+
+    // Cancelled by its qualified id.
+    let slow = mcp
+        .request(
+            "tools/call",
+            tool,
+            json!({"name": tool, "arguments": {"text": "slow"}}),
+        )
+        .await;
+    let slow = slow["result"]["taskId"]
+        .as_str()
+        .expect("a taskId")
+        .to_string();
+    assert_ack(&mcp.cancel(&slow).await, "the cancel");
+    mcp.until(&slow, "cancelled").await;
+}

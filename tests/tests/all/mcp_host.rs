@@ -21,6 +21,7 @@ const SCENARIOS: &[&str] = &[
     "host-discover",
     "host-list",
     "host-call",
+    "host-form",
     "anonymous",
     "invalid-key",
     "unauthenticated",

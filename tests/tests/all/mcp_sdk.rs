@@ -32,6 +32,12 @@ const SCENARIOS: &[&str] = &[
     "no-elicitation",
     "continue-decline",
     "fail",
+    "reply",
+    "concurrent",
+    "slow-cancel",
+    "legacy-form",
+    "legacy-decline",
+    "legacy-cancel",
     "unknown-tool",
     "bad-arguments",
     "unauthenticated",
@@ -52,6 +58,10 @@ const TASK_STATES: &[(&str, &str)] = &[
     ("no-elicitation", "completed"),
     ("continue-decline", "canceled"),
     ("fail", "failed"),
+    ("slow-cancel", "canceled"),
+    ("legacy-form", "completed"),
+    ("legacy-decline", "canceled"),
+    ("legacy-cancel", "canceled"),
 ];
 
 const LEADER_A: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
@@ -114,7 +124,15 @@ async fn the_mcp_sdk_drives_the_mcp_door() {
     for (scenario, aip_state) in TASK_STATES {
         let detail = &reported(scenario)["detail"];
         let task = detail["task_id"].as_str().expect("a task id");
-        let got = aip_get(&host, &key_a, LEADER_A, task).await;
+        // A call abandoned mid-`slow` is cancelled as the host hears the client go: wait for it.
+        let mut got = aip_get(&host, &key_a, LEADER_A, task).await;
+        for _ in 0..50 {
+            if state(&got) == *aip_state {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            got = aip_get(&host, &key_a, LEADER_A, task).await;
+        }
         assert_eq!(state(&got), *aip_state, "{scenario}: {got}");
         let commands = result(&got)["commandHistory"].to_string();
         assert!(

@@ -1,11 +1,16 @@
-//! The MCP door's settings: which browser origins may call it, and how long a synchronous
-//! `tools/call` waits for its task before it answers that the task goes on.
+//! The MCP door's settings: which browser origins may call it, how long a synchronous
+//! `tools/call` waits for its task before it answers that the task goes on, and how many
+//! 2025-11-25 sessions may be open at once.
 
 use std::time::Duration;
 
 /// The longest a `tools/call` waits by default: five minutes (a tool call's answer is awaited
 /// by a model; longer work belongs to a task the client reads later).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The most 2025-11-25 sessions open at once by default (each is a few KiB in memory until it
+/// has been idle five minutes).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// MCP door settings.
 #[derive(Clone, Debug)]
@@ -16,6 +21,8 @@ pub struct McpConfig {
     /// The longest a `tools/call` waits for its task to rest before it answers `STILL_WORKING`
     /// with the task's id (the task is not canceled).
     pub call_timeout: Duration,
+    /// The most 2025-11-25 sessions open at once; an `initialize` beyond them is 503.
+    pub max_sessions: usize,
 }
 
 impl Default for McpConfig {
@@ -23,6 +30,7 @@ impl Default for McpConfig {
         McpConfig {
             allow_origins: Vec::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }

@@ -7,9 +7,11 @@
 //! allow-list (loopback names only by default: every request to a public address would be
 //! 403) is off, as at every other door; its `Origin` check is off because the entry applies
 //! the door's own rule first; its body limit is the host's `--max-body-bytes` (the entry reads
-//! the body under the same limit and the connection's deadline before `rmcp` does). No
-//! sessions (`NeverSessionManager`): 2026-07-28 requests are stateless whatever the setting,
-//! and older clients are served statelessly too until sessions come (plan S2).
+//! the body under the same limit and the connection's deadline before `rmcp` does).
+//! 2026-07-28 requests are stateless whatever the setting; a 2025-11-25 client's `initialize`
+//! opens a session (`rmcp`'s `LocalSessionManager`, bounded and bound to its caller by
+//! `sessions.rs` through the entry), which is what lets the door ask it a form by
+//! `elicitation/create`.
 
 use super::config::McpConfig;
 use super::entry;
@@ -19,9 +21,7 @@ use crate::transport::kit::door::Door;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The MCP door.
@@ -50,16 +50,17 @@ impl Door for McpDoor {
         let config = StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
             .disable_allowed_origins()
-            .with_legacy_session_mode(false)
+            .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_sse_keep_alive(Some(self.state.http.sse_keep_alive))
             .with_max_request_body_bytes(self.state.http.max_body_bytes)
             .with_cancellation_token(self.stop.child_token());
         let state = self.state.clone();
-        // The factory runs once per request: a handler is the door's state (Arc clones).
+        // The factory runs once per stateless request or session: a handler is the door's
+        // state (Arc clones).
         let service = StreamableHttpService::new(
             move || Ok(McpHandler::new(state.clone())),
-            Arc::new(NeverSessionManager::default()),
+            self.state.sessions.manager(),
             config,
         );
         let partner = Router::new()

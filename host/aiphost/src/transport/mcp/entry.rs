@@ -4,7 +4,9 @@
 //! `leader_partners`: a key's partner, an mTLS Leader's partners, the open ones), whose rates
 //! are charged when a call names one — then (3) a POST's body, its content type checked and
 //! read under the host's size limit and the connection's deadline (the slow-body bound `rmcp`
-//! lacks), handed on whole. The scope found rides in the request's extensions, which `rmcp`
+//! lacks), handed on whole; (4) a 2025-11-25 session's bounds (`sessions.rs`): an
+//! `initialize` only while fewer than `--mcp-max-sessions` are open, a session only by the
+//! caller that opened it. The scope found rides in the request's extensions, which `rmcp`
 //! gives the handler (`RequestContext.extensions` holds the HTTP `Parts`).
 //!
 //! The `Origin` rule (the spec: "Servers MUST validate the Origin header … present and invalid
@@ -71,17 +73,49 @@ fn origin(app: &McpState, request: &Request) -> Option<Response> {
     (!app.config.allows_origin(&origin)).then(|| errors::origin(&origin).response())
 }
 
-/// A request let in with `scope`: its body read whole (a POST's), the scope in its extensions.
+/// A request let in with `scope`: its body read whole (a POST's), its session checked, the
+/// scope in its extensions.
 async fn pass(app: &McpState, scope: Scope, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
+    let mut opens_session = false;
     let body = if parts.method == Method::POST {
         match json_body::bytes(&parts.headers, body, MEDIA, app.http.max_body_bytes).await {
-            Ok(bytes) => Body::from(bytes),
+            Ok(bytes) => {
+                opens_session = !parts.headers.contains_key(SESSION_ID) && is_initialize(&bytes);
+                Body::from(bytes)
+            }
             Err(e) => return errors::body(e).response(),
         }
     } else {
         body
     };
+    let owner = scope.owner();
+    if let Some(id) = parts.headers.get(SESSION_ID) {
+        let id = String::from_utf8_lossy(id.as_bytes());
+        if let Err(e) = app.sessions.check(&id, &owner) {
+            return errors::session(&e).response();
+        }
+    }
+    if opens_session && let Err(e) = app.sessions.admit_new().await {
+        return errors::session(&e).response();
+    }
     parts.extensions.insert(scope);
-    next.run(Request::from_parts(parts, body)).await
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if opens_session && let Some(id) = response.headers().get(SESSION_ID) {
+        let id = String::from_utf8_lossy(id.as_bytes()).into_owned();
+        app.sessions.bind(&id, owner).await;
+    }
+    response
+}
+
+/// The header naming a 2025-11-25 session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// Whether `body` is an `initialize` request (which opens a session at 2025-11-25).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<Method>(body).is_ok_and(|m| m.method.as_deref() == Some("initialize"))
 }

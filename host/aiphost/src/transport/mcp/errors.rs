@@ -6,6 +6,7 @@
 //! result with `isError: true` and `CODE: message`, so the model that called can read it and
 //! correct itself; a fault of the host is -32603.
 
+use super::sessions::SessionRefusal;
 use crate::protocol::error_object::error_object;
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::quota::QuotaError;
@@ -56,6 +57,31 @@ pub(crate) fn origin(origin: &str) -> EntryRefusal {
 pub(crate) fn caller(e: CallerError) -> EntryRefusal {
     EntryRefusal::of(refusals::caller(e))
 }
+
+/// A 2025-11-25 session refused: 503 (with when to try again) when as many are open as the
+/// host allows; 404 for another caller's session, as `rmcp` answers a session it does not know
+/// (whose it is is not said).
+pub(super) fn session(e: &SessionRefusal) -> EntryRefusal {
+    match e {
+        SessionRefusal::Full { max } => EntryRefusal::of(HttpRefusal {
+            status: 503,
+            code: "SESSIONS_FULL",
+            facts: json!({
+                "maxSessions": max,
+                "retryAfterMs": SESSION_RETRY_MS,
+                "reason": format!("{max} MCP sessions are open, the most this host keeps; try again later, or use protocol revision 2026-07-28, which needs none"),
+            }),
+        }),
+        SessionRefusal::Foreign => EntryRefusal::of(HttpRefusal {
+            status: 404,
+            code: "SESSION_NOT_FOUND",
+            facts: json!({"reason": "no such MCP session for this caller"}),
+        }),
+    }
+}
+
+/// When a client refused a session may try again: a session closes after idle minutes.
+const SESSION_RETRY_MS: u64 = 30_000;
 
 /// The partner's request rate: 429 with when to try again.
 pub(crate) fn quota(e: &QuotaError) -> EntryRefusal {

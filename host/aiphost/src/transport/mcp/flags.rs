@@ -1,7 +1,7 @@
 //! The MCP door's command-line flags. `aiphost serve` flattens them into its own and hands them
 //! back here ([`McpFlags::apply`]): a door owns its flags.
 
-use super::config::{DEFAULT_CALL_TIMEOUT, McpConfig};
+use super::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, McpConfig};
 use crate::units;
 use clap::Args;
 use std::time::Duration;
@@ -21,6 +21,8 @@ pub struct McpFlags {
     mcp_allow_origin: Vec<String>,
     #[arg(long, value_parser = call_timeout, value_name = "DURATION", help = format!("The longest a synchronous MCP tools/call waits for its task before it answers isError STILL_WORKING with the task's id (the task goes on; read it with AIP get or A2A GetTask); a duration such as 5m, a bare number in ms [default: {}s]", DEFAULT_CALL_TIMEOUT.as_secs()))]
     mcp_call_timeout: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N", help = format!("The most MCP sessions (clients of protocol revision 2025-11-25, which open one with initialize; 2026-07-28 clients are stateless) open at once; an initialize beyond them is answered 503 with Retry-After. A session closes after five idle minutes [default: {DEFAULT_MAX_SESSIONS}]"))]
+    mcp_max_sessions: Option<u32>,
 }
 
 impl McpFlags {
@@ -31,6 +33,9 @@ impl McpFlags {
             .extend(self.mcp_allow_origin.iter().map(|o| o.trim().to_string()));
         if let Some(ms) = self.mcp_call_timeout {
             config.call_timeout = Duration::from_millis(ms);
+        }
+        if let Some(n) = self.mcp_max_sessions {
+            config.max_sessions = n as usize;
         }
     }
 }
@@ -57,11 +62,13 @@ mod tests {
         let flags = McpFlags {
             mcp_allow_origin: vec!["https://app.example".into(), "null".into()],
             mcp_call_timeout: Some(1500),
+            mcp_max_sessions: Some(7),
         };
         let mut config = McpConfig::default();
         assert_eq!(config.call_timeout, Duration::from_secs(300));
         flags.apply(&mut config);
         assert_eq!(config.allow_origins, ["https://app.example", "null"]);
         assert_eq!(config.call_timeout, Duration::from_millis(1500));
+        assert_eq!(config.max_sessions, 7);
     }
 }

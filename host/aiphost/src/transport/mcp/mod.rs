@@ -23,6 +23,7 @@
 //!   `aiphost-protocol`'s `mcp`.
 //! - `tasks.rs` is the tasks extension (SEP-2663): a call declaring it answered with a task
 //!   handle, then `tasks/get`, `tasks/update` and `tasks/cancel` over the durable task.
+//! - `sessions.rs` bounds the 2025-11-25 sessions and binds each to the caller that opened it.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
 //!   `door.rs` its route.
 
@@ -36,6 +37,7 @@ mod follow;
 mod forms;
 mod handler;
 mod scope;
+mod sessions;
 mod state;
 mod tasks;
 mod tools;

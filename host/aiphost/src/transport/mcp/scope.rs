@@ -29,4 +29,17 @@ impl Scope {
                 ErrorData::internal_error("the request has no authenticated caller", None)
             })
     }
+
+    /// Who this scope is, as a session records its opener: the partner or the host, and the
+    /// namespaces its caller's tasks live in.
+    pub(super) fn owner(&self) -> String {
+        let one = |c: &Caller| format!("{}:{}", c.agent.id(), c.owner.as_deref().unwrap_or(""));
+        match self {
+            Scope::Partner(caller) => format!("partner {}", one(caller)),
+            Scope::Host(callers) => {
+                let all: Vec<String> = callers.iter().map(one).collect();
+                format!("host {}", all.join(" "))
+            }
+        }
+    }
 }

@@ -1,13 +1,15 @@
-//! What the MCP door holds: the engine, its callers' authentication, the HTTP settings and its
-//! own — drawn from the host's state when the door is built (`rmcp` needs its handler's state
+//! What the MCP door holds: the engine, its callers' authentication, the HTTP settings, its
+//! own, and its 2025-11-25 sessions — drawn from the host's state when the door is built (`rmcp` needs its handler's state
 //! up front, not per request).
 
 use super::config::McpConfig;
+use super::sessions::Sessions;
 use crate::task::TaskEngine;
 use crate::transport::kit::caller::Callers;
 use crate::transport::kit::http_config::HttpConfig;
 use crate::transport::kit::state::HostState;
 use axum::extract::FromRef;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::sync::Arc;
 
 /// The MCP door's state.
@@ -17,6 +19,7 @@ pub(super) struct McpState {
     pub(super) callers: Callers,
     pub(super) http: Arc<HttpConfig>,
     pub(super) config: Arc<McpConfig>,
+    pub(super) sessions: Arc<Sessions>,
 }
 
 impl McpState {
@@ -26,6 +29,10 @@ impl McpState {
             engine: TaskEngine::from_ref(host),
             callers: Callers::from_ref(host),
             http: Arc::from_ref(host),
+            sessions: Arc::new(Sessions::new(
+                Arc::new(LocalSessionManager::default()),
+                config.max_sessions,
+            )),
             config: Arc::new(config),
         }
     }

@@ -9,7 +9,9 @@
 //! The host-level `/mcp` ([`HostTools`]) lists the tools of every partner its caller may use,
 //! each named `{agent}__{tool}` (agent ids are `[a-z0-9_-]`, within the rule; cut and numbered
 //! like any name when that is over 128), in pages of [`PAGE`]; a call finds its partner and the
-//! partner's own tool name through that table.
+//! partner's own tool name through that table. Each partner's `aiphost.continue_task` is among
+//! them (`{agent}__aiphost.continue_task`), so a form's answer goes to the partner whose task
+//! asks, by the task's own AIP id.
 
 use crate::agent::Agent;
 use crate::agent::manifest::{Skill, SkillAnnotations};
@@ -302,12 +304,15 @@ mod tests {
         ];
         let (first, next) = HostTools::of(&callers).page(None).expect("a page");
         assert_eq!(first.len(), PAGE);
+        // Each partner's tools, then its own aiphost.continue_task (its tasks' forms).
         assert_eq!(first[0].name, "echo__echo");
-        assert_eq!(first[1].name, "big__s0");
+        assert_eq!(first[1].name, "echo__aiphost.continue_task");
+        assert_eq!(first[2].name, "big__s0");
         assert_eq!(next.as_deref(), Some("100"));
         let (second, next) = HostTools::of(&callers).page(Some("100")).expect("a page");
-        assert_eq!(second.len(), 51);
-        assert_eq!(second[50].name, "big__s149");
+        assert_eq!(second.len(), 53);
+        assert_eq!(second[51].name, "big__s149");
+        assert_eq!(second[52].name, "big__aiphost.continue_task");
         assert_eq!(next, None);
         assert!(HostTools::of(&callers).page(Some("x")).is_none());
         assert!(HostTools::of(&callers).page(Some("999")).is_none());
@@ -317,6 +322,8 @@ mod tests {
         assert_eq!((caller.agent.id(), own), ("big", "s7"));
         assert_eq!(caller.owner.as_deref(), Some("L"));
         assert!(table.route("s7").is_none());
+        let (caller, own) = table.route("echo__aiphost.continue_task").expect("routed");
+        assert_eq!((caller.agent.id(), own), ("echo", CONTINUE_TASK));
         assert!(table.route("echo__s7").is_none());
 
         // A name over 128 is cut, and stays unique.
