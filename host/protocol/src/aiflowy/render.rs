@@ -13,6 +13,7 @@
 
 use super::envelope::{Domain, Envelope, Kind, SseName, Wire};
 use aiphost_model::activity::{self, Activity, Channel, Failure, InputRequest, ToolOutput};
+use aiphost_model::cause::Cause;
 use aiphost_model::event::EventKind;
 use aiphost_model::{DataItem, JsonObject, ProductChunk, Task, TaskEvent, TaskState, TaskStatus};
 use serde_json::{Value, json};
@@ -44,10 +45,6 @@ pub struct Event {
     /// The envelope.
     pub data: Value,
 }
-
-/// The prefix of the status text the engine gives a task canceled by its awaiting-input timer
-/// (`engine/expiry.rs`): that cancel is a form's `timeout`, any other its `canceled`.
-const INPUT_TIMEOUT: &str = "awaitingInputTimeout";
 
 /// The state of one AIFlowy stream.
 #[derive(Clone, Debug)]
@@ -217,19 +214,21 @@ impl Turn {
                 ));
             }
             TaskState::Canceled => {
-                let text = text_of(&said);
                 match self.form.take().filter(|_| self.suspended) {
                     Some(form_id) => {
-                        let reason = if text.starts_with(INPUT_TIMEOUT) {
-                            "timeout"
-                        } else {
-                            "canceled"
-                        };
+                        // The host's cancel at the awaiting-input timer (`engine/expiry.rs`) is
+                        // the form's `timeout`; any other cancel its `canceled`.
+                        let timed_out =
+                            Cause::of(&status.data_items) == Some(Cause::AwaitingInputTimeout);
+                        let reason = if timed_out { "timeout" } else { "canceled" };
                         let key = self.form_key();
                         let payload = object(json!({key: form_id, "reason": reason}));
                         out.push(self.message(Domain::Interaction, Kind::FormCancel, payload));
                     }
-                    None => out.push(self.status_event("canceled", Some(&text))),
+                    None => {
+                        let text = text_of(&said);
+                        out.push(self.status_event("canceled", Some(&text)));
+                    }
                 }
                 self.suspended = false;
                 out.push(self.done(at_ms));
@@ -744,16 +743,24 @@ mod tests {
     fn a_primed_form_is_canceled_by_its_timeout_or_a_cancel() {
         let asking = TaskStatus::now(TaskState::AwaitingInput, trip().items());
         let task: Task = serde_json::from_value(json!({"id": "t", "status": asking})).unwrap();
-        for (text, reason) in [
-            ("awaitingInputTimeout of 1000 ms expired", "timeout"),
-            ("canceled by the Leader", "canceled"),
+        for (said, reason) in [
+            (
+                Cause::AwaitingInputTimeout.item("awaitingInputTimeout of 1000 ms expired"),
+                "timeout",
+            ),
+            (DataItem::text("canceled by the Leader"), "canceled"),
+            // The words alone are no timeout: a Leader's cancel may say anything.
+            (
+                DataItem::text("awaitingInputTimeout of 1000 ms expired"),
+                "canceled",
+            ),
         ] {
             let mut turn = Turn::new(Wire::Seed, "c", Some("t"), 0);
             let opening = turn.prime(&task);
             let (events, ended) = run(
                 &mut turn,
                 opening,
-                vec![status(TaskState::Canceled, vec![DataItem::text(text)])],
+                vec![status(TaskState::Canceled, vec![said])],
             );
             assert!(ended);
             assert_eq!(

@@ -9,6 +9,7 @@ use crate::agent::{Agent, Registry};
 use crate::quota::{QuotaError, Quotas, TenantState};
 use crate::task::record::TaskDefaults;
 use crate::task::{FanOut, PartnerRunner};
+use aiphost_model::cause::Cause;
 use aiphost_model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Product,
     ProductChunk, TaskState, Timestamp, WireForm,
@@ -760,6 +761,16 @@ async fn awaiting_timers_cancel_or_complete() {
     let r15 = until_state(&e, "script", "t15", TaskState::Completed).await;
     assert_eq!(path(&r11).last(), Some(&TaskState::Canceled), "row 11");
     assert_eq!(path(&r15).last(), Some(&TaskState::Completed), "row 15");
+    // Each status says which timer ran out, typed for doors beside the words for people.
+    for (reply, cause) in [
+        (&r11, Cause::AwaitingInputTimeout),
+        (&r15, Cause::AwaitingCompletionTimeout),
+    ] {
+        let items = &reply.task.status.data_items;
+        assert_eq!(Cause::of(items), Some(cause), "{items:?}");
+        let words = serde_json::to_string(items).unwrap_or_default();
+        assert!(words.contains("ms expired"), "{words}");
+    }
     // A command in time moves the timer: a continue re-arms it for the new rest.
     let calls = e.partners.calls();
     assert!(
