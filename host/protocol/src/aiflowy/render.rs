@@ -172,11 +172,7 @@ impl Turn {
 
     /// The stream's end at `status` (logged at `at_ms`).
     fn end(&mut self, status: &TaskStatus, at_ms: i64, out: &mut Vec<Event>) -> bool {
-        let said: Vec<&DataItem> = status
-            .data_items
-            .iter()
-            .filter(|i| activity::kind_of(i).is_none())
-            .collect();
+        let said = activity::said(&status.data_items);
         match status.state {
             TaskState::AwaitingInput => {
                 self.ask(status, out);
@@ -191,7 +187,7 @@ impl Turn {
             TaskState::Failed => {
                 let failure = Failure::of(&status.data_items).unwrap_or_else(|| Failure {
                     code: "PARTNER_FAILED".into(),
-                    message: text_of(&said),
+                    message: activity::text_of(&said),
                     retryable: false,
                     detail: None,
                 });
@@ -208,7 +204,7 @@ impl Turn {
                 out.push(self.error(
                     Domain::Business,
                     "REJECTED",
-                    &text_of(&said),
+                    &activity::text_of(&said),
                     false,
                     JsonObject::new(),
                 ));
@@ -226,7 +222,7 @@ impl Turn {
                         out.push(self.message(Domain::Interaction, Kind::FormCancel, payload));
                     }
                     None => {
-                        let text = text_of(&said);
+                        let text = activity::text_of(&said);
                         out.push(self.status_event("canceled", Some(&text)));
                     }
                 }
@@ -258,11 +254,7 @@ impl Turn {
                 self.form = Some(form.request_id);
             }
             None => {
-                for item in status
-                    .data_items
-                    .iter()
-                    .filter(|i| activity::kind_of(i).is_none())
-                {
+                for item in activity::said(&status.data_items) {
                     out.push(self.whole(item));
                 }
             }
@@ -309,21 +301,10 @@ impl Turn {
                 }));
                 out.push(self.message(Domain::Tool, Kind::ToolResult, payload));
             }
-            Activity::Usage(usage) => {
-                if let Some(model) = &usage.model {
-                    self.usage.insert("model".into(), json!(model));
-                }
-                for (key, n) in [
-                    ("prompt_tokens", usage.input_tokens),
-                    ("completion_tokens", usage.output_tokens),
-                    ("reasoning_tokens", usage.reasoning_tokens),
-                ] {
-                    if let Some(n) = n {
-                        let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-                        self.usage.insert(key.into(), json!(sum.saturating_add(n)));
-                    }
-                }
-            }
+            Activity::Usage(usage) => usage.add_to(
+                &mut self.usage,
+                ["prompt_tokens", "completion_tokens", "reasoning_tokens"],
+            ),
         }
     }
 
@@ -486,18 +467,6 @@ fn object(value: Value) -> JsonObject {
         Value::Object(m) => m,
         _ => JsonObject::new(),
     }
-}
-
-/// The texts of `items`, joined.
-fn text_of(items: &[&DataItem]) -> String {
-    items
-        .iter()
-        .filter_map(|i| match i {
-            DataItem::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]
