@@ -17,7 +17,7 @@ use crate::model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, JsonObject, LeaderCommand, Task,
     TaskState, Timestamp,
 };
-use crate::task::{EngineError, TaskEngine, TaskQuery};
+use crate::task::{EngineError, TaskEngine};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -40,23 +40,16 @@ pub enum Next {
     Busy(Task),
 }
 
-/// The session's newest task in the caller's namespace (most recently changed first), if any.
+/// The session's newest task in the caller's namespace (most recently changed first), if any:
+/// the engine's look-up by the store's session index, which counts nothing.
 pub async fn newest(
     engine: &TaskEngine,
     caller: &Caller,
     session_id: &str,
 ) -> Result<Option<Task>, EngineError> {
-    let query = TaskQuery {
-        session_id: Some(session_id.to_string()),
-        states: None,
-        changed_after_ms: None,
-        page_size: 1,
-        after: None,
-    };
-    let page = engine
-        .list(&caller.agent, caller.owner.as_deref(), &query)
-        .await?;
-    Ok(page.tasks.into_iter().next())
+    engine
+        .newest_in_session(&caller.agent, caller.owner.as_deref(), session_id)
+        .await
 }
 
 /// What a request in the caller's `session_id` does now.

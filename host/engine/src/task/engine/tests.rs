@@ -1148,6 +1148,99 @@ async fn reads_record_nothing_and_listings_page_newest_first() {
     assert_eq!(theirs.tasks[0].id, "t-other");
 }
 
+/// `newest_in_session` finds a session's most recently changed task, in the caller's namespace
+/// only, without counting; a task a start made that is not stored yet (its creation kept back
+/// while the start waits) is found from its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_newest_task_is_found_stored_or_not_yet() {
+    let e = Engine::start(TaskDefaults::default());
+    let echo = e.agent("echo");
+    for (i, session) in ["a", "b", "a", "b"].into_iter().enumerate() {
+        let mut start = command("start", &format!("t-{i}"), text("x"), json!({}));
+        start.command.session_id = Some(session.into());
+        e.send("echo", start).await.expect("started");
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let mut theirs = command("start", "t-theirs", text("x"), json!({}));
+    theirs.owner = Some("another-leader".into());
+    theirs.command.sender_id = String::new();
+    theirs.command.session_id = Some("a".into());
+    e.send("echo", theirs).await.expect("started");
+    let newest = |owner: Option<&'static str>, session: &'static str| {
+        let (engine, agent) = (e.engine.clone(), echo.clone());
+        async move {
+            engine
+                .newest_in_session(&agent, owner, session)
+                .await
+                .expect("looked up")
+                .map(|t| t.id)
+        }
+    };
+    assert_eq!(newest(None, "a").await.as_deref(), Some("t-2"));
+    assert_eq!(newest(None, "b").await.as_deref(), Some("t-3"));
+    assert_eq!(newest(None, "c").await, None);
+    assert_eq!(
+        newest(Some("another-leader"), "a").await.as_deref(),
+        Some("t-theirs")
+    );
+    // A change moves a task first: t-0 completed is newer than t-2.
+    e.send("echo", command("complete", "t-0", json!([]), json!({})))
+        .await
+        .expect("completed");
+    assert_eq!(newest(None, "a").await.as_deref(), Some("t-0"));
+
+    // A start whose partner works on: while the start waits, its creation is kept in the slot.
+    let script = e.agent("script");
+    let mut held = command(
+        "start",
+        "held",
+        text("accepted working hold"),
+        json!({"responseTimeout": 5000}),
+    );
+    held.command.session_id = Some("a".into());
+    let engine = e.engine.clone();
+    let starting = tokio::spawn({
+        let script = script.clone();
+        async move { engine.command(&script, held, None).await }
+    });
+    let until = std::time::Instant::now() + Duration::from_secs(3);
+    let found = loop {
+        let in_store = e
+            .engine
+            .inner
+            .store
+            .list_session("script", None, "a", None, 10)
+            .expect("listed");
+        assert!(in_store.is_empty(), "written before its start answered");
+        let found = e
+            .engine
+            .newest_in_session(&script, None, "a")
+            .await
+            .expect("looked up");
+        if let Some(task) = found {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the held task never showed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(!starting.is_finished());
+    assert_eq!(found.id, "held");
+    assert_eq!(found.status.state, TaskState::Working);
+    // The read wrote it out: it is durable now, found through the store from here on.
+    let stored = e
+        .engine
+        .inner
+        .store
+        .list_session("script", None, "a", None, 10)
+        .expect("listed");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].task_id, "held");
+    starting.abort();
+}
+
 /// The state of `task` of `agent` once it rests (at most 5 s).
 async fn wait_until_rests(e: &Engine, agent: &str, task: &str) -> TaskState {
     let agent = e.agent(agent);
