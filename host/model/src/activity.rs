@@ -170,6 +170,24 @@ pub fn merge_text(items: impl IntoIterator<Item = DataItem>) -> Vec<DataItem> {
     merged
 }
 
+/// What a status says for people: its items that no [`KIND`] marks (a form, a failure, an
+/// activity are shown their own way, or not at all).
+pub fn said(items: &[DataItem]) -> Vec<&DataItem> {
+    items.iter().filter(|i| kind_of(i).is_none()).collect()
+}
+
+/// The texts among `items`, one a line (what a status says, as one message).
+pub fn text_of(items: &[&DataItem]) -> String {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            DataItem::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The product id rule of the contract (shared with product chunks).
 pub fn check_product_id(id: &str) -> Result<(), String> {
     if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
@@ -228,6 +246,24 @@ pub struct Usage {
     /// Tokens spent thinking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Add these counts to the running `sums` of a turn, under a door's names for the input,
+    /// output and reasoning tokens (`keys`, in that order); the model named last is the one
+    /// kept. A count sums saturating; one the partner did not give adds nothing.
+    pub fn add_to(&self, sums: &mut JsonObject, keys: [&str; 3]) {
+        if let Some(model) = &self.model {
+            sums.insert("model".into(), json!(model));
+        }
+        let counts = [self.input_tokens, self.output_tokens, self.reasoning_tokens];
+        for (key, n) in keys.into_iter().zip(counts) {
+            if let Some(n) = n {
+                let sum = sums.get(key).and_then(Value::as_u64).unwrap_or(0);
+                sums.insert(key.into(), json!(sum.saturating_add(n)));
+            }
+        }
+    }
 }
 
 /// Something a partner did that is shown but is neither a status nor a product.
@@ -570,6 +606,51 @@ mod tests {
         };
         assert!(is_answer_to(&answer, "trip"));
         assert!(!is_answer_to(&answer, "other"));
+    }
+
+    #[test]
+    fn a_status_says_its_unmarked_items_and_its_texts_one_a_line() {
+        let failure = Failure {
+            code: "X".into(),
+            message: "no tea".into(),
+            retryable: false,
+            detail: None,
+        };
+        let mut items = failure.items();
+        items.push(DataItem::text("try later"));
+        items.push(DataItem::Data {
+            data: JsonObject::new(),
+            metadata: None,
+        });
+        let said = said(&items);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(text_of(&said), "no tea\ntry later");
+        assert_eq!(text_of(&[]), "");
+    }
+
+    #[test]
+    fn usage_sums_under_a_doors_names() {
+        let mut sums = JsonObject::new();
+        let keys = ["in", "out", "think"];
+        Usage {
+            model: Some("a".into()),
+            input_tokens: Some(5),
+            output_tokens: Some(u64::MAX),
+            reasoning_tokens: None,
+        }
+        .add_to(&mut sums, keys);
+        Usage {
+            model: Some("b".into()),
+            input_tokens: Some(2),
+            output_tokens: Some(1),
+            reasoning_tokens: None,
+        }
+        .add_to(&mut sums, keys);
+        Usage::default().add_to(&mut sums, keys);
+        assert_eq!(
+            Value::Object(sums),
+            json!({"model": "b", "in": 7, "out": u64::MAX})
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod activity;
+pub mod cause;
 pub mod depth;
 pub mod event;
 pub mod field;

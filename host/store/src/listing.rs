@@ -509,6 +509,27 @@ impl Store {
         Ok((listed, total))
     }
 
+    /// Up to `limit` of the tasks of `agent` in `leader`'s namespace in `session`, in listing
+    /// order after `after`, nothing counted: what it costs is the session's entries it reads
+    /// (its newest task is one).
+    pub fn list_session(
+        &self,
+        agent: &str,
+        leader: Option<&str>,
+        session: &str,
+        after: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<Listed>, StoreError> {
+        let ns = namespace_prefix(agent, leader);
+        self.scan(
+            &dimension(&ns, Dim::Session(session)),
+            after,
+            None,
+            None,
+            limit,
+        )
+    }
+
     /// How many entries match `query` (a session or time filter): keys read, values only when
     /// both session and states are asked.
     fn count(&self, ns: &[u8], query: &ListQuery<'_>) -> Result<u64, StoreError> {
@@ -740,6 +761,16 @@ mod tests {
                     let (want, want_total) = expected(&tasks, &q);
                     assert_eq!(page, want, "{q:?}");
                     assert_eq!(total, want_total, "{q:?}");
+                    // A session's page alone, uncounted, is the same page.
+                    if let (Some(session), None, None) = (q.session, q.states, q.changed_after_ms) {
+                        let alone: Vec<(i64, String)> = store
+                            .list_session("echo", None, session, q.after, limit)
+                            .unwrap()
+                            .into_iter()
+                            .map(|l| (l.changed_ms(), l.task_id))
+                            .collect();
+                        assert_eq!(alone, want, "{q:?}");
+                    }
                     seen.extend(page.iter().cloned());
                     let Some((ms, id)) = page.last().filter(|_| page.len() == limit) else {
                         break;

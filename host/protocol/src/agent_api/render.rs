@@ -129,11 +129,7 @@ impl Turn {
             TaskState::Failed | TaskState::Canceled | TaskState::Rejected
         );
         self.close(if failing { "incomplete" } else { "completed" }, out);
-        let said: Vec<&DataItem> = status
-            .data_items
-            .iter()
-            .filter(|i| activity::kind_of(i).is_none())
-            .collect();
+        let said = activity::said(&status.data_items);
         match state {
             TaskState::AwaitingInput => {
                 let mut contents: Vec<DataItem> = said.into_iter().cloned().collect();
@@ -158,16 +154,16 @@ impl Turn {
             TaskState::Failed => {
                 let error = match Failure::of(&status.data_items) {
                     Some(f) => json!({"code": f.code, "message": f.message}),
-                    None => json!({"code": "PARTNER_FAILED", "message": text_of(&said)}),
+                    None => json!({"code": "PARTNER_FAILED", "message": activity::text_of(&said)}),
                 };
                 out.push(self.response("failed", Some(("error", error))));
             }
             TaskState::Canceled => {
-                let error = json!({"code": "CANCELED", "message": text_of(&said)});
+                let error = json!({"code": "CANCELED", "message": activity::text_of(&said)});
                 out.push(self.response("canceled", Some(("error", error))));
             }
             TaskState::Rejected => {
-                let error = json!({"code": "REJECTED", "message": text_of(&said)});
+                let error = json!({"code": "REJECTED", "message": activity::text_of(&said)});
                 out.push(self.response("rejected", Some(("error", error))));
             }
             TaskState::Accepted | TaskState::Working => return false,
@@ -240,21 +236,10 @@ impl Turn {
                 let error = result.is_error.then_some("TOOL_ERROR");
                 self.tool_message("plugin_call_output", "tool", data, error, out);
             }
-            Activity::Usage(usage) => {
-                if let Some(model) = &usage.model {
-                    self.usage.insert("model".into(), json!(model));
-                }
-                for (key, n) in [
-                    ("input_tokens", usage.input_tokens),
-                    ("output_tokens", usage.output_tokens),
-                    ("reasoning_tokens", usage.reasoning_tokens),
-                ] {
-                    if let Some(n) = n {
-                        let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-                        self.usage.insert(key.into(), json!(sum.saturating_add(n)));
-                    }
-                }
-            }
+            Activity::Usage(usage) => usage.add_to(
+                &mut self.usage,
+                ["input_tokens", "output_tokens", "reasoning_tokens"],
+            ),
         }
     }
 
@@ -417,18 +402,6 @@ fn form_data(form: &InputRequest) -> JsonObject {
     }
     data.insert("schema".into(), Value::Object(form.schema.clone()));
     data
-}
-
-/// The texts of `items`, joined.
-fn text_of(items: &[&DataItem]) -> String {
-    items
-        .iter()
-        .filter_map(|i| match i {
-            DataItem::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

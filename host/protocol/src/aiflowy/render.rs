@@ -13,6 +13,7 @@
 
 use super::envelope::{Domain, Envelope, Kind, SseName, Wire};
 use aiphost_model::activity::{self, Activity, Channel, Failure, InputRequest, ToolOutput};
+use aiphost_model::cause::Cause;
 use aiphost_model::event::EventKind;
 use aiphost_model::{DataItem, JsonObject, ProductChunk, Task, TaskEvent, TaskState, TaskStatus};
 use serde_json::{Value, json};
@@ -44,10 +45,6 @@ pub struct Event {
     /// The envelope.
     pub data: Value,
 }
-
-/// The prefix of the status text the engine gives a task canceled by its awaiting-input timer
-/// (`engine/expiry.rs`): that cancel is a form's `timeout`, any other its `canceled`.
-const INPUT_TIMEOUT: &str = "awaitingInputTimeout";
 
 /// The state of one AIFlowy stream.
 #[derive(Clone, Debug)]
@@ -175,11 +172,7 @@ impl Turn {
 
     /// The stream's end at `status` (logged at `at_ms`).
     fn end(&mut self, status: &TaskStatus, at_ms: i64, out: &mut Vec<Event>) -> bool {
-        let said: Vec<&DataItem> = status
-            .data_items
-            .iter()
-            .filter(|i| activity::kind_of(i).is_none())
-            .collect();
+        let said = activity::said(&status.data_items);
         match status.state {
             TaskState::AwaitingInput => {
                 self.ask(status, out);
@@ -194,7 +187,7 @@ impl Turn {
             TaskState::Failed => {
                 let failure = Failure::of(&status.data_items).unwrap_or_else(|| Failure {
                     code: "PARTNER_FAILED".into(),
-                    message: text_of(&said),
+                    message: activity::text_of(&said),
                     retryable: false,
                     detail: None,
                 });
@@ -211,25 +204,27 @@ impl Turn {
                 out.push(self.error(
                     Domain::Business,
                     "REJECTED",
-                    &text_of(&said),
+                    &activity::text_of(&said),
                     false,
                     JsonObject::new(),
                 ));
             }
             TaskState::Canceled => {
-                let text = text_of(&said);
                 match self.form.take().filter(|_| self.suspended) {
                     Some(form_id) => {
-                        let reason = if text.starts_with(INPUT_TIMEOUT) {
-                            "timeout"
-                        } else {
-                            "canceled"
-                        };
+                        // The host's cancel at the awaiting-input timer (`engine/expiry.rs`) is
+                        // the form's `timeout`; any other cancel its `canceled`.
+                        let timed_out =
+                            Cause::of(&status.data_items) == Some(Cause::AwaitingInputTimeout);
+                        let reason = if timed_out { "timeout" } else { "canceled" };
                         let key = self.form_key();
                         let payload = object(json!({key: form_id, "reason": reason}));
                         out.push(self.message(Domain::Interaction, Kind::FormCancel, payload));
                     }
-                    None => out.push(self.status_event("canceled", Some(&text))),
+                    None => {
+                        let text = activity::text_of(&said);
+                        out.push(self.status_event("canceled", Some(&text)));
+                    }
                 }
                 self.suspended = false;
                 out.push(self.done(at_ms));
@@ -259,11 +254,7 @@ impl Turn {
                 self.form = Some(form.request_id);
             }
             None => {
-                for item in status
-                    .data_items
-                    .iter()
-                    .filter(|i| activity::kind_of(i).is_none())
-                {
+                for item in activity::said(&status.data_items) {
                     out.push(self.whole(item));
                 }
             }
@@ -310,21 +301,10 @@ impl Turn {
                 }));
                 out.push(self.message(Domain::Tool, Kind::ToolResult, payload));
             }
-            Activity::Usage(usage) => {
-                if let Some(model) = &usage.model {
-                    self.usage.insert("model".into(), json!(model));
-                }
-                for (key, n) in [
-                    ("prompt_tokens", usage.input_tokens),
-                    ("completion_tokens", usage.output_tokens),
-                    ("reasoning_tokens", usage.reasoning_tokens),
-                ] {
-                    if let Some(n) = n {
-                        let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-                        self.usage.insert(key.into(), json!(sum.saturating_add(n)));
-                    }
-                }
-            }
+            Activity::Usage(usage) => usage.add_to(
+                &mut self.usage,
+                ["prompt_tokens", "completion_tokens", "reasoning_tokens"],
+            ),
         }
     }
 
@@ -487,18 +467,6 @@ fn object(value: Value) -> JsonObject {
         Value::Object(m) => m,
         _ => JsonObject::new(),
     }
-}
-
-/// The texts of `items`, joined.
-fn text_of(items: &[&DataItem]) -> String {
-    items
-        .iter()
-        .filter_map(|i| match i {
-            DataItem::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]
@@ -744,16 +712,24 @@ mod tests {
     fn a_primed_form_is_canceled_by_its_timeout_or_a_cancel() {
         let asking = TaskStatus::now(TaskState::AwaitingInput, trip().items());
         let task: Task = serde_json::from_value(json!({"id": "t", "status": asking})).unwrap();
-        for (text, reason) in [
-            ("awaitingInputTimeout of 1000 ms expired", "timeout"),
-            ("canceled by the Leader", "canceled"),
+        for (said, reason) in [
+            (
+                Cause::AwaitingInputTimeout.item("awaitingInputTimeout of 1000 ms expired"),
+                "timeout",
+            ),
+            (DataItem::text("canceled by the Leader"), "canceled"),
+            // The words alone are no timeout: a Leader's cancel may say anything.
+            (
+                DataItem::text("awaitingInputTimeout of 1000 ms expired"),
+                "canceled",
+            ),
         ] {
             let mut turn = Turn::new(Wire::Seed, "c", Some("t"), 0);
             let opening = turn.prime(&task);
             let (events, ended) = run(
                 &mut turn,
                 opening,
-                vec![status(TaskState::Canceled, vec![DataItem::text(text)])],
+                vec![status(TaskState::Canceled, vec![said])],
             );
             assert!(ended);
             assert_eq!(

@@ -9,7 +9,7 @@
 //!
 //! `door.rs` gives the server its routes and `/metrics` its lines (counted in `stats.rs`);
 //! `entry.rs` is what every request goes through first (its JSON body and its caller, through
-//! the kit); `sessions.rs` finds a session's newest task; `answer.rs` sends a turn as SSE or
+//! the kit; a session's newest task and what a turn does are the kit's `sessions.rs`); `answer.rs` sends a turn as SSE or
 //! folds it (`stream: false`, bounded by the task's `responseTimeout`); `errors.rs` is the one
 //! place refusals become HTTP statuses and JSON bodies; `state.rs` is what the door holds.
 //! Nothing here imports this file back.
@@ -19,7 +19,6 @@ pub mod door;
 mod entry;
 pub(crate) mod errors;
 mod process;
-mod sessions;
 mod state;
 mod stats;
 mod stop;

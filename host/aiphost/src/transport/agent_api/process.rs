@@ -8,15 +8,14 @@
 use super::answer::answer;
 use super::entry;
 use super::errors::{self, ApiError};
-use super::sessions::{self, Next, POLICY};
 use super::state::AgentApiState;
 use super::stats::{Outcome, Route, Stats};
 use super::stream;
-use crate::model::{CommandKind, HistoryFilter, Inbound, LeaderCommand, Timestamp};
+use crate::model::{Inbound, Timestamp};
 use crate::protocol::agent_api::{AgentApiRequest, Turn, parse_request};
 use crate::task::StreamStart;
 use crate::transport::kit::caller::Caller;
-use crate::transport::kit::sessions::SessionGuard;
+use crate::transport::kit::sessions::{self, Next, SessionGuard};
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -75,12 +74,15 @@ async fn process(
         .unwrap_or_else(|| format!("response_{}", uuid::Uuid::new_v4()));
     let created_at = Timestamp::now_ms() / 1000;
     // Held until the turn's task exists (its first event), so that the next request finds it.
-    let held = guard.hold(&caller, &session_id);
-    let next = if held.is_some() {
-        sessions::turn(app, &caller, &session_id).await?
-    } else {
-        Next::Starting
+    let Some(held) = guard.hold(&caller, &session_id) else {
+        // Another request of the session is starting its turn right now: no task yet to name.
+        let turn = Turn::new(&response_id, &session_id, "", created_at);
+        let message = format!("session {session_id} is starting a turn; wait for it");
+        return Ok(busy(app, stats, stream, turn, &message).await);
     };
+    let next = sessions::turn(&app.engine, &caller, &session_id)
+        .await
+        .map_err(errors::engine)?;
     let task_id = match next {
         Next::Start => None,
         Next::Continue(task) => Some(task.id),
@@ -90,12 +92,6 @@ async fn process(
                 "session {session_id} has task {} working; stop it or wait",
                 task.id
             );
-            return Ok(busy(app, stats, stream, turn, &message).await);
-        }
-        Next::Starting => {
-            // No task yet to name.
-            let turn = Turn::new(&response_id, &session_id, "", created_at);
-            let message = format!("session {session_id} is starting a turn; wait for it");
             return Ok(busy(app, stats, stream, turn, &message).await);
         }
     };
@@ -122,7 +118,7 @@ async fn process(
     let turn = Turn::new(&response_id, &session_id, &feed.key().task, created_at)
         .completing_on_result(feed.completes_on_result());
     let within = feed.response_timeout();
-    let events = stream::events(turn, feed, held);
+    let events = stream::events(turn, feed, Some(held));
     Ok((answer(app, stats, stream, events, within).await, outcome))
 }
 
@@ -148,31 +144,16 @@ fn inbound(
     task_id: Option<String>,
     session_id: &str,
 ) -> Inbound {
-    let command = if task_id.is_some() {
-        CommandKind::Continue
-    } else {
-        CommandKind::Start
-    };
     let mut params = Map::new();
     if !request.options.is_empty() {
         params.insert("agentApi".into(), Value::Object(request.options));
     }
-    Inbound {
-        form: None,
-        history: Ok(HistoryFilter::default()),
-        command: LeaderCommand {
-            id: format!("agent-api-{}", uuid::Uuid::new_v4()),
-            sent_at: Timestamp::now(),
-            sender_id: String::new(),
-            command,
-            params,
-            data_items: request.items,
-            task_id,
-            session_id: Some(session_id.to_string()),
-            group_id: None,
-            mentions: None,
-        },
-        owner: caller.owner.clone(),
-        policy: POLICY,
-    }
+    sessions::inbound(
+        caller,
+        "agent-api",
+        request.items,
+        task_id,
+        session_id,
+        params,
+    )
 }

@@ -4,11 +4,11 @@
 
 use super::entry;
 use super::errors::{self, ApiError};
-use super::sessions::{self, POLICY};
 use super::state::AgentApiState;
 use super::stats::{Outcome, Route, Stats};
 use crate::model::{HistoryFilter, Inbound, LeaderCommand, TaskState};
 use crate::protocol::agent_api::parse_stop;
+use crate::transport::kit::sessions::{self, POLICY};
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -47,8 +47,9 @@ async fn stop(
 ) -> Result<Response, ApiError> {
     let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
     let session_id = parse_stop(&body).map_err(ApiError::invalid)?;
-    let running = sessions::newest(app, &caller, &session_id)
-        .await?
+    let running = sessions::newest(&app.engine, &caller, &session_id)
+        .await
+        .map_err(errors::engine)?
         .filter(|t| {
             sessions::is_running(t.status.state) || t.status.state == TaskState::AwaitingInput
         });

@@ -8,14 +8,13 @@
 use super::config::AiflowyConfig;
 use super::entry::{self, QueryParams};
 use super::errors;
-use super::sessions::{self, Next};
 use super::state::AiflowyState;
 use super::stream;
 use crate::model::{DataItem, JsonObject, Timestamp};
 use crate::protocol::aiflowy::{AiflowyError, Turn, parse_chat};
 use crate::task::{EngineError, EventFeed, StreamStart};
 use crate::transport::kit::caller::Caller;
-use crate::transport::kit::sessions::SessionGuard;
+use crate::transport::kit::sessions::{self, Next, SessionGuard};
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -84,7 +83,9 @@ impl Door<'_> {
         let next = if fresh {
             Next::Start
         } else {
-            sessions::turn(self.app, &caller, &conversation).await?
+            sessions::turn(&self.app.engine, &caller, &conversation)
+                .await
+                .map_err(errors::engine)?
         };
         let task_id = match next {
             Next::Start => None,
@@ -142,7 +143,7 @@ impl Door<'_> {
                 json!(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
             );
         }
-        let inbound = sessions::inbound(caller, items, task_id, conversation, params);
+        let inbound = sessions::inbound(caller, "aiflowy", items, task_id, conversation, params);
         match self.app.engine.stream(&caller.agent, inbound, None).await? {
             StreamStart::Events(feed) => Ok(feed),
             StreamStart::Snapshot { .. } => Err(EngineError::Internal(

@@ -11,11 +11,11 @@
 use super::config::AiflowyConfig;
 use super::entry::{self, QueryParams};
 use super::errors;
-use super::sessions;
 use super::state::AiflowyState;
 use super::stream;
 use crate::model::Timestamp;
 use crate::protocol::aiflowy::{AiflowyError, parse_conversation};
+use crate::transport::kit::sessions;
 use crate::transport::tls::Peer;
 use axum::extract::{ConnectInfo, Extension, Path, State};
 use axum::http::HeaderMap;
@@ -54,8 +54,9 @@ async fn follow(
     let caller = entry::caller(app, agent, headers, peer)?;
     entry::admit_read(&caller)?;
     let idle = || AiflowyError::conversation_idle(&conversation);
-    let task = sessions::newest(app, &caller, &conversation)
-        .await?
+    let task = sessions::newest(&app.engine, &caller, &conversation)
+        .await
+        .map_err(errors::engine)?
         .filter(|t| !t.status.state.is_terminal())
         .ok_or_else(idle)?;
     let (reply, feed) = app

@@ -12,14 +12,13 @@
 use super::config::AiflowyConfig;
 use super::entry::{self, QueryParams};
 use super::errors;
-use super::sessions;
 use super::state::AiflowyState;
 use super::stream;
 use crate::model::activity::{self, InputRequest};
 use crate::model::{DataItem, JsonObject, Task, TaskState, Timestamp};
 use crate::protocol::aiflowy::{AiflowyError, parse_form};
 use crate::task::StreamStart;
-use crate::transport::kit::sessions::SessionGuard;
+use crate::transport::kit::sessions::{self, SessionGuard};
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -65,7 +64,9 @@ async fn submit(
     let held = guard
         .hold(&caller, conversation)
         .ok_or_else(|| AiflowyError::conversation_busy(conversation))?;
-    let newest = sessions::newest(app, &caller, conversation).await?;
+    let newest = sessions::newest(&app.engine, &caller, conversation)
+        .await
+        .map_err(errors::engine)?;
     let task = match newest {
         Some(task) if awaits(&task, form_id) => task,
         // Refused before any command: the look-up counts against the partner's rate here.
@@ -84,6 +85,7 @@ async fn submit(
     };
     let inbound = sessions::inbound(
         &caller,
+        "aiflowy",
         vec![answer],
         Some(task.id),
         conversation,

@@ -11,8 +11,8 @@
 //!   ([`events`]): where a form's timeout or cancel is told.
 //!
 //! `door.rs` gives the server its routes; `entry.rs` is what every request goes through first
-//! (its query's wire, its JSON body and its caller, through the kit); `sessions.rs` finds a
-//! conversation's newest task and makes a turn's command; `errors.rs` is the one place
+//! (its query's wire, its JSON body and its caller, through the kit); a conversation's newest
+//! task and a turn's command are the kit's `sessions.rs`; `errors.rs` is the one place
 //! refusals become HTTP statuses and JSON bodies; `state.rs` is what the door holds;
 //! `config.rs` and `flags.rs` its settings and their flags. Nothing here imports this file
 //! back.
@@ -25,6 +25,5 @@ pub(crate) mod errors;
 mod events;
 pub mod flags;
 mod form;
-mod sessions;
 mod state;
 mod stream;

@@ -1,19 +1,16 @@
 //! A stream's frames: the task's event feed rendered by the protocol's [`Turn`] through the kit's
-//! feed loop (`kit/sse.rs`: the event log read a batch at a time, so a slow client costs one
-//! batch of memory), each envelope one `data:` line under its `event:` name, after the stream's
-//! opening, ending with the event after which `Turn` says the stream ended.
+//! turn stream (`kit/turn_stream.rs`), each envelope one `data:` line under its `event:` name,
+//! after the stream's opening, ending with the event after which `Turn` says the stream ended.
 
 use crate::model::TaskEvent;
 use crate::protocol::aiflowy::{Event, Turn, Ui, Wire};
-use crate::task::{EventFeed, FeedError};
+use crate::task::EventFeed;
 use crate::transport::kit::sessions::HeldSession;
-use crate::transport::kit::sse::{self, FeedRender, Frame};
+use crate::transport::kit::sse::{self, Frame};
+use crate::transport::kit::turn_stream::{self, ChatTurn};
 use futures::StreamExt;
-use futures::stream::{self as streams, BoxStream};
+use futures::stream as streams;
 use std::time::Duration;
-
-/// A stream of AIFlowy frames.
-type Frames = BoxStream<'static, Frame>;
 
 /// The renderer of `feed`'s stream in `conversation`, begun at `started` (Unix ms).
 pub(super) fn renderer(
@@ -29,8 +26,7 @@ pub(super) fn renderer(
 }
 
 /// The SSE answer: `opening`, then `feed`'s events as `turn` renders them. The conversation
-/// stays `held` until the feed's first event: a start's task is only recorded when its partner
-/// has decided, so until then another request of the conversation would not find it.
+/// stays `held` until the feed's first event.
 pub(super) fn respond(
     opening: Vec<Event>,
     turn: Turn,
@@ -38,12 +34,7 @@ pub(super) fn respond(
     held: Option<HeldSession>,
     keep_alive: Duration,
 ) -> axum::response::Response {
-    let rest = sse::items(feed, Render { turn, held })
-        .flat_map(|events| streams::iter(events.into_iter().map(frame)))
-        .boxed();
-    let frames: Frames = streams::iter(opening.into_iter().map(frame))
-        .chain(rest)
-        .boxed();
+    let frames = turn_stream::events(opening, turn, feed, held).map(frame);
     sse::respond(frames, keep_alive)
 }
 
@@ -61,35 +52,18 @@ fn frame(event: Event) -> Frame {
     }
 }
 
-/// The kit's feed loop's view of a [`Turn`]: the events of one task event go out together.
-struct Render {
-    turn: Turn,
-    /// The conversation, until the first event (dropped with the stream if none comes).
-    held: Option<HeldSession>,
-}
+/// A stream that cannot go on ends with an error saying why (retryable: the events may be
+/// read again).
+impl ChatTurn for Turn {
+    type Event = Event;
 
-impl FeedRender for Render {
-    type Item = Vec<Event>;
+    const STREAM: &'static str = "an AIFlowy stream";
 
-    fn event(&mut self, event: &TaskEvent, _feed: &EventFeed) -> Option<(Self::Item, bool)> {
-        self.held = None;
-        let (out, ended) = self.turn.event(event);
-        if out.is_empty() && !ended {
-            return None;
-        }
-        Some((out, ended))
+    fn render(&mut self, event: &TaskEvent) -> (Vec<Event>, bool) {
+        self.event(event)
     }
 
-    fn failed(&mut self, error: &FeedError, feed: &EventFeed) -> Self::Item {
-        // The stream cannot go on: it ends with an error saying why (an expired position, or a
-        // store error whose details stay in the log).
-        let message = match error {
-            FeedError::Expired { .. } => error.to_string(),
-            FeedError::Store(err) => {
-                tracing::error!(error = %err, task = %feed.key().task, "an AIFlowy stream could not read its events");
-                "the host could not read the task's events".to_string()
-            }
-        };
-        self.turn.refused("EVENTS_UNAVAILABLE", &message, true)
+    fn refuse(&mut self, code: &str, message: &str) -> Vec<Event> {
+        self.refused(code, message, true)
     }
 }

@@ -5,7 +5,8 @@
 //! - [`caller`]: the partner named in the path and the Leader calling it, authenticated once;
 //! - [`json_body`]: a JSON body (its content type, then [`body`]'s size limit and deadline);
 //! - [`sse`]: an engine event feed as an SSE answer; [`span`]: the request span;
-//! - [`sessions`]: a chat door's sessions (their newest task, one turn at a time);
+//! - [`sessions`]: a chat door's sessions (their newest task, what a turn does, one turn at a
+//!   time); [`turn_stream`]: a chat door's turn, rendered from its task's feed;
 //! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
 //! - [`http_config`]: the HTTP settings doors read;
 //! - [`door_urls`]: the chat doors' and the MCP door's URLs, which the partner's listings (of
@@ -24,3 +25,4 @@ pub mod sessions;
 pub mod span;
 pub mod sse;
 pub mod state;
+pub mod turn_stream;

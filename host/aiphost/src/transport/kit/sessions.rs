@@ -3,36 +3,107 @@
 //! at a time runs in a session.
 //!
 //! [`newest`] finds the session's newest task in the caller's namespace (another Leader's
-//! session of the same id is simply another session). [`SessionGuard`] makes a door's look-up
-//! and start one step: a start's task is recorded only once its partner has decided, so two
-//! requests of one session at once would both find none running and start two. A door holds
-//! the session from the look-up until its turn's first event; a request that finds it held is
-//! told the session is busy. The guard is one door's, in one process: a start at another door
-//! in the same instant is caught only once decided.
+//! session of the same id is simply another session); [`turn`] says what a request does by it
+//! ([`Next`]: continue it while it awaits input, refuse while it runs, else start one), and
+//! [`inbound`] makes the turn's engine command under the chat doors' [`POLICY`].
+//! [`SessionGuard`] makes a door's look-up and start one step: a start's task is recorded only
+//! once its partner has decided, so two requests of one session at once would both find none
+//! running and start two. A door holds the session from the look-up until its turn's first
+//! event; a request that finds it held is told the session is busy. The guard is one door's,
+//! in one process: a start at another door in the same instant is caught only once decided.
 
 use super::caller::Caller;
-use crate::model::Task;
-use crate::task::{EngineError, TaskEngine, TaskQuery};
+use crate::model::{
+    CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, JsonObject, LeaderCommand, Task,
+    TaskState, Timestamp,
+};
+use crate::task::{EngineError, TaskEngine};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// The session's newest task in the caller's namespace (most recently changed first), if any.
+/// What a chat door asks of the engine: a task is done when its partner has a result (a chat
+/// has no state in which a client reviews one), and ended tasks take no more commands. Its
+/// cancels go by the same.
+pub const POLICY: CommandPolicy = CommandPolicy {
+    complete_on_result: true,
+    strict: true,
+    answer_at_once: false,
+};
+
+/// What a request in a session does, by the session's newest task.
+pub enum Next {
+    /// No task of the session waits or runs: start one.
+    Start,
+    /// The task awaits input: the request is its answer.
+    Continue(Task),
+    /// The task is accepted or working: one turn at a time.
+    Busy(Task),
+}
+
+/// The session's newest task in the caller's namespace (most recently changed first), if any:
+/// the engine's look-up by the store's session index, which counts nothing.
 pub async fn newest(
     engine: &TaskEngine,
     caller: &Caller,
     session_id: &str,
 ) -> Result<Option<Task>, EngineError> {
-    let query = TaskQuery {
-        session_id: Some(session_id.to_string()),
-        states: None,
-        changed_after_ms: None,
-        page_size: 1,
-        after: None,
+    engine
+        .newest_in_session(&caller.agent, caller.owner.as_deref(), session_id)
+        .await
+}
+
+/// What a request in the caller's `session_id` does now.
+pub async fn turn(
+    engine: &TaskEngine,
+    caller: &Caller,
+    session_id: &str,
+) -> Result<Next, EngineError> {
+    Ok(match newest(engine, caller, session_id).await? {
+        Some(task) if task.status.state == TaskState::AwaitingInput => Next::Continue(task),
+        Some(task) if is_running(task.status.state) => Next::Busy(task),
+        _ => Next::Start,
+    })
+}
+
+/// Accepted or working: the partner is at it.
+pub fn is_running(state: TaskState) -> bool {
+    matches!(state, TaskState::Accepted | TaskState::Working)
+}
+
+/// The engine's command of a turn in `session_id`: the start of a new task (`task_id` `None`,
+/// with `params`) or the continue of `task_id`, carrying `items`, under [`POLICY`]; its id is
+/// the door's `prefix` and a fresh UUID.
+pub fn inbound(
+    caller: &Caller,
+    prefix: &str,
+    items: Vec<DataItem>,
+    task_id: Option<String>,
+    session_id: &str,
+    params: JsonObject,
+) -> Inbound {
+    let command = if task_id.is_some() {
+        CommandKind::Continue
+    } else {
+        CommandKind::Start
     };
-    let page = engine
-        .list(&caller.agent, caller.owner.as_deref(), &query)
-        .await?;
-    Ok(page.tasks.into_iter().next())
+    Inbound {
+        form: None,
+        history: Ok(HistoryFilter::default()),
+        command: LeaderCommand {
+            id: format!("{prefix}-{}", uuid::Uuid::new_v4()),
+            sent_at: Timestamp::now(),
+            sender_id: String::new(),
+            command,
+            params,
+            data_items: items,
+            task_id,
+            session_id: Some(session_id.to_string()),
+            group_id: None,
+            mentions: None,
+        },
+        owner: caller.owner.clone(),
+        policy: POLICY,
+    }
 }
 
 /// The sessions whose turn is being looked up and started right now (one set per door).

@@ -396,6 +396,10 @@ impl TaskEngine {
         self.inner
             .live
             .moved(&slot.key, None, liveness(status.state));
+        *slot
+            .made_in_session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = record.task.session_id.clone();
         st.record = Some(record);
         self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
         self.persist(

@@ -5,8 +5,9 @@ use super::slots::Loaded;
 use super::{EngineError, TaskEngine};
 use crate::task::live_tasks::liveness;
 use crate::task::record::TaskRecord;
+use aiphost_model::TaskState;
+use aiphost_model::cause::Cause;
 use aiphost_model::state;
-use aiphost_model::{DataItem, TaskState};
 use aiphost_runtime::{EndReason, PartnerEvent};
 use aiphost_store::{Liveness, TaskKey, TaskWrite, Ticket};
 use std::sync::atomic::Ordering;
@@ -28,21 +29,22 @@ impl TaskEngine {
             let Some((to, row)) = state::on_timeout(record.state()) else {
                 return Ok(());
             };
-            let (what, ms) = if record.state() == TaskState::AwaitingInput {
+            let (cause, ms) = if record.state() == TaskState::AwaitingInput {
                 (
-                    "awaitingInputTimeout",
+                    Cause::AwaitingInputTimeout,
                     record.limits.awaiting_input_timeout_ms,
                 )
             } else {
                 (
-                    "awaitingCompletionTimeout",
+                    Cause::AwaitingCompletionTimeout,
                     record.limits.awaiting_completion_timeout_ms,
                 )
             };
-            let note = format!("{what} of {ms} ms expired");
+            let note = format!("{} of {ms} ms expired", cause.as_str());
             tracing::info!(task = %key.task, %note, "awaiting timer expired");
             self.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-            self.transition(&slot, &mut st, to, vec![DataItem::text(note)], row)
+            // The words for people, the cause typed for doors (a form's timeout is not a cancel).
+            self.transition(&slot, &mut st, to, vec![cause.item(note)], row)
                 .await?;
             // An invocation still winding down after resting must not outlive the task.
             if let Some(running) = st.running.take() {

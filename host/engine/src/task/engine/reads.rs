@@ -1,5 +1,6 @@
 //! Reads that change nothing and record nothing: a task as it durably is, a subscription to its
-//! events from that point on, and a page of a Leader's tasks, most recently changed first.
+//! events from that point on, a page of a Leader's tasks, most recently changed first, and the
+//! newest task of a session.
 //! (AIP's `get` is a command and goes into the task's history; these are for doors whose
 //! protocols read without a command.)
 
@@ -217,6 +218,81 @@ impl TaskEngine {
         }
         let next = positions.pop().filter(|_| more);
         Ok(TaskPage { tasks, next, total })
+    }
+}
+
+impl TaskEngine {
+    /// The newest task of session `session_id` of `agent` in `owner`'s namespace (most recently
+    /// changed first, as [`TaskEngine::list`] orders), as it durably is; `None` if the session
+    /// has none. What a chat door asks of every request, so it costs what it reads: the store's
+    /// session index from its newest entry on (one entry, unless a task there has gone
+    /// meanwhile: then the next), nothing counted, and of the tasks in memory only those a
+    /// start made in this session (a task made during an invocation may not be stored yet).
+    pub async fn newest_in_session(
+        &self,
+        agent: &Agent,
+        owner: Option<&str>,
+        session_id: &str,
+    ) -> Result<Option<Task>, EngineError> {
+        // The tasks in their slot alone first, as `list` does: a task written meanwhile is met
+        // twice (and read once), never missed.
+        let mut unstored = Vec::new();
+        for slot in self.slots_of(agent.id(), owner) {
+            let made_here = slot
+                .made_in_session
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_deref()
+                == Some(session_id);
+            if !made_here {
+                continue;
+            }
+            let st = slot.state.lock().await;
+            if let Some(record) = st.record.as_ref().filter(|_| !st.stored)
+                && record.task.session_id.as_deref() == Some(session_id)
+            {
+                unstored.push(PagePosition::of(&record.task));
+            }
+        }
+        unstored.sort_by(PagePosition::order);
+        let mut unstored = unstored.into_iter().peekable();
+        let first_stored_after = |after: Option<&PagePosition>| {
+            let after = after.map(|a| (a.changed_ms, a.task_id.as_str()));
+            let listed = self
+                .inner
+                .store
+                .list_session(agent.id(), owner, session_id, after, 1)?;
+            Ok::<_, EngineError>(listed.into_iter().next().map(|l| PagePosition {
+                changed_ms: l.changed_ms(),
+                task_id: l.task_id,
+            }))
+        };
+        let mut stored = first_stored_after(None)?;
+        // Each turn reads the newest candidate left and ends, or drops a task gone meanwhile.
+        loop {
+            let from_store = match (unstored.peek(), &stored) {
+                (None, None) => return Ok(None),
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some(u), Some(s)) => PagePosition::order(s, u).is_le(),
+            };
+            let newest = if from_store {
+                stored.clone()
+            } else {
+                unstored.next()
+            };
+            let Some(newest) = newest else {
+                return Ok(None);
+            };
+            match self.read(agent, owner, &newest.task_id).await {
+                Ok(reply) => return Ok(Some(reply.task)),
+                Err(EngineError::TaskNotFound { .. }) if from_store => {
+                    stored = first_stored_after(Some(&newest))?;
+                }
+                Err(EngineError::TaskNotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 

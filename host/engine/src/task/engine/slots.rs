@@ -43,6 +43,11 @@ pub(super) struct Slot {
     /// The [`Held`]s of the slot, counted under the slot map's lock: the last one to go removes
     /// the slot (a count of `Arc`s cannot tell two holds dropped at once from two that remain).
     pub(super) holders: AtomicUsize,
+    /// The session of the task a start made in this slot (`None`: none made here, or one in no
+    /// session), set with its record and readable without the state's lock: a task made here
+    /// may not be stored yet, and a look-up by session locks only the slots of its session
+    /// (`reads.rs`). A task loaded from the store is found through the store's index instead.
+    pub(super) made_in_session: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -100,6 +105,7 @@ impl TaskEngine {
                     state: tokio::sync::Mutex::new(SlotState::default()),
                     changed: watch::channel(0).0,
                     holders: AtomicUsize::new(0),
+                    made_in_session: std::sync::Mutex::new(None),
                 })
             })
             .clone();

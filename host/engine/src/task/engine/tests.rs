@@ -9,6 +9,7 @@ use crate::agent::{Agent, Registry};
 use crate::quota::{QuotaError, Quotas, TenantState};
 use crate::task::record::TaskDefaults;
 use crate::task::{FanOut, PartnerRunner};
+use aiphost_model::cause::Cause;
 use aiphost_model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Product,
     ProductChunk, TaskState, Timestamp, WireForm,
@@ -761,6 +762,16 @@ async fn awaiting_timers_cancel_or_complete() {
     let r15 = until_state(&e, "script", "t15", TaskState::Completed).await;
     assert_eq!(path(&r11).last(), Some(&TaskState::Canceled), "row 11");
     assert_eq!(path(&r15).last(), Some(&TaskState::Completed), "row 15");
+    // Each status says which timer ran out, typed for doors beside the words for people.
+    for (reply, cause) in [
+        (&r11, Cause::AwaitingInputTimeout),
+        (&r15, Cause::AwaitingCompletionTimeout),
+    ] {
+        let items = &reply.task.status.data_items;
+        assert_eq!(Cause::of(items), Some(cause), "{items:?}");
+        let words = serde_json::to_string(items).unwrap_or_default();
+        assert!(words.contains("ms expired"), "{words}");
+    }
     // A command in time moves the timer: a continue re-arms it for the new rest.
     let calls = e.partners.calls();
     assert!(
@@ -1136,6 +1147,99 @@ async fn reads_record_nothing_and_listings_page_newest_first() {
         .expect("listed");
     assert_eq!(theirs.tasks.len(), 1);
     assert_eq!(theirs.tasks[0].id, "t-other");
+}
+
+/// `newest_in_session` finds a session's most recently changed task, in the caller's namespace
+/// only, without counting; a task a start made that is not stored yet (its creation kept back
+/// while the start waits) is found from its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_newest_task_is_found_stored_or_not_yet() {
+    let e = Engine::start(TaskDefaults::default());
+    let echo = e.agent("echo");
+    for (i, session) in ["a", "b", "a", "b"].into_iter().enumerate() {
+        let mut start = command("start", &format!("t-{i}"), text("x"), json!({}));
+        start.command.session_id = Some(session.into());
+        e.send("echo", start).await.expect("started");
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let mut theirs = command("start", "t-theirs", text("x"), json!({}));
+    theirs.owner = Some("another-leader".into());
+    theirs.command.sender_id = String::new();
+    theirs.command.session_id = Some("a".into());
+    e.send("echo", theirs).await.expect("started");
+    let newest = |owner: Option<&'static str>, session: &'static str| {
+        let (engine, agent) = (e.engine.clone(), echo.clone());
+        async move {
+            engine
+                .newest_in_session(&agent, owner, session)
+                .await
+                .expect("looked up")
+                .map(|t| t.id)
+        }
+    };
+    assert_eq!(newest(None, "a").await.as_deref(), Some("t-2"));
+    assert_eq!(newest(None, "b").await.as_deref(), Some("t-3"));
+    assert_eq!(newest(None, "c").await, None);
+    assert_eq!(
+        newest(Some("another-leader"), "a").await.as_deref(),
+        Some("t-theirs")
+    );
+    // A change moves a task first: t-0 completed is newer than t-2.
+    e.send("echo", command("complete", "t-0", json!([]), json!({})))
+        .await
+        .expect("completed");
+    assert_eq!(newest(None, "a").await.as_deref(), Some("t-0"));
+
+    // A start whose partner works on: while the start waits, its creation is kept in the slot.
+    let script = e.agent("script");
+    let mut held = command(
+        "start",
+        "held",
+        text("accepted working hold"),
+        json!({"responseTimeout": 5000}),
+    );
+    held.command.session_id = Some("a".into());
+    let engine = e.engine.clone();
+    let starting = tokio::spawn({
+        let script = script.clone();
+        async move { engine.command(&script, held, None).await }
+    });
+    let until = std::time::Instant::now() + Duration::from_secs(3);
+    let found = loop {
+        let in_store = e
+            .engine
+            .inner
+            .store
+            .list_session("script", None, "a", None, 10)
+            .expect("listed");
+        assert!(in_store.is_empty(), "written before its start answered");
+        let found = e
+            .engine
+            .newest_in_session(&script, None, "a")
+            .await
+            .expect("looked up");
+        if let Some(task) = found {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the held task never showed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(!starting.is_finished());
+    assert_eq!(found.id, "held");
+    assert_eq!(found.status.state, TaskState::Working);
+    // The read wrote it out: it is durable now, found through the store from here on.
+    let stored = e
+        .engine
+        .inner
+        .store
+        .list_session("script", None, "a", None, 10)
+        .expect("listed");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].task_id, "held");
+    starting.abort();
 }
 
 /// The state of `task` of `agent` once it rests (at most 5 s).
