@@ -1,7 +1,8 @@
 //! A task, as it rests, rendered as the `tools/call` result that started it. Every result's
 //! `_meta` names the task (`aiphost.taskId`), so a client can read it over AIP or A2A.
 //! - `completed`: one `text` block per product (its answer text, reasoning left out), a
-//!   `resource_link` per file by URI, `image`/`audio` for inline media; the data items as
+//!   `resource_link` per file by URI, `image`/`audio` for inline media, an embedded `resource`
+//!   (base64 `blob`, `aiphost:tasks/{task}/files/{n}`) for any other inline file; the data items as
 //!   `structuredContent` (one: that object; several: `{"items": […]}`), their JSON as text too
 //!   (the spec's SHOULD). A plain reply is its status items.
 //! - `failed`: `isError`, `CODE: message` of the partner's failure (`PARTNER_FAILED` and the
@@ -15,7 +16,7 @@
 use super::tool_error::tool_error;
 use aiphost_model::activity::{Failure, InputRequest, kind_of};
 use aiphost_model::{DataItem, Task, TaskState};
-use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
 use serde_json::{Value, json};
 
 /// The door's own tool that answers a form of a task (`{taskId, values, action}`).
@@ -67,6 +68,7 @@ fn completed(task: &Task) -> CallToolResult {
             .map(|p| p.data_items.as_slice())
             .collect()
     };
+    let mut files = 0;
     for items in groups {
         let text = answer_text(items);
         if !text.is_empty() {
@@ -84,7 +86,16 @@ fn completed(task: &Task) -> CallToolResult {
                     bytes,
                     ..
                 } if kind_of(item).is_none() => {
-                    if let Some(block) = file(name.as_deref(), mime_type.as_deref(), uri, bytes) {
+                    // Inline files without a URI of their own are named in the task.
+                    let at = format!("aiphost:tasks/{}/files/{files}", task.id);
+                    files += 1;
+                    let file = File {
+                        name: name.as_deref(),
+                        mime_type: mime_type.as_deref(),
+                        uri: uri.as_deref(),
+                        bytes: bytes.as_deref(),
+                    };
+                    if let Some(block) = file.block(at) {
                         content.push(block);
                     }
                 }
@@ -118,26 +129,37 @@ fn answer_text(items: &[DataItem]) -> String {
         .collect()
 }
 
-/// A file item as a content block: by URI a `resource_link`, inline images and audio as
-/// theirs (other inline files wait for embedded resources).
-fn file(
-    name: Option<&str>,
-    mime_type: Option<&str>,
-    uri: &Option<String>,
-    bytes: &Option<String>,
-) -> Option<ContentBlock> {
-    if let Some(uri) = uri {
-        let mut link = Resource::new(uri.clone(), name.unwrap_or(uri).to_string());
-        link.mime_type = mime_type.map(str::to_string);
-        return Some(ContentBlock::ResourceLink(link));
-    }
-    let (bytes, mime) = (bytes.as_ref()?, mime_type?);
-    if mime.starts_with("image/") {
-        Some(ContentBlock::image(bytes.clone(), mime))
-    } else if mime.starts_with("audio/") {
-        Some(ContentBlock::audio(bytes.clone(), mime))
-    } else {
-        None
+/// A product's file item, as its fields are.
+struct File<'a> {
+    name: Option<&'a str>,
+    mime_type: Option<&'a str>,
+    uri: Option<&'a str>,
+    bytes: Option<&'a str>,
+}
+
+impl File<'_> {
+    /// The file as a content block: by URI a `resource_link`; inline images and audio as
+    /// theirs; any other inline file an embedded resource (`resource`, base64 `blob`) named
+    /// `at` (the task's own URI for it, there being no other).
+    fn block(&self, at: String) -> Option<ContentBlock> {
+        if let Some(uri) = self.uri {
+            let mut link = Resource::new(uri, self.name.unwrap_or(uri).to_string());
+            link.mime_type = self.mime_type.map(str::to_string);
+            return Some(ContentBlock::ResourceLink(link));
+        }
+        let bytes = self.bytes?.to_string();
+        match self.mime_type {
+            Some(mime) if mime.starts_with("image/") => Some(ContentBlock::image(bytes, mime)),
+            Some(mime) if mime.starts_with("audio/") => Some(ContentBlock::audio(bytes, mime)),
+            mime => Some(ContentBlock::resource(
+                ResourceContents::BlobResourceContents {
+                    uri: at,
+                    mime_type: Some(mime.unwrap_or("application/octet-stream").to_string()),
+                    blob: bytes,
+                    meta: None,
+                },
+            )),
+        }
     }
 }
 
@@ -234,6 +256,62 @@ mod tests {
             completes_on_result: true,
             plain_reply: false,
         }
+    }
+
+    fn file(name: &str, mime: &str, uri: Option<&str>, bytes: Option<&str>) -> DataItem {
+        DataItem::File {
+            name: Some(name.into()),
+            mime_type: Some(mime.into()),
+            uri: uri.map(str::to_string),
+            bytes: bytes.map(str::to_string),
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn a_product_is_text_links_media_embedded_files_and_structured_data() {
+        let mut data = Map::new();
+        data.insert("total".into(), json!(3));
+        let product = aiphost_model::Product {
+            id: "p".into(),
+            name: None,
+            description: None,
+            data_items: vec![
+                DataItem::text("the answer"),
+                file(
+                    "a.pdf",
+                    "application/pdf",
+                    Some("https://files.example/a.pdf"),
+                    None,
+                ),
+                file("dot.png", "image/png", None, Some("iVBORw0KGgo=")),
+                file("b.pdf", "application/pdf", None, Some("JVBERi0=")),
+                DataItem::Data {
+                    data,
+                    metadata: None,
+                },
+            ],
+        };
+        let mut task = asking();
+        task.status = TaskStatus::now(TaskState::Completed, Vec::new());
+        task.products = vec![product];
+        let result = serde_json::to_value(render(&task)).unwrap_or_default();
+        let content = &result["content"];
+        assert_eq!(content[0], json!({"type": "text", "text": "the answer"}));
+        assert_eq!(content[1]["type"], "resource_link");
+        assert_eq!(content[1]["uri"], "https://files.example/a.pdf");
+        assert_eq!(content[1]["mimeType"], "application/pdf");
+        assert_eq!(content[2]["type"], "image");
+        assert_eq!(content[2]["data"], "iVBORw0KGgo=");
+        assert_eq!(content[3]["type"], "resource");
+        assert_eq!(
+            content[3]["resource"],
+            json!({"uri": "aiphost:tasks/task-1/files/2", "mimeType": "application/pdf", "blob": "JVBERi0="})
+        );
+        assert_eq!(content[4], json!({"type": "text", "text": "{\"total\":3}"}));
+        assert_eq!(result["structuredContent"], json!({"total": 3}));
+        assert_eq!(result["isError"], false);
+        assert_eq!(result["_meta"]["aiphost.taskId"], "task-1");
     }
 
     #[test]
