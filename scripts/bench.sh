@@ -13,7 +13,9 @@
 # under the same 1M tasks' writes, and hostile neighbours (echo latency while partners loop; RSS
 # after product floods), and A2A `SendMessage` against AIP rpc and the official a2a-sdk server
 # (CPU per request, scripts/a2a-cpu-per-request.sh), and one echo chat turn at the Agent API and
-# AIFlowy doors against AIP start and agentscope-runtime's AgentApp (scripts/chat-cpu-per-request.sh).
+# AIFlowy doors against AIP start and agentscope-runtime's AgentApp (scripts/chat-cpu-per-request.sh),
+# and one echo tool call at the MCP door against AIP start and the Python mcp SDK's own server
+# (scripts/mcp-cpu-per-request.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,6 +62,10 @@ if $smoke; then
     bash scripts/python-env.sh agentscope >/dev/null
     bash scripts/chat-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 \
         "$target/debug/aiphost"
+    # An MCP tool call next to AIP start and the mcp SDK's own server (from .venv, set up above;
+    # killed whatever happens): every reply and the work behind it checked.
+    bash scripts/mcp-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 \
+        "$target/debug/aiphost"
     exit 0
 fi
 
@@ -94,5 +100,7 @@ bench=(target/release/aiphost-bench)
     bash scripts/a2a-cpu-per-request.sh --pair target/release/aiphost
     echo; echo "## a chat turn: the Agent API and AIFlowy doors, AIP start, agentscope-runtime's AgentApp"
     bash scripts/chat-cpu-per-request.sh target/release/aiphost
+    echo; echo "## an MCP tool call: the MCP door, AIP start, the mcp SDK's own server"
+    bash scripts/mcp-cpu-per-request.sh target/release/aiphost
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"

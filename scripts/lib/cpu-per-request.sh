@@ -9,8 +9,10 @@
 #                         the run's name); for aiphost also `per_request` (the partner invocations
 #                         one request needs); for another server leave `per_request` empty and
 #                         define `external_count URL` (a count of the work it did, read before and
-#                         after, that must grow by one per request). `t` and `per_unit` may be
-#                         changed from their defaults (wrk threads; requests per measured unit).
+#                         after, that must grow by one per request). `t`, `per_unit` and
+#                         `cut_commands` may be changed from their defaults (wrk threads;
+#                         requests per measured unit; the commands a request wrk cut off may
+#                         still cause, 1: its own).
 #
 # then calls `run_all` and `summary`, and prints its own ratio lines with `median_of` and
 # `ratios`. Each target, each run: a fresh server (for aiphost: a fresh data dir, the echo
@@ -20,7 +22,8 @@
 # socket error; aiphost did the work (`aiphost_commands_total` grew by the requests wrk counted
 # and `aiphost_invocations_total` by `per_request` times as many); another server by its count.
 # wrk counts a request it cut off at the end of a run while the server may still have done it: up
-# to C more are allowed.
+# to C more are allowed (C × `cut_commands` more commands: at the MCP door a call whose
+# connection closes is cancelled, a second command).
 
 tick=$(getconf CLK_TCK)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -109,7 +112,7 @@ failed=0
 measure() {
     local target=$1 run=$2 before_cpu after_cpu out line
     local before_cmd before_inv before_tr after_cmd after_inv after_tr before_work after_work
-    t=$threads per_unit=1 per_request=""
+    t=$threads per_unit=1 per_request="" cut_commands=1
     setup_target "$target"
     run_wrk -t"$t" -c"$connections" -d"${warmup}s" -s "$script" "$url" -- "${args[@]}" "warm$run" >/dev/null
     settle
@@ -145,7 +148,7 @@ measure() {
         after_tr=$(metric "$base" aiphost_transitions_total)
         local commands=$((after_cmd - before_cmd)) invocations=$((after_inv - before_inv))
         local transitions=$((after_tr - before_tr))
-        (( commands >= requests && commands <= requests + connections )) || why+=("$commands commands")
+        (( commands >= requests && commands <= requests + cut_commands * connections )) || why+=("$commands commands")
         (( invocations >= per_request * requests && invocations <= per_request * (requests + connections) )) ||
             why+=("$invocations invocations, $per_request per request expected")
         work="$commands commands, $invocations invocations, $(awk -v t="$transitions" -v r="$requests" -v u="$per_unit" 'BEGIN { printf "%.2f", t / (r / u) }') transitions/$( ((per_unit > 1)) && echo "$per_unit requests" || echo request)"
