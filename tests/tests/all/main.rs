@@ -24,6 +24,7 @@ mod interop_acps_sdk;
 mod js_partners;
 mod mcp;
 mod mcp_host;
+mod mcp_limits;
 mod mcp_sdk;
 mod mtls;
 mod notification;

@@ -8,7 +8,8 @@
 //! `aiphost.continue_task` for a client that cannot be asked), fail, name no tool or carry
 //! wrong arguments, and requests without a key or from a browser page — and prints one JSON line per scenario
 //! with the task behind each call. Here, those tasks are read over AIP `get` with A's key, and
-//! found by B's key in no namespace: a call's task is its caller's, as at every door.
+//! read over A2A `GetTask` with the same key, and found by B's key in no namespace over either: a
+//! call's task is its caller's, as at every door.
 
 use aiphost_tests::interop::{failed_scenarios, run_script, sdk_python};
 use aiphost_tests::tenants::{create_tenant, publish_keyed};
@@ -77,6 +78,24 @@ async fn keyed_concierge(host: &TestHost) -> [String; 2] {
 }
 
 /// An AIP `get` of `task` by `sender` with `key`.
+/// An A2A `GetTask` of `task` with `key`.
+async fn a2a_get(host: &TestHost, key: &str, task: &str) -> Value {
+    let endpoint = aiphost_tests::a2a::endpoint(host, AGENT);
+    let request = aiphost_tests::a2a::request("GetTask", json!({"id": task}));
+    post_as(&endpoint, Some(key), &request).await
+}
+
+/// The A2A v1.0 state of an AIP state (as the A2A door maps it).
+fn a2a_state(aip: &str) -> &'static str {
+    match aip {
+        "completed" => "TASK_STATE_COMPLETED",
+        "canceled" => "TASK_STATE_CANCELED",
+        "failed" => "TASK_STATE_FAILED",
+        "awaiting-input" => "TASK_STATE_INPUT_REQUIRED",
+        _ => "unexpected",
+    }
+}
+
 async fn aip_get(host: &TestHost, key: &str, sender: &str, task: &str) -> Value {
     let mut body = v2("get", task, json!([]), json!({}));
     body["params"]["command"]["senderId"] = json!(sender);
@@ -139,8 +158,21 @@ async fn the_mcp_sdk_drives_the_mcp_door() {
             commands.contains(r#""mcp":{"#) && commands.contains(r#""skill":"concierge""#),
             "{scenario}: {got}"
         );
+        // A2A reads the same task with the same key, B's finds it nowhere.
+        let got = a2a_get(&host, &key_a, task).await;
+        assert_eq!(
+            got["result"]["status"]["state"],
+            a2a_state(aip_state),
+            "{scenario}: {got}"
+        );
         let got = aip_get(&host, &key_b, LEADER_B, task).await;
         assert_eq!(error_code(&got), -32001, "{scenario}, B's key: {got}");
+        let got = a2a_get(&host, &key_b, task).await;
+        assert_eq!(
+            error_code(&got),
+            -32001,
+            "{scenario}, B's key over A2A: {got}"
+        );
     }
 
     // A form answered over MCP is one task: its start and one continue carrying the answer (a
