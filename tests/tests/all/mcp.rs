@@ -11,7 +11,8 @@
 //! "Oslo for 3 days"); `slow` is cancelled; `fail` completes with `isError`; a plain reply is
 //! answered inline; tasks/* need the extension (-32021); an unknown id is -32602; another
 //! Leader's task is not found, and its update and cancel are acknowledged without effect; a
-//! task is followed across a host restart.
+//! task is followed across a host restart. The door's counters on `/metrics` move with the
+//! requests.
 
 use aiphost_tests::tenants::{create_tenant, publish_keyed};
 use aiphost_tests::*;
@@ -363,6 +364,33 @@ async fn tasks_need_the_extension_and_belong_to_their_leader() {
     // A's cancel is A's.
     assert_ack(&a.cancel(&task).await, "A's cancel");
     a.until(&task, "cancelled").await;
+
+    // A partner's failure, inline: a tool error. A request with no key: refused at the entry.
+    let failed = plain.call("fail out of coffee").await;
+    assert_eq!(failed["isError"], true, "{failed}");
+    let anonymous = Mcp::new(&host.url, "keyed", None);
+    let refused = anonymous.request("tools/list", "", json!({})).await;
+    assert!(refused.get("error").is_some(), "{refused}");
+
+    // The door's counters moved with these requests (this host served no others).
+    let requests = |method: &str, outcome: &str| {
+        format!("aiphost_mcp_requests_total{{method=\"{method}\",outcome=\"{outcome}\"}}")
+    };
+    for (name, expected) in [
+        (requests("tools/call", "task"), 1),
+        (requests("tools/call", "ok"), 1),
+        (requests("tools/call", "tool_error"), 1),
+        (requests("tools/call", "error"), 0),
+        (requests("tasks/get", "error"), 3),
+        (requests("tasks/cancel", "ok"), 2),
+        (requests("tasks/update", "ok"), 1),
+        ("aiphost_mcp_refusals_total{status=\"401\"}".to_string(), 1),
+        ("aiphost_mcp_sessions".to_string(), 0),
+    ] {
+        assert_eq!(metric(&host.url, &name).await, expected, "{name}");
+    }
+    // tasks/get of A's task while it ran and until it was cancelled: at least two.
+    assert!(metric(&host.url, &requests("tasks/get", "ok")).await >= 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,6 +89,21 @@ async fn https(
     bearer: Option<&str>,
     body: Option<&Value>,
 ) -> Result<(u16, Value), String> {
+    https_with(url, method, path, trust, identity, bearer, body, &[]).await
+}
+
+/// [`https`] with more request `headers`.
+#[allow(clippy::too_many_arguments)]
+async fn https_with(
+    url: &str,
+    method: &str,
+    path: &str,
+    trust: &CertificateDer<'static>,
+    identity: Option<&Identity>,
+    bearer: Option<&str>,
+    body: Option<&Value>,
+    headers: &[(&str, &str)],
+) -> Result<(u16, Value), String> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(trust.clone()).map_err(|e| e.to_string())?;
     let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
@@ -123,6 +138,9 @@ async fn https(
         .header("content-type", "application/json");
     if let Some(token) = bearer {
         request = request.header("authorization", format!("Bearer {token}"));
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let payload = body.map(|b| b.to_string()).unwrap_or_default();
     let request = request
@@ -747,4 +765,221 @@ async fn chat_doors_take_leaders_by_client_certificate() {
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
     let (_, answer) = get(b, task_b).await;
     assert_eq!(answer["result"]["contextId"], "shared", "{answer}");
+}
+
+/// A 2026-07-28 MCP request (raw JSON-RPC, as `mcp.rs` sends it) of `method` to `path`, over
+/// HTTPS with `identity`: `(HTTP status, the JSON-RPC answer)` — from a JSON body, or the last
+/// answer of an SSE one.
+async fn mcp_https(
+    host: &TestHost,
+    trust: &CertificateDer<'static>,
+    path: &str,
+    identity: Option<&Identity>,
+    method: &str,
+    name: &str,
+    mut params: Value,
+) -> (u16, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "aiphost-tests", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": uuid(), "method": method, "params": params});
+    let headers = [
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    let (status, answer) = https_with(
+        &host.url,
+        "POST",
+        path,
+        trust,
+        identity,
+        None,
+        Some(&body),
+        &headers,
+    )
+    .await
+    .unwrap();
+    let answer = match answer {
+        Value::String(text) => text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .rfind(|m| m.get("id").is_some())
+            .unwrap_or(Value::String(text)),
+        json => json,
+    };
+    (status, answer)
+}
+
+/// Issue 33 point 7 over mutual TLS: a partner's MCP server takes Leaders by client
+/// certificate as the other doors do — none is 401, a Leader the
+/// partner does not admit 403, an admitted one's `tools/call` runs in that Leader's namespace —
+/// and the host's `/mcp` lists and calls the partner's tools for an admitted Leader only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_door_takes_leaders_by_client_certificate() {
+    let ca = Ca::new("aiphost test CA");
+    let pki = tempfile::tempdir().unwrap();
+    let host = tls_host(&ca, pki.path()).await;
+    let trust = ca.der();
+    let access =
+        format!("[access]\nleaders = \"mtls\"\nallowed-leaders = [{LEADER_A:?}, {LEADER_B:?}]\n");
+    publish_guarded(&host, &trust, &access).await;
+    let (a, b, c) = (
+        ca.leader(Some(LEADER_A)),
+        ca.leader(Some(LEADER_B)),
+        ca.leader(Some(LEADER_C)),
+    );
+    let path = "/agents/guarded/mcp";
+    let call = json!({"name": "echo", "arguments": {"text": "hi over mTLS"}});
+
+    let (status, answer) = mcp_https(
+        &host,
+        &trust,
+        path,
+        None,
+        "tools/call",
+        "echo",
+        call.clone(),
+    )
+    .await;
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(answer["error"]["data"]["scheme"], "mtls", "{answer}");
+    let (status, answer) = mcp_https(
+        &host,
+        &trust,
+        path,
+        Some(&c),
+        "tools/call",
+        "echo",
+        call.clone(),
+    )
+    .await;
+    assert_eq!(status, 403, "{answer}");
+    let (status, answer) =
+        mcp_https(&host, &trust, path, Some(&c), "tools/list", "", json!({})).await;
+    assert_eq!(status, 403, "listing too: {answer}");
+
+    let (status, answer) = mcp_https(
+        &host,
+        &trust,
+        path,
+        Some(&a),
+        "tools/call",
+        "echo",
+        call.clone(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let result = &answer["result"];
+    assert_eq!(result["isError"], false, "{answer}");
+    assert!(
+        result["content"].to_string().contains("hi over mTLS"),
+        "{answer}"
+    );
+    // The call's task is A's: A reads it over AIP, B does not find it.
+    let task = result["_meta"]["aiphost.taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task id: {answer}"))
+        .to_string();
+    let rpc = "/agents/guarded/rpc";
+    let (_, got) = https(
+        &host.url,
+        "POST",
+        rpc,
+        &trust,
+        Some(&a),
+        None,
+        Some(&command("get", &task, LEADER_A)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(state(&got), "completed", "{got}");
+    let (_, got) = https(
+        &host.url,
+        "POST",
+        rpc,
+        &trust,
+        Some(&b),
+        None,
+        Some(&command("get", &task, LEADER_B)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(&got), -32001, "{got}");
+
+    // The host's server: an admitted Leader's listing has the partner's tools, a stranger's
+    // and an anonymous one's do not (they still list the open partners').
+    let tools = |answer: &Value| -> Vec<String> {
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no tools: {answer}"))
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let list = |identity: Option<Identity>| {
+        let (host, trust) = (&host, trust.clone());
+        async move {
+            let (status, answer) = mcp_https(
+                host,
+                &trust,
+                "/mcp",
+                identity.as_ref(),
+                "tools/list",
+                "",
+                json!({}),
+            )
+            .await;
+            assert_eq!(status, 200, "{answer}");
+            tools(&answer)
+        }
+    };
+    let listed = list(Some(a.clone())).await;
+    assert!(listed.contains(&"guarded__echo".to_string()), "{listed:?}");
+    assert!(listed.contains(&"echo__echo".to_string()), "{listed:?}");
+    for stranger in [Some(c.clone()), None] {
+        let listed = list(stranger).await;
+        assert!(
+            !listed.iter().any(|t| t.starts_with("guarded__")),
+            "{listed:?}"
+        );
+        assert!(listed.contains(&"echo__echo".to_string()), "{listed:?}");
+    }
+    // …and its call runs at the partner, as A.
+    let host_call = json!({"name": "guarded__echo", "arguments": {"text": "via /mcp"}});
+    let (status, answer) = mcp_https(
+        &host,
+        &trust,
+        "/mcp",
+        Some(&a),
+        "tools/call",
+        "guarded__echo",
+        host_call.clone(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        answer["result"]["_meta"]["aiphost.agent"], "guarded",
+        "{answer}"
+    );
+    let (status, answer) = mcp_https(
+        &host,
+        &trust,
+        "/mcp",
+        Some(&c),
+        "tools/call",
+        "guarded__echo",
+        host_call,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["error"]["code"], -32602,
+        "a tool C cannot reach is unknown: {answer}"
+    );
 }

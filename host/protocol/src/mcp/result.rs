@@ -14,7 +14,7 @@
 //! - still running when the wait ended: `isError`, `STILL_WORKING`; the task goes on.
 
 use super::tool_error::tool_error;
-use aiphost_model::activity::{Failure, InputRequest, kind_of};
+use aiphost_model::activity::{Failure, InputRequest, kind_of, text_of};
 use aiphost_model::{DataItem, Task, TaskState};
 use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
 use serde_json::{Value, json};
@@ -210,17 +210,11 @@ fn awaiting_input(task: &Task, partner: &str, continue_tool: &str) -> CallToolRe
     result
 }
 
-/// The status's text items, joined.
+/// The status's text items, one a line (the model's joining). All of them, marked or not:
+/// `activity::said` would leave out a text a partner marked with a kind.
 fn status_text(task: &Task) -> String {
-    task.status
-        .data_items
-        .iter()
-        .filter_map(|item| match item {
-            DataItem::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let items: Vec<&DataItem> = task.status.data_items.iter().collect();
+    text_of(&items)
 }
 
 /// The state's wire name (`canceled`).
@@ -332,5 +326,35 @@ mod tests {
         assert_eq!(s["form"]["requestId"], "trip");
         let meta = result.meta.unwrap_or_default();
         assert_eq!(meta.0["aiphost.taskId"], "task-1");
+    }
+
+    #[test]
+    fn an_ended_task_says_its_status_texts() {
+        let marked = serde_json::from_value(json!({"aiphost.kind": "answer"})).ok();
+        let mut task = asking();
+        task.status = TaskStatus::now(
+            TaskState::Rejected,
+            vec![
+                DataItem::text("not today"),
+                DataItem::Data {
+                    data: Map::new(),
+                    metadata: None,
+                },
+                DataItem::Text {
+                    text: "try tomorrow".into(),
+                    metadata: marked,
+                },
+            ],
+        );
+        let text = |r: CallToolResult| r.content[0].as_text().map(|t| t.text.clone());
+        assert_eq!(
+            text(render(&task)).as_deref(),
+            Some("REJECTED: not today\ntry tomorrow")
+        );
+        task.status = TaskStatus::now(TaskState::Canceled, Vec::new());
+        assert_eq!(
+            text(render(&task)).as_deref(),
+            Some("CANCELED: the task ended canceled")
+        );
     }
 }

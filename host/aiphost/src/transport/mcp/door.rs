@@ -76,4 +76,10 @@ impl Door for McpDoor {
             .merge(host)
             .route_layer(axum::middleware::from_fn(|r, n| span::request("mcp", r, n)))
     }
+
+    fn metrics(&self, text: &mut String) {
+        self.state
+            .stats
+            .write(text, self.state.sessions.open_count());
+    }
 }

@@ -7,14 +7,15 @@
 //! lacks), handed on whole; (4) a 2025-11-25 session's bounds (`sessions.rs`): an
 //! `initialize` only while fewer than `--mcp-max-sessions` are open, a session only by the
 //! caller that opened it. The scope found rides in the request's extensions, which `rmcp`
-//! gives the handler (`RequestContext.extensions` holds the HTTP `Parts`).
+//! gives the handler (`RequestContext.extensions` holds the HTTP `Parts`). Every refusal here is
+//! counted by its HTTP status (`stats.rs`).
 //!
 //! The `Origin` rule (the spec: "Servers MUST validate the Origin header … present and invalid
 //! → 403"): a request that carries an `Origin` passes only when `--mcp-allow-origin` lists it
 //! (`null` by name); browsers send one, MCP clients that are programs do not. Never "the same
 //! as Host": a DNS-rebinding page's Origin matches its Host.
 
-use super::errors;
+use super::errors::{self, EntryRefusal};
 use super::scope::Scope;
 use super::state::McpState;
 use crate::transport::kit::json_body;
@@ -37,14 +38,14 @@ pub(super) async fn partner(
     next: Next,
 ) -> Response {
     if let Some(refused) = origin(&app, &request) {
-        return refused;
+        return refuse(&app, refused);
     }
     let caller = match app.callers.caller(&agent, request.headers(), &peer) {
         Ok(caller) => caller,
-        Err(e) => return errors::caller(e).response(),
+        Err(e) => return refuse(&app, errors::caller(e)),
     };
     if let Err(e) = caller.agent.admit_request() {
-        return errors::quota(&e).response();
+        return refuse(&app, errors::quota(&e));
     }
     pass(&app, Scope::Partner(caller), request, next).await
 }
@@ -57,20 +58,26 @@ pub(super) async fn host(
     next: Next,
 ) -> Response {
     if let Some(refused) = origin(&app, &request) {
-        return refused;
+        return refuse(&app, refused);
     }
     let callers = match app.callers.leader_partners(request.headers(), &peer) {
         Ok(callers) => callers,
-        Err(e) => return errors::caller(e).response(),
+        Err(e) => return refuse(&app, errors::caller(e)),
     };
     pass(&app, Scope::Host(callers.into()), request, next).await
 }
 
 /// The refusal of a request whose `Origin` is not listed, if it is one.
-fn origin(app: &McpState, request: &Request) -> Option<Response> {
+fn origin(app: &McpState, request: &Request) -> Option<EntryRefusal> {
     let origin = request.headers().get(header::ORIGIN)?;
     let origin = String::from_utf8_lossy(origin.as_bytes());
-    (!app.config.allows_origin(&origin)).then(|| errors::origin(&origin).response())
+    (!app.config.allows_origin(&origin)).then(|| errors::origin(&origin))
+}
+
+/// The answer of a request refused at the entry, counted by its status.
+fn refuse(app: &McpState, refused: EntryRefusal) -> Response {
+    app.stats.refused(refused.status());
+    refused.response()
 }
 
 /// A request let in with `scope`: its body read whole (a POST's), its session checked, the
@@ -84,7 +91,7 @@ async fn pass(app: &McpState, scope: Scope, request: Request, next: Next) -> Res
                 opens_session = !parts.headers.contains_key(SESSION_ID) && is_initialize(&bytes);
                 Body::from(bytes)
             }
-            Err(e) => return errors::body(e).response(),
+            Err(e) => return refuse(app, errors::body(e)),
         }
     } else {
         body
@@ -93,11 +100,11 @@ async fn pass(app: &McpState, scope: Scope, request: Request, next: Next) -> Res
     if let Some(id) = parts.headers.get(SESSION_ID) {
         let id = String::from_utf8_lossy(id.as_bytes());
         if let Err(e) = app.sessions.check(&id, &owner) {
-            return errors::session(&e).response();
+            return refuse(app, errors::session(&e));
         }
     }
     if opens_session && let Err(e) = app.sessions.admit_new().await {
-        return errors::session(&e).response();
+        return refuse(app, errors::session(&e));
     }
     parts.extensions.insert(scope);
     let response = next.run(Request::from_parts(parts, body)).await;

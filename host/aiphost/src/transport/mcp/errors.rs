@@ -35,6 +35,11 @@ impl EntryRefusal {
         }
     }
 
+    /// Its HTTP status.
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+
     /// The HTTP answer.
     pub(crate) fn response(&self) -> Response {
         refusals::respond_json_rpc(self.status, &self.error)

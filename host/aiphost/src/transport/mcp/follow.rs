@@ -1,7 +1,8 @@
 //! Following a call's task to its rest, for `call.rs` (a start) and `forms.rs` (a form's
 //! answer): [`run`] carries out the command and waits until the task rests (or its
 //! `responseTimeout` ends); a client that closes the call meanwhile cancels the task. Here too
-//! are the door's commands ([`POLICY`], [`command`], [`cancel`]).
+//! are the door's commands ([`POLICY`], [`command`], [`cancel`]), which the tasks extension
+//! (`tasks.rs`) sends too, under its own policy.
 //!
 //! Without a progress token the command's own reply is the wait (the engine answers when the
 //! task rests). A call whose client sent a progress token (`_meta.progressToken`) goes through
@@ -116,6 +117,17 @@ pub(super) async fn cancel(
     task_id: &str,
     text: &str,
 ) -> Result<Task, EngineError> {
+    cancel_under(app, caller, task_id, text, POLICY).await
+}
+
+/// [`cancel`] under `policy` (the tasks extension's answers at once).
+pub(super) async fn cancel_under(
+    app: &McpState,
+    caller: &Caller,
+    task_id: &str,
+    text: &str,
+    policy: CommandPolicy,
+) -> Result<Task, EngineError> {
     let inbound = Inbound {
         form: None,
         history: Ok(HistoryFilter::default()),
@@ -124,7 +136,7 @@ pub(super) async fn cancel(
             ..LeaderCommand::cancel_of(task_id)
         },
         owner: caller.owner.clone(),
-        policy: POLICY,
+        policy,
     };
     let reply = app.engine.command(&caller.agent, inbound, None).await?;
     Ok(reply.task)

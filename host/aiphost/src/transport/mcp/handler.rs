@@ -3,7 +3,7 @@
 //! from the scope the entry put in the request's extensions, and serves `tools/list`,
 //! `tools/call` and the tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel`
 //! (`tasks.rs`); every other method is `rmcp`'s default (prompts and resources: method not
-//! found).
+//! found). Each request it answers is counted by method and outcome (`stats.rs`).
 //!
 //! At `/mcp` a call is routed by the host's tool table to its partner and run there as at the
 //! partner's own server; the partner's request rate is charged then (the entry cannot know
@@ -14,6 +14,7 @@ use super::call;
 use super::errors;
 use super::scope::Scope;
 use super::state::McpState;
+use super::stats::Method;
 use super::tasks;
 use super::tools::{HostTools, Tools};
 use crate::transport::kit::caller::Caller;
@@ -115,11 +116,14 @@ impl ServerHandler for McpHandler {
     }
 
     async fn discover(&self, ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let info = identity(&Scope::of(&ctx)?, self.get_info());
-        Ok(DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            info,
-        ))
+        let answer = Scope::of(&ctx).map(|scope| {
+            DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                identity(&scope, self.get_info()),
+            )
+        });
+        self.state.stats.answered(Method::Other, &answer);
+        answer
     }
 
     async fn initialize(
@@ -127,9 +131,12 @@ impl ServerHandler for McpHandler {
         request: InitializeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        let scope = Scope::of(&ctx)?;
-        ctx.peer.set_peer_info(request.clone());
-        Ok(identity(&scope, self.negotiate_initialize(&request)?))
+        let answer = Scope::of(&ctx).and_then(|scope| {
+            ctx.peer.set_peer_info(request.clone());
+            Ok(identity(&scope, self.negotiate_initialize(&request)?))
+        });
+        self.state.stats.answered(Method::Other, &answer);
+        answer
     }
 
     async fn list_tools(
@@ -137,29 +144,83 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        match Scope::of(&ctx)? {
-            // One page: a manifest's skills are few.
-            Scope::Partner(caller) => Ok(ListToolsResult::with_all_items(
-                Tools::of(&caller.agent).list(),
-            )),
-            Scope::Host(callers) => {
-                let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-                let (tools, next) = HostTools::of(&callers)
-                    .page(cursor)
-                    .ok_or_else(|| errors::bad_cursor(cursor.unwrap_or_default()))?;
-                let mut page = ListToolsResult::with_all_items(tools);
-                page.next_cursor = next;
-                Ok(page)
-            }
-        }
+        let answer = list_tools(request, &ctx);
+        self.state.stats.answered(Method::ToolsList, &answer);
+        answer
     }
 
     async fn call_tool(
         &self,
-        mut request: CallToolRequestParams,
+        request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = match Scope::of(&ctx)? {
+        let answer = self.call(request, &ctx).await;
+        self.state.stats.called(&answer);
+        answer
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let answer = self.get(request, &ctx).await;
+        self.state.stats.answered(Method::TasksGet, &answer);
+        answer
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let answer = self.update(request, &ctx).await;
+        self.state.stats.answered(Method::TasksUpdate, &answer);
+        answer
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let answer = self.cancel(request, &ctx).await;
+        self.state.stats.answered(Method::TasksCancel, &answer);
+        answer
+    }
+}
+
+/// `tools/list`: the partner's tools, or a page of the host's table.
+fn list_tools(
+    request: Option<PaginatedRequestParams>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<ListToolsResult, ErrorData> {
+    match Scope::of(ctx)? {
+        // One page: a manifest's skills are few.
+        Scope::Partner(caller) => Ok(ListToolsResult::with_all_items(
+            Tools::of(&caller.agent).list(),
+        )),
+        Scope::Host(callers) => {
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            let (tools, next) = HostTools::of(&callers)
+                .page(cursor)
+                .ok_or_else(|| errors::bad_cursor(cursor.unwrap_or_default()))?;
+            let mut page = ListToolsResult::with_all_items(tools);
+            page.next_cursor = next;
+            Ok(page)
+        }
+    }
+}
+
+/// The methods' work, counted by the [`ServerHandler`] methods that call them.
+impl McpHandler {
+    /// `tools/call`: run at the partner (at `/mcp`, the one the tool's name routes to).
+    async fn call(
+        &self,
+        mut request: CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = match Scope::of(ctx)? {
             Scope::Partner(caller) => caller,
             Scope::Host(callers) => {
                 let table = HostTools::of(&callers);
@@ -173,8 +234,8 @@ impl ServerHandler for McpHandler {
                 caller.clone()
             }
         };
-        let host = matches!(Scope::of(&ctx)?, Scope::Host(_));
-        let response = call::call(&self.state, &caller, request, &ctx).await?;
+        let host = matches!(Scope::of(ctx)?, Scope::Host(_));
+        let response = call::call(&self.state, &caller, request, ctx).await?;
         Ok(match response {
             CallToolResponse::Complete(result) => named(&caller, result).into(),
             CallToolResponse::Task(mut handle) if host => {
@@ -185,12 +246,13 @@ impl ServerHandler for McpHandler {
         })
     }
 
-    async fn get_task(
+    /// `tasks/get`.
+    async fn get(
         &self,
         mut request: GetTaskParams,
-        ctx: RequestContext<RoleServer>,
+        ctx: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let (caller, host) = task_caller(&ctx, &mut request.task_id)?;
+        let (caller, host) = task_caller(ctx, &mut request.task_id)?;
         let mut result = tasks::get(&self.state, &caller, request).await?;
         if host {
             result.task.task.task_id = qualified(&caller, &result.task.task.task_id);
@@ -198,24 +260,26 @@ impl ServerHandler for McpHandler {
         Ok(result)
     }
 
-    async fn update_task(
+    /// `tasks/update`.
+    async fn update(
         &self,
         mut request: UpdateTaskParams,
-        ctx: RequestContext<RoleServer>,
+        ctx: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        match task_caller(&ctx, &mut request.task_id) {
+        match task_caller(ctx, &mut request.task_id) {
             Ok((caller, _)) => tasks::update(&self.state, &caller, request).await,
             // The SEP: an update of any id is acknowledged.
             Err(_) => Ok(()),
         }
     }
 
-    async fn cancel_task(
+    /// `tasks/cancel`.
+    async fn cancel(
         &self,
         mut request: CancelTaskParams,
-        ctx: RequestContext<RoleServer>,
+        ctx: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        match task_caller(&ctx, &mut request.task_id) {
+        match task_caller(ctx, &mut request.task_id) {
             Ok((caller, _)) => tasks::cancel(&self.state, &caller, request).await,
             // The SEP: a cancel of any id is acknowledged.
             Err(_) => Ok(()),

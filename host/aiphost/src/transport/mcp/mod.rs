@@ -24,6 +24,7 @@
 //! - `tasks.rs` is the tasks extension (SEP-2663): a call declaring it answered with a task
 //!   handle, then `tasks/get`, `tasks/update` and `tasks/cancel` over the durable task.
 //! - `sessions.rs` bounds the 2025-11-25 sessions and binds each to the caller that opened it.
+//! - `stats.rs` counts the door's requests, refusals and sessions for `/metrics`.
 //! - `errors.rs` is where refusals become this door's words; `state.rs` what the door holds;
 //!   `door.rs` its route.
 
@@ -39,5 +40,6 @@ mod handler;
 mod scope;
 mod sessions;
 mod state;
+mod stats;
 mod tasks;
 mod tools;

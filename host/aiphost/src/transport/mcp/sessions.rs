@@ -19,6 +19,7 @@
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The open sessions and whom each belongs to.
@@ -26,6 +27,8 @@ pub(super) struct Sessions {
     manager: Arc<LocalSessionManager>,
     owners: Mutex<HashMap<String, String>>,
     max: usize,
+    /// How many were open when last seen (for `/metrics`, which cannot wait for the manager).
+    seen_open: AtomicUsize,
 }
 
 /// Why a session request is refused.
@@ -44,6 +47,7 @@ impl Sessions {
             manager,
             owners: Mutex::new(HashMap::new()),
             max,
+            seen_open: AtomicUsize::new(0),
         }
     }
 
@@ -54,10 +58,25 @@ impl Sessions {
 
     /// Whether one more session may be opened.
     pub(super) async fn admit_new(&self) -> Result<(), SessionRefusal> {
-        if self.manager.sessions.read().await.len() >= self.max {
+        let open = self.manager.sessions.read().await.len();
+        self.seen_open.store(open, Ordering::Relaxed);
+        if open >= self.max {
             return Err(SessionRefusal::Full { max: self.max });
         }
         Ok(())
+    }
+
+    /// How many sessions are open: counted now, or (while `rmcp` is opening or closing one,
+    /// which holds its map for a moment) as last seen. `/metrics` is synchronous: it cannot
+    /// wait for the manager's lock.
+    pub(super) fn open_count(&self) -> usize {
+        match self.manager.sessions.try_read() {
+            Ok(sessions) => {
+                self.seen_open.store(sessions.len(), Ordering::Relaxed);
+                sessions.len()
+            }
+            Err(_) => self.seen_open.load(Ordering::Relaxed),
+        }
     }
 
     /// Session `id` was opened by `owner` (a caller's fingerprint).
@@ -129,5 +148,6 @@ mod tests {
             assert!(opened.is_ok());
         }
         assert_eq!(s.admit_new().await, Err(SessionRefusal::Full { max: 2 }));
+        assert_eq!(s.open_count(), 2);
     }
 }

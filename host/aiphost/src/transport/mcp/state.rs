@@ -1,9 +1,10 @@
 //! What the MCP door holds: the engine, its callers' authentication, the HTTP settings, its
-//! own, and its 2025-11-25 sessions — drawn from the host's state when the door is built (`rmcp` needs its handler's state
-//! up front, not per request).
+//! own, its 2025-11-25 sessions and its counters — drawn from the host's state when the door
+//! is built (`rmcp` needs its handler's state up front, not per request).
 
 use super::config::McpConfig;
 use super::sessions::Sessions;
+use super::stats::Stats;
 use crate::task::TaskEngine;
 use crate::transport::kit::caller::Callers;
 use crate::transport::kit::http_config::HttpConfig;
@@ -20,6 +21,7 @@ pub(super) struct McpState {
     pub(super) http: Arc<HttpConfig>,
     pub(super) config: Arc<McpConfig>,
     pub(super) sessions: Arc<Sessions>,
+    pub(super) stats: Arc<Stats>,
 }
 
 impl McpState {
@@ -34,6 +36,7 @@ impl McpState {
                 config.max_sessions,
             )),
             config: Arc::new(config),
+            stats: Arc::default(),
         }
     }
 }

@@ -28,8 +28,9 @@
 //! clients are served synchronously (`rmcp` refuses `tasks/*` from a request that did not
 //! declare the extension with -32021).
 
+use super::follow;
 use super::state::McpState;
-use crate::model::{CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand};
+use crate::model::{CommandKind, CommandPolicy, DataItem, Inbound};
 use crate::protocol::mcp::result;
 use crate::protocol::mcp::tasks::{self, Question, Reply};
 use crate::refusal::{self, Kind};
@@ -48,9 +49,8 @@ use serde_json::json;
 /// the task exists. The same for the continues and cancels of `tasks/update` and
 /// `tasks/cancel`.
 const POLICY: CommandPolicy = CommandPolicy {
-    complete_on_result: true,
-    strict: true,
     answer_at_once: true,
+    ..follow::POLICY
 };
 
 /// Whether the request declared the tasks extension, at a revision that defines it.
@@ -81,7 +81,7 @@ pub(super) async fn call(
         reply = started => reply,
         () = ctx.ct.cancelled() => {
             let _ = cancel_task(app, caller, &task_id, "the MCP client closed the call").await;
-            return Err(ErrorData::internal_error("the call was cancelled", None));
+            return Err(follow::closed());
         }
     };
     let task = match reply {
@@ -173,17 +173,15 @@ async fn continue_task(
     item: DataItem,
     key: &str,
 ) -> Result<(), ErrorData> {
-    let command = LeaderCommand {
-        id: format!("mcp-{}", uuid::Uuid::new_v4()),
-        command: CommandKind::Continue,
-        data_items: vec![item],
-        ..LeaderCommand::cancel_of(task_id)
-    };
-    match app
-        .engine
-        .command(&caller.agent, inbound(caller, command), None)
-        .await
-    {
+    let mut inbound = follow::command(
+        caller,
+        CommandKind::Continue,
+        task_id,
+        vec![item],
+        serde_json::Map::new(),
+    );
+    inbound.policy = POLICY;
+    match app.engine.command(&caller.agent, inbound, None).await {
         Ok(_) => Ok(()),
         Err(e) => {
             let refusal = refusal::engine(e);
@@ -215,28 +213,9 @@ async fn cancel_task(
     task_id: &str,
     why: &str,
 ) -> Result<(), ErrorData> {
-    let command = LeaderCommand {
-        data_items: vec![DataItem::text(why)],
-        ..LeaderCommand::cancel_of(task_id)
-    };
-    match app
-        .engine
-        .command(&caller.agent, inbound(caller, command), None)
-        .await
-    {
+    match follow::cancel_under(app, caller, task_id, why, POLICY).await {
         Ok(_) => Ok(()),
         Err(e) => ack_unless_internal(e),
-    }
-}
-
-/// `command` from `caller` under the tasks policy.
-fn inbound(caller: &Caller, command: LeaderCommand) -> Inbound {
-    Inbound {
-        form: None,
-        history: Ok(HistoryFilter::default()),
-        command,
-        owner: caller.owner.clone(),
-        policy: POLICY,
     }
 }
 
