@@ -41,6 +41,7 @@ mod sandbox;
 mod skill_manifest;
 mod slow_chat_clients;
 mod slow_clients;
+mod slow_mcp_clients;
 mod spec_examples;
 mod store_damage;
 mod streaming;

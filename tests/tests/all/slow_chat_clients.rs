@@ -14,10 +14,15 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Long enough never to fire in a test that is about another limit.
-const NEVER: Duration = Duration::from_secs(30);
-const WAIT: Duration = Duration::from_secs(20);
+pub(super) const NEVER: Duration = Duration::from_secs(30);
+pub(super) const WAIT: Duration = Duration::from_secs(20);
 
-fn limits(header: Duration, body: Duration, idle: Duration, write: Duration) -> HttpLimits {
+pub(super) fn limits(
+    header: Duration,
+    body: Duration,
+    idle: Duration,
+    write: Duration,
+) -> HttpLimits {
     HttpLimits {
         header_timeout: header,
         body_timeout: body,
@@ -124,7 +129,7 @@ fn post_request(path: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// Wait until the host's gauge of open event streams is `wanted`: when it got there.
-async fn open_streams_reach(host: &TestHost, wanted: u64, limit: Duration) -> Instant {
+pub(super) async fn open_streams_reach(host: &TestHost, wanted: u64, limit: Duration) -> Instant {
     let deadline = Instant::now() + limit;
     loop {
         let open = metric(&host.url, "aiphost_open_streams").await;
@@ -146,14 +151,14 @@ async fn open_streams_reach(host: &TestHost, wanted: u64, limit: Duration) -> In
 /// cap of 4096 activity events, some 700 KB of events at either door. (Small deltas: a followed
 /// task is written change by change, each change with the answer so far, so large ones make a
 /// turn slow before it is long.)
-const LONG_WORDS: usize = 2000;
-const WORD_BYTES: usize = 16;
+pub(super) const LONG_WORDS: usize = 2000;
+pub(super) const WORD_BYTES: usize = 16;
 
 /// A connection to the host at `url` as a client on a slow link has it: a small receive window,
 /// and small segments. (On loopback a segment is 64 KiB, and the host's send buffer grows to
 /// hold ten of them; with 536-byte segments it stays a few KiB, so a turn of a few hundred KB
 /// is far more than the sockets between host and client hold.)
-async fn slow_link(url: &str) -> tokio::net::TcpStream {
+pub(super) async fn slow_link(url: &str) -> tokio::net::TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
     socket.set_recv_buffer_size(4096).expect("a small window");
     socket2::SockRef::from(&socket)
