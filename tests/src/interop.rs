@@ -110,6 +110,28 @@ impl Ran {
             .collect()
     }
 
+    /// The scenario lines of a script every scenario of which must pass: each of `expected`
+    /// reported and ok, nothing reported that `expected` does not list (a scenario added to the
+    /// script and not to its test is a failure), and the script's exit code 0.
+    pub fn all_passed(&self, script: &str, expected: &[&str]) -> Vec<Value> {
+        let results = self.results();
+        let mut failed = failed_scenarios(&results, expected);
+        for result in &results {
+            let scenario = result["scenario"].as_str().unwrap_or_default();
+            if !expected.contains(&scenario) {
+                failed.push(format!("{scenario}: not listed in this test: {result}"));
+            }
+        }
+        self.assert_none_failed(&failed);
+        assert_eq!(
+            self.output.status.code(),
+            Some(0),
+            "{script} failed\n{}",
+            self.report
+        );
+        results
+    }
+
     /// Assert that `failed` (see [`failed_scenarios`]) is empty, showing the run if not.
     pub fn assert_none_failed(&self, failed: &[String]) {
         assert!(

@@ -11,7 +11,7 @@
 //! read over A2A `GetTask` with the same key, and found by B's key in no namespace over either: a
 //! call's task is its caller's, as at every door.
 
-use aiphost_tests::interop::{failed_scenarios, run_script, sdk_python};
+use aiphost_tests::interop::{run_script, sdk_python};
 use aiphost_tests::tenants::{create_tenant, publish_keyed};
 use aiphost_tests::*;
 use serde_json::{Value, json};
@@ -116,21 +116,7 @@ async fn the_mcp_sdk_drives_the_mcp_door() {
         Duration::from_secs(300),
     )
     .await;
-    let results = ran.results();
-    let mut failed = failed_scenarios(&results, SCENARIOS);
-    for result in &results {
-        let scenario = result["scenario"].as_str().unwrap_or_default();
-        if !SCENARIOS.contains(&scenario) {
-            failed.push(format!("{scenario}: not listed in this test: {result}"));
-        }
-    }
-    ran.assert_none_failed(&failed);
-    assert_eq!(
-        ran.output.status.code(),
-        Some(0),
-        "mcp_client.py failed\n{}",
-        ran.report
-    );
+    let results = ran.all_passed("mcp_client.py", SCENARIOS);
 
     // The task behind each call: A's over AIP, started by the MCP door (its command params say
     // the tool and the skill); B's key finds it in no namespace.

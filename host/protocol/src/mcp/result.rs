@@ -48,10 +48,19 @@ pub fn render_named(task: &Task, partner: &str, continue_tool: &str) -> CallTool
             }),
         ),
     };
+    result = with_task(result, &task.id);
+    if let Some(meta) = result.meta.as_mut() {
+        meta.0
+            .insert("aiphost.state".into(), json!(task.status.state));
+    }
+    result
+}
+
+/// `result` naming task `task_id` in its `_meta` (`aiphost.taskId`), as every call's result
+/// does, so a client can read the task over AIP or A2A.
+pub fn with_task(mut result: CallToolResult, task_id: &str) -> CallToolResult {
     let mut meta = result.meta.take().unwrap_or_default();
-    meta.0.insert("aiphost.taskId".into(), json!(task.id));
-    meta.0
-        .insert("aiphost.state".into(), json!(task.status.state));
+    meta.0.insert("aiphost.taskId".into(), json!(task_id));
     result.meta = Some(meta);
     result
 }
@@ -178,7 +187,7 @@ fn failed(task: &Task) -> CallToolResult {
 fn ended_as(code: &str, task: &Task) -> CallToolResult {
     let text = status_text(task);
     let reason = if text.is_empty() {
-        format!("the task ended {}", state_name(task))
+        format!("the task ended {}", task.status.state.as_str())
     } else {
         text
     };
@@ -215,14 +224,6 @@ fn awaiting_input(task: &Task, partner: &str, continue_tool: &str) -> CallToolRe
 fn status_text(task: &Task) -> String {
     let items: Vec<&DataItem> = task.status.data_items.iter().collect();
     text_of(&items)
-}
-
-/// The state's wire name (`canceled`).
-fn state_name(task: &Task) -> String {
-    match serde_json::to_value(task.status.state) {
-        Ok(Value::String(s)) => s,
-        _ => "unknown".into(),
-    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, LeaderCommand, Task, Timestamp,
 };
 use crate::protocol::mcp::progress::Progress;
+use crate::protocol::mcp::result::with_task;
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::task::{EngineError, StreamStart};
 use crate::transport::kit::caller::Caller;
@@ -88,7 +89,7 @@ pub(super) async fn run(
 /// on (it is not canceled), and the answer names it so the client can read it later.
 pub(super) fn still_working(app: &McpState, task_id: &str) -> CallToolResult {
     let waited = app.config.call_timeout.as_millis();
-    let mut result = tool_error(
+    let result = tool_error(
         "STILL_WORKING",
         json!({
             "taskId": task_id,
@@ -98,10 +99,7 @@ pub(super) fn still_working(app: &McpState, task_id: &str) -> CallToolResult {
             ),
         }),
     );
-    let mut meta = result.meta.take().unwrap_or_default();
-    meta.0.insert("aiphost.taskId".into(), json!(task_id));
-    result.meta = Some(meta);
-    result
+    with_task(result, task_id)
 }
 
 /// The error of a call its client closed (nobody reads it: the stream is gone).

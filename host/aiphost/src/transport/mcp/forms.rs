@@ -37,7 +37,7 @@ use crate::model::{CommandKind, DataItem, Task, TaskState};
 use crate::protocol::mcp::arguments::{self, ArgumentError};
 use crate::protocol::mcp::elicitation::{self, Answer, Elicitation, Unreadable};
 use crate::protocol::mcp::request_state::RequestState;
-use crate::protocol::mcp::result::{self, CONTINUE_TASK};
+use crate::protocol::mcp::result::{self, CONTINUE_TASK, with_task};
 use crate::protocol::mcp::tool_error::tool_error;
 use crate::task::EngineError;
 use crate::task::forms::FormError;
@@ -484,25 +484,9 @@ fn no_longer(task: &Task) -> String {
         ),
         None => format!(
             "the task is {} and awaits no form",
-            state_name(task.status.state)
+            task.status.state.as_str()
         ),
     }
-}
-
-/// A state's wire name.
-fn state_name(state: TaskState) -> String {
-    match serde_json::to_value(state) {
-        Ok(Value::String(s)) => s,
-        _ => "unknown".into(),
-    }
-}
-
-/// `result` naming task `task_id` in its `_meta`.
-fn with_task(mut result: CallToolResult, task_id: &str) -> CallToolResult {
-    let mut meta = result.meta.take().unwrap_or_default();
-    meta.0.insert("aiphost.taskId".into(), json!(task_id));
-    result.meta = Some(meta);
-    result
 }
 
 /// The caller's task `task_id`; `None` when the caller has none such (or the id is no task id).
