@@ -5,6 +5,7 @@
 //! wasmtime once into a cache shared by every test.
 
 pub mod a2a;
+pub mod browser;
 pub mod group;
 pub mod interop;
 pub mod raw;

@@ -283,7 +283,8 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
     assert_eq!(
         concierge["aiflowy"],
         json!({"chat": format!("{agent_url}/aiflowy/chat"), "form": format!("{agent_url}/aiflowy/form"),
-               "events": format!("{agent_url}/aiflowy/chat/events")})
+               "events": format!("{agent_url}/aiflowy/chat/events"),
+               "stop": format!("{agent_url}/aiflowy/chat/stop")})
     );
     assert_eq!(
         concierge["mcp"],
@@ -379,7 +380,7 @@ async fn the_listings_name_the_doors_urls_and_each_answers() {
         .collect();
     urls.sort();
     urls.dedup();
-    assert_eq!(urls.len(), 6, "{urls:?}");
+    assert_eq!(urls.len(), 7, "{urls:?}");
     let client = reqwest::Client::new();
     for url in &urls {
         assert!(url.starts_with(&agent_url), "{url}");

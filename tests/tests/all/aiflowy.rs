@@ -861,3 +861,112 @@ async fn body_limits_and_request_rates() {
     assert_eq!(body["error"]["quota"], "requestsPerSecond", "{body}");
     assert!(retry_after.is_some(), "Retry-After: {body}");
 }
+
+/// The stop route (`POST …/aiflowy/chat/stop`, the stop button): it cancels the conversation's
+/// task under way — a running one's stream says canceled and done, a waiting form is withdrawn
+/// with reason canceled — answers with the ids in the wire's spelling, and is 404
+/// `CONVERSATION_IDLE` once nothing is under way, or in another Leader's conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stop_route_cancels_the_conversations_task() {
+    use aiphost_tests::tenants::{create_tenant, publish_keyed};
+    const LEADER: &str = "1.2.156.3088.1.1.TEST.LEADER.1.0000";
+    const OTHER_LEADER: &str = "1.2.156.3088.1.1.TEST.OTHER.1.0000";
+    let host = TestHost::start(HostOptions::default()).await;
+    let base = host.url.as_str();
+    for wire in WIRES {
+        let door = Door::new(base, "concierge", wire);
+        let stop_url = format!("{base}/agents/concierge/aiflowy/chat/stop{}", wire.query());
+        let (conversation_key, message_key) = match wire {
+            Wire::Seed => ("conversation_id", "message_id"),
+            Wire::Aiflowy => ("conversationId", "messageId"),
+        };
+        let c = wire.conversation();
+        let conversation = text_of_id(&c);
+        let mut stream = open(
+            &door.chat_url(),
+            None,
+            &json!({"prompt": "slow count", conversation_key: c}),
+        )
+        .await;
+        let mut events = Vec::new();
+        while let Some(event) = stream.next_named(WAIT).await {
+            let answering = kind(&event) == "llm/message";
+            events.push(event);
+            if answering {
+                break;
+            }
+        }
+        let task = task_of(&events[0].1);
+        let stopped = SseStream::open_as(&stop_url, None, &json!({conversation_key: c})).await;
+        assert_eq!(stopped.status, 200, "{:?}", stopped.json);
+        assert_eq!(
+            stopped.json,
+            Some(json!({conversation_key: conversation, message_key: task, "status": "canceled"}))
+        );
+        events.extend(stream.named_until_closed(WAIT).await);
+        check(&events, wire, &conversation);
+        assert_eq!(states(&events).last().map(String::as_str), Some("canceled"));
+        assert_eq!(events.last().unwrap().0, "done");
+        let again = SseStream::open_as(&stop_url, None, &json!({conversation_key: c})).await;
+        assert_eq!(again.status, 404, "{:?}", again.json);
+        assert_eq!(
+            again.json.as_ref().map(|j| j["error"]["code"].clone()),
+            Some(json!("CONVERSATION_IDLE"))
+        );
+
+        // A waiting form: stopped, its follower told the form is withdrawn.
+        let c = wire.conversation();
+        let conversation = text_of_id(&c);
+        door.chat(&c, "form a trip").await;
+        let mut follow = door.events(&conversation).await;
+        let mut events = vec![
+            follow.next_named(WAIT).await.expect("form"),
+            follow.next_named(WAIT).await.expect("suspended"),
+        ];
+        let stopped = SseStream::open_as(&stop_url, None, &json!({conversation_key: c})).await;
+        assert_eq!(stopped.status, 200, "{:?}", stopped.json);
+        events.extend(follow.named_until_closed(WAIT).await);
+        assert_eq!(
+            only(&events, "interaction/form_cancel")["reason"],
+            "canceled"
+        );
+        door.refused(
+            &c,
+            "trip",
+            json!({"city": "Oslo", "days": 3}),
+            "FORM_CLOSED",
+        )
+        .await;
+    }
+
+    // A body that names no conversation: 400 naming the field, nothing canceled.
+    let stop_url = format!("{base}/agents/concierge/aiflowy/chat/stop");
+    for body in [json!({}), json!({"conversation_id": true}), json!([1])] {
+        let refused = SseStream::open_as(&stop_url, None, &body).await;
+        assert_eq!(refused.status, 400, "{body}: {:?}", refused.json);
+        let field = refused.json.as_ref().map(|j| j["error"]["field"].clone());
+        assert!(
+            matches!(
+                field.as_ref().and_then(Value::as_str),
+                Some("conversation_id" | "")
+            ),
+            "{body}: {field:?}"
+        );
+    }
+
+    // Another Leader's conversation of the same id is not theirs to stop.
+    let acme = create_tenant(base, "acme", json!({})).await;
+    let keys = publish_keyed(base, &acme, "concierge", "keyed", &[LEADER, OTHER_LEADER]).await;
+    let keyed = Door::new(base, "keyed", Wire::Seed);
+    let c = Wire::Seed.conversation();
+    keyed
+        .as_leader(Some(&keys[0]))
+        .chat(&c, "form a trip")
+        .await;
+    let stop_url = format!("{base}/agents/keyed/aiflowy/chat/stop");
+    let theirs =
+        SseStream::open_as(&stop_url, Some(&keys[1]), &json!({"conversation_id": c})).await;
+    assert_eq!(theirs.status, 404, "{:?}", theirs.json);
+    let mine = SseStream::open_as(&stop_url, Some(&keys[0]), &json!({"conversation_id": c})).await;
+    assert_eq!(mine.status, 200, "{:?}", mine.json);
+}

@@ -56,6 +56,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         data.path().display()
     );
 
+    let console = format!("{url}/console#token={operator}");
     let operator = AdminArgs {
         url: url.clone(),
         token: Some(operator),
@@ -100,6 +101,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
                     ] {
                         eprintln!("    {what:<11} {at}");
                     }
+                    eprintln!("    {:<11} {console} (chat, tasks, logs)", "console");
                     eprintln!("  try: aiphost call {url}/agents/{id} start --text hello");
                     eprintln!("aiphost dev: watching {} for changes", path.display());
                 }

@@ -442,6 +442,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("starting aiphost (data in {})", data.display()))?;
     eprintln!("aiphost listening on {} (Ctrl-C to stop)", server.url());
+    // As Jupyter does: a signed-in console URL, the token in the fragment (which a browser
+    // never sends, so it reaches no access log). To the terminal only, never to the log.
+    match console_token(&args) {
+        Some(token) => {
+            let base = args.public_url.clone().unwrap_or_else(|| server.url());
+            let base = base.trim_end_matches('/');
+            eprintln!("console: {base}/console#token={}", fragment_escape(&token));
+        }
+        None => eprintln!("console: {}/console", server.url()),
+    }
     tokio::select! {
         _ = server.wait() => {}
         _ = stop_signal() => {
@@ -450,6 +460,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The operator token the console URL carries: the flag's, else the one the host keeps in
+/// its data directory (made on its first start).
+fn console_token(args: &ServeArgs) -> Option<String> {
+    if let Some(token) = &args.tenancy.operator_token {
+        return Some(token.clone());
+    }
+    let kept = std::fs::read_to_string(args.data.join("operator-token")).ok()?;
+    Some(kept.trim().to_string()).filter(|t| !t.is_empty())
+}
+
+/// `text` percent-encoded but for the characters a URL fragment keeps as they are.
+fn fragment_escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Ctrl-C, or SIGTERM (what a service manager or a container runtime sends to stop a process):

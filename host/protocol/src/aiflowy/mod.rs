@@ -15,4 +15,6 @@ pub mod request;
 pub use envelope::{Envelope, SseName, Wire};
 pub use error::AiflowyError;
 pub use render::{Event, Turn, Ui};
-pub use request::{ChatRequest, FormSubmit, parse_chat, parse_conversation, parse_form};
+pub use request::{
+    ChatRequest, FormSubmit, parse_chat, parse_conversation, parse_form, parse_stop,
+};

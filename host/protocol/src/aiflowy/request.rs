@@ -139,6 +139,16 @@ pub fn parse_form(body: &Value) -> Result<FormSubmit, InvalidField> {
     })
 }
 
+/// Read a stop body (`{conversation_id}`): the conversation whose running task to cancel.
+pub fn parse_stop(body: &Value) -> Result<String, InvalidField> {
+    optional_conversation(object(body)?, "conversation_id", "conversationId")?.ok_or_else(|| {
+        InvalidField::new(
+            "conversation_id",
+            "is required: the conversation whose running task to stop",
+        )
+    })
+}
+
 /// The conversation a query parameter names (`conversation_id=…`).
 pub fn parse_conversation(value: Option<&str>) -> Result<String, InvalidField> {
     let value = value.ok_or_else(|| {
@@ -274,6 +284,10 @@ mod tests {
     #[test]
     fn a_queried_conversation_is_checked() {
         assert_eq!(parse_conversation(Some("c")).unwrap(), "c");
+        assert_eq!(parse_stop(&json!({"conversationId": 43})).unwrap(), "43");
+        assert_eq!(parse_stop(&json!({"conversation_id": "c"})).unwrap(), "c");
+        assert_eq!(parse_stop(&json!({})).unwrap_err().field, "conversation_id");
+        assert_eq!(parse_stop(&json!([1])).unwrap_err().field, "");
         assert_eq!(
             parse_conversation(None).unwrap_err().field,
             "conversation_id"

@@ -6,9 +6,8 @@ use super::entry;
 use super::errors::{self, ApiError};
 use super::state::AgentApiState;
 use super::stats::{Outcome, Route, Stats};
-use crate::model::{HistoryFilter, Inbound, LeaderCommand, TaskState};
 use crate::protocol::agent_api::parse_stop;
-use crate::transport::kit::sessions::{self, POLICY};
+use crate::transport::kit::sessions;
 use crate::transport::tls::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Extension, Path, State};
@@ -47,28 +46,13 @@ async fn stop(
 ) -> Result<Response, ApiError> {
     let (body, caller) = entry::enter(app, agent, headers, peer, body).await?;
     let session_id = parse_stop(&body).map_err(ApiError::invalid)?;
-    let running = sessions::newest(&app.engine, &caller, &session_id)
+    let Some(task) = sessions::stop(&app.engine, &caller, &session_id)
         .await
         .map_err(errors::engine)?
-        .filter(|t| {
-            sessions::is_running(t.status.state) || t.status.state == TaskState::AwaitingInput
-        });
-    let Some(task) = running else {
+    else {
         return Err(ApiError::no_running_task(&session_id));
     };
-    let inbound = Inbound {
-        form: None,
-        history: Ok(HistoryFilter::default()),
-        command: LeaderCommand::cancel_of(&task.id),
-        owner: caller.owner.clone(),
-        policy: POLICY,
-    };
-    let reply = app
-        .engine
-        .command(&caller.agent, inbound, None)
-        .await
-        .map_err(errors::engine)?;
-    let body = json!({"session_id": session_id, "task_id": reply.task.id, "status": "canceled"});
+    let body = json!({"session_id": session_id, "task_id": task.id, "status": "canceled"});
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),

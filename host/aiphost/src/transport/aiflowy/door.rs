@@ -1,8 +1,8 @@
-//! The AIFlowy door as the server sees it: its three routes, whose handlers draw the door's
+//! The AIFlowy door as the server sees it: its four routes, whose handlers draw the door's
 //! state from the host's, and its settings and busy guard, given to them as extensions.
 
 use super::config::AiflowyConfig;
-use super::{chat, events, form};
+use super::{chat, events, form, stop};
 use crate::transport::kit::door::Door;
 use crate::transport::kit::sessions::SessionGuard;
 use crate::transport::kit::span;
@@ -34,6 +34,7 @@ impl Door for AiflowyDoor {
         Router::new()
             .route("/agents/{agent}/aiflowy/chat", post(chat::handle))
             .route("/agents/{agent}/aiflowy/chat/events", get(events::handle))
+            .route("/agents/{agent}/aiflowy/chat/stop", post(stop::handle))
             .route("/agents/{agent}/aiflowy/form", post(form::handle))
             .route_layer(axum::middleware::from_fn(|r, n| {
                 span::request("aiflowy", r, n)

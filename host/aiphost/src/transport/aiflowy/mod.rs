@@ -8,7 +8,9 @@
 //! - `POST /agents/{agent}/aiflowy/form`: the submit of a form the conversation's task asked
 //!   ([`form`]), answered with the resumed task's stream;
 //! - `GET /agents/{agent}/aiflowy/chat/events`: follow the conversation's task between turns
-//!   ([`events`]): where a form's timeout or cancel is told.
+//!   ([`events`]): where a form's timeout or cancel is told;
+//! - `POST /agents/{agent}/aiflowy/chat/stop`: cancel the conversation's task under way
+//!   ([`stop`], the stop button; the seed names no route for it).
 //!
 //! `door.rs` gives the server its routes; `entry.rs` is what every request goes through first
 //! (its query's wire, its JSON body and its caller, through the kit); a conversation's newest
@@ -26,4 +28,5 @@ mod events;
 pub mod flags;
 mod form;
 mod state;
+mod stop;
 mod stream;

@@ -2,7 +2,7 @@
 //! the gate.
 
 use super::endpoints::Endpoints;
-use super::{admin, gate, index, metrics, readiness, reports};
+use super::{admin, console, gate, index, metrics, readiness, reports};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -19,6 +19,9 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/readyz", get(readiness::readyz))
         .route("/agents/{agent}", get(index::agent_summary))
         .route("/metrics", get(metrics::metrics))
+        .route("/console", get(console::index))
+        .route("/console/", get(console::slash))
+        .route("/console/{*file}", get(console::file))
         .route("/agents", get(index::list_agents))
         .route("/admin/notifications/given-up", get(reports::given_up))
         .route("/admin/groups", get(reports::group_memberships))

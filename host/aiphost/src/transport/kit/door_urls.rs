@@ -35,6 +35,7 @@ pub const DOOR_URLS: &[DoorUrl] = &[
     DoorUrl::new("aiflowy",  "chat",     "aiflowy/chat",        Some("AIFLOWY_CHAT"), Some("aiflowyChat")),
     DoorUrl::new("aiflowy",  "form",     "aiflowy/form",        None,                 Some("aiflowyForm")),
     DoorUrl::new("aiflowy",  "events",   "aiflowy/chat/events", None,                 None),
+    DoorUrl::new("aiflowy",  "stop",     "aiflowy/chat/stop",   None,                 None),
     DoorUrl::new("mcp",      "endpoint", "mcp",                 Some("MCP"),          Some("mcp")),
 ];
 

@@ -70,6 +70,32 @@ pub fn is_running(state: TaskState) -> bool {
     matches!(state, TaskState::Accepted | TaskState::Working)
 }
 
+/// A stop of `session_id` (the Agent API's `process/stop`, AIFlowy's `chat/stop`): cancel the
+/// session's newest task if it is accepted, working or awaiting input, as its Leader would;
+/// `Ok(None)` when there is none (the door's 404). A task that ends between the look-up and
+/// the cancel is the engine's 409.
+pub async fn stop(
+    engine: &TaskEngine,
+    caller: &Caller,
+    session_id: &str,
+) -> Result<Option<Task>, EngineError> {
+    let running = newest(engine, caller, session_id)
+        .await?
+        .filter(|t| is_running(t.status.state) || t.status.state == TaskState::AwaitingInput);
+    let Some(task) = running else {
+        return Ok(None);
+    };
+    let inbound = Inbound {
+        form: None,
+        history: Ok(HistoryFilter::default()),
+        command: LeaderCommand::cancel_of(&task.id),
+        owner: caller.owner.clone(),
+        policy: POLICY,
+    };
+    let reply = engine.command(&caller.agent, inbound, None).await?;
+    Ok(Some(reply.task))
+}
+
 /// The engine's command of a turn in `session_id`: the start of a new task (`task_id` `None`,
 /// with `params`) or the continue of `task_id`, carrying `items`, under [`POLICY`]; its id is
 /// the door's `prefix` and a fresh UUID.
