@@ -674,6 +674,12 @@ impl SseStream {
         Self::read(request.send().await.expect("stream request")).await
     }
 
+    /// Read a response already received (a request with headers of its own, such as
+    /// `Last-Event-ID`): see [`SseStream::read`].
+    pub async fn read_response(response: reqwest::Response) -> SseStream {
+        Self::read(response).await
+    }
+
     /// Read `response`: its frames in the background if it is a stream, else its JSON body.
     async fn read(response: reqwest::Response) -> SseStream {
         let status = response.status().as_u16();

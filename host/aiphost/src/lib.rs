@@ -24,6 +24,7 @@
 //!   over RabbitMQ, one folder each) and the host's own endpoints;
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
+//! - [`partner_logs`]: partners' own log lines, kept per partner (bounded) for their tenants;
 //! - [`server`]: assembles a host from a config; [`units`]: the flags' duration and size parsers
 //!   (`aiphost serve`'s and the doors' own flags).
 //!
@@ -39,6 +40,7 @@ mod door_errors_tests;
 mod door_imports_tests;
 pub mod fan_out;
 pub mod notify;
+pub mod partner_logs;
 pub mod redact;
 pub mod refusal;
 pub mod server;

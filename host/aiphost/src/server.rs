@@ -15,6 +15,8 @@ use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
 use crate::net_policy::TargetPolicy;
 use crate::notify::{Notifier, NotifyConfig};
+use crate::partner_logs::runner::LoggingRunner;
+use crate::partner_logs::{PartnerLogConfig, PartnerLogs};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::store::{Store, StoreError};
 use crate::task::{TaskDefaults, TaskEngine};
@@ -90,6 +92,8 @@ pub struct ServerConfig {
     pub tls: Option<TlsFiles>,
     /// Timeouts of slow or idle clients and the connection cap.
     pub http: HttpLimits,
+    /// What is kept of partners' log lines, and how fast they may log.
+    pub partner_logs: PartnerLogConfig,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -117,6 +121,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("storage_meter", &self.storage_meter)
             .field("tls", &self.tls)
             .field("http", &self.http)
+            .field("partner_logs", &self.partner_logs)
             .finish()
     }
 }
@@ -145,6 +150,7 @@ impl ServerConfig {
             storage_meter: std::time::Duration::from_secs(10),
             tls: None,
             http: HttpLimits::default(),
+            partner_logs: PartnerLogConfig::default(),
         }
     }
 }
@@ -264,9 +270,13 @@ impl Server {
         }
         let notifier = Notifier::new(store.clone(), config.notify.clone());
         let links = Arc::new(GroupLinks::default());
+        let logs = Arc::new(PartnerLogs::new(config.partner_logs.clone()));
         let engine = TaskEngine::start(
             store.clone(),
-            runtime.clone(),
+            Arc::new(LoggingRunner {
+                runtime: runtime.clone(),
+                logs: logs.clone(),
+            }),
             agents.clone(),
             // Where a webhook may point: the notifier's rule, checked by the engine when a config
             // is made (whatever door) and by the notifier at every delivery.
@@ -290,6 +300,7 @@ impl Server {
             engine.clone(),
             runtime.clone(),
             agents.clone(),
+            logs.clone(),
             &config.data_dir,
             TenancyConfig {
                 operator_token: operator_token(&config)?,
@@ -354,7 +365,14 @@ impl Server {
             Arc::new(McpDoor::new(&host, config.mcp.clone(), stop.clone())),
             Arc::new(GroupDoor::new(groups.clone())),
         ]);
-        let endpoints = Endpoints::new(&host, notifier, groups.clone(), connections.clone(), doors);
+        let endpoints = Endpoints::new(
+            &host,
+            notifier,
+            groups.clone(),
+            connections.clone(),
+            doors,
+            logs,
+        );
         let app = host::router::router(host, endpoints);
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let serving = tokio::spawn(transport::connections::serve(

@@ -8,6 +8,7 @@
 //! written out (`task`, which 0.2.0 extended).
 
 use super::bindings::{v0_1, v0_2};
+use super::log_sink::{LogSink, PartnerLog};
 use super::outbound::{ConfigError, OutboundHooks};
 use aiphost_model::activity::{Activity, Failure, InputRequest, TextDelta};
 use aiphost_model::{DataItem, ProductChunk, TaskState};
@@ -22,8 +23,6 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 pub const MAX_KV_KEY_BYTES: usize = 1024;
 /// Largest value a partner may store under one key.
 pub const MAX_KV_VALUE_BYTES: usize = 1024 * 1024;
-/// Longest log message kept (the rest is cut).
-const MAX_LOG_BYTES: usize = 8 * 1024;
 
 /// Why the host refused a partner's report (mirrors the WIT `report-error`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -92,6 +91,8 @@ pub struct InvocationState {
     pub(super) http: WasiHttpCtx,
     /// Checks every outgoing request against the partner's grants.
     pub(super) outbound: OutboundHooks,
+    /// Where its log lines go.
+    pub(super) log: Arc<dyn LogSink>,
 }
 
 impl WasiHttpView for InvocationState {
@@ -176,31 +177,9 @@ impl InvocationState {
             .map_err(unavailable)
     }
 
-    fn log_line(&self, level: tracing::Level, mut message: String, fields: Vec<(String, String)>) {
-        if message.len() > MAX_LOG_BYTES {
-            let mut cut = MAX_LOG_BYTES;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
-        let fields: String = fields
-            .iter()
-            .take(32)
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let agent = &self.kv.agent;
-        let task = &self.kv.task;
-        use tracing::Level;
-        match level {
-            Level::TRACE => tracing::trace!(target: "partner", agent, task, fields, "{message}"),
-            Level::DEBUG => tracing::debug!(target: "partner", agent, task, fields, "{message}"),
-            Level::INFO => tracing::info!(target: "partner", agent, task, fields, "{message}"),
-            Level::WARN => tracing::warn!(target: "partner", agent, task, fields, "{message}"),
-            Level::ERROR => tracing::error!(target: "partner", agent, task, fields, "{message}"),
-        }
+    fn log_line(&self, level: tracing::Level, message: String, fields: Vec<(String, String)>) {
+        let line = PartnerLog::bounded(level, message, fields);
+        self.log.log(&self.kv.agent, &self.kv.task, line);
     }
 }
 

@@ -18,11 +18,13 @@ mod cache;
 mod footprint;
 mod host_api;
 mod limits;
+pub mod log_sink;
 pub mod outbound;
 mod pool;
 
 pub use footprint::Footprint;
 pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
+pub use log_sink::{LogSink, PartnerLog};
 pub use pool::CAP as FOOTPRINT_CAP;
 
 use aiphost_model::{DataItem, JsonObject, TaskState};
@@ -243,6 +245,8 @@ pub struct PartnerCode {
     deadline: Duration,
     /// What it was granted beyond its sandbox (nothing until [`PartnerCode::granted`]).
     capabilities: Arc<Capabilities>,
+    /// Where its log lines go (`tracing` until [`PartnerCode::logging_to`]).
+    log: Arc<dyn LogSink>,
 }
 
 impl std::fmt::Debug for PartnerCode {
@@ -260,6 +264,12 @@ impl PartnerCode {
     /// This code with `capabilities` granted.
     pub fn granted(mut self, capabilities: Capabilities) -> Self {
         self.capabilities = Arc::new(capabilities);
+        self
+    }
+
+    /// This code with its log lines going to `sink`.
+    pub fn logging_to(mut self, sink: Arc<dyn LogSink>) -> Self {
+        self.log = sink;
         self
     }
 
@@ -650,6 +660,7 @@ impl Runtime {
             memory_bytes: usize::try_from(memory_mib << 20).unwrap_or(usize::MAX),
             deadline: Duration::from_millis(invocation_ms),
             capabilities: Arc::new(Capabilities::none(self.config.outbound.clone())),
+            log: Arc::new(log_sink::TracingSink),
         })
     }
 
@@ -729,6 +740,7 @@ async fn run_guest(
             caps: code.capabilities.clone(),
             agent: agent.clone(),
         },
+        log: code.log.clone(),
     };
     let mut wstore = wasmtime::Store::new(&engine, state);
     wstore.limiter(|s| &mut s.limits);

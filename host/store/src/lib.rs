@@ -212,7 +212,14 @@ impl TaskKey {
     }
 
     /// The key whose [`TaskKey::scoped_task`] is `scoped`.
-    fn from_scoped(agent: &str, scoped: &str) -> Self {
+    ///
+    /// ```
+    /// # use aiphost_store::TaskKey;
+    /// let key = TaskKey::from_scoped("echo", "L\u{1f}t1");
+    /// assert_eq!((key.leader.as_deref(), key.task.as_str()), (Some("L"), "t1"));
+    /// assert_eq!(TaskKey::from_scoped("echo", "t1").leader, None);
+    /// ```
+    pub fn from_scoped(agent: &str, scoped: &str) -> Self {
         // At the last separator: a task id holds none, whatever a Leader's name might.
         match scoped.rsplit_once(LEADER_SEPARATOR) {
             Some((leader, task)) => TaskKey::owned(agent, Some(leader), task),

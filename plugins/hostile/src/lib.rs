@@ -17,6 +17,8 @@
 //!   as a `data` product what it found: a host that let one invocation's memory reach the next
 //!   (a pool slot reused without a reset) would show the marks;
 //! - `deep:N`: produces a `data` item nested N levels deep (the host stores none deeper than 64);
+//! - `chatty:N`: logs N lines as fast as it can (`chatty line I of N`, with the fields `step`,
+//!   `total` and `command`, in that order), then says how many it logged;
 //!
 //! and, with the talking contract (`aiphost:partner@0.2.0`, see [`talk`]), reports the host's
 //! answers to misbehaviour as the `data` item of a product `report`:
@@ -76,6 +78,8 @@ impl Partner for Hostile {
                     probe(port)
                 } else if let Some(levels) = other.strip_prefix("deep:") {
                     deep(levels)
+                } else if let Some(count) = other.strip_prefix("chatty:") {
+                    chatty(count)
                 } else if let Some(count) = other.strip_prefix("deltas:") {
                     talk::deltas(task, "deltas", count, false)
                 } else if let Some(count) = other.strip_prefix("hammer:") {
@@ -141,6 +145,28 @@ fn flood(task: &mut Task) -> Outcome {
     }
     log::warn(&format!("flood stopped after {sent} MiB"));
     Outcome::Done(Vec::new())
+}
+
+/// A partner that logs far more than anyone could read: the host must keep its memory and its
+/// own log bounded.
+fn chatty(count: &str) -> Outcome {
+    let Ok(count) = count.trim().parse::<u64>() else {
+        return Outcome::Fail(format!("chatty:N needs a number of lines, got {count:?}"));
+    };
+    let total = count.to_string();
+    for i in 1..=count {
+        let step = i.to_string();
+        log::with_fields(
+            log::Level::Debug,
+            &format!("chatty line {i} of {count}"),
+            &[("step", &step), ("total", &total), ("command", "chatty")],
+        );
+    }
+    Outcome::Done(vec![
+        Product::new("chatty")
+            .named("chatty")
+            .with_item(DataItem::text(format!("logged {count} lines"))),
+    ])
 }
 
 fn slow(ms: &str) -> Outcome {

@@ -31,6 +31,7 @@ mod mtls;
 mod notification;
 mod open_partners;
 mod outbound;
+mod partner_logs;
 mod partner_versions;
 mod python_partners;
 mod quotas;

@@ -33,6 +33,26 @@ impl AdminArgs {
         path: &str,
         body: Option<&Value>,
     ) -> anyhow::Result<Value> {
+        let text = self.request_with(method, path, body).await?;
+        Ok(if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        })
+    }
+
+    /// Send a bodiless admin request and return its answer's text, or the host's error (for an
+    /// answer read as it is, not as a `Value`, which would sort its objects' keys).
+    pub async fn request_text(&self, method: Method, path: &str) -> anyhow::Result<String> {
+        self.request_with(method, path, None).await
+    }
+
+    async fn request_with(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<String> {
         let endpoint = format!("{}{path}", self.url.trim_end_matches('/'));
         let mut request = reqwest::Client::new().request(method, &endpoint);
         if let Some(token) = &self.token {
@@ -52,11 +72,6 @@ impl AdminArgs {
         };
         let status = response.status();
         let text = response.text().await.context("reading the answer")?;
-        let json: Value = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        };
         if status == reqwest::StatusCode::UNAUTHORIZED && self.token.is_none() {
             bail!(
                 "{endpoint} needs an admin token: give --token TOKEN or set AIPHOST_TOKEN \
@@ -64,17 +79,18 @@ impl AdminArgs {
                  is printed by `aiphost tenant create`)"
             );
         }
-        if !status.is_success() {
-            let message = json["error"]["message"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| json.to_string());
-            let details = &json["error"]["details"];
-            if details.is_null() {
-                bail!("{endpoint} answered HTTP {status}: {message}");
-            }
-            bail!("{endpoint} answered HTTP {status}: {message} ({details})");
+        if status.is_success() {
+            return Ok(text);
         }
-        Ok(json)
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let message = json["error"]["message"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| json.to_string());
+        let details = &json["error"]["details"];
+        if details.is_null() {
+            bail!("{endpoint} answered HTTP {status}: {message}");
+        }
+        bail!("{endpoint} answered HTTP {status}: {message} ({details})");
     }
 }

@@ -1,5 +1,5 @@
 //! Command-line interface: `serve`, `dev`, `agent new|build|list|publish|versions|rollback|
-//! unpublish`, `call`, `notifications`, `groups`, `tenant`, `key`, `store`.
+//! unpublish`, `call`, `notifications`, `groups`, `tenant`, `key`, `logs`, `store`.
 
 mod admin;
 mod agent;
@@ -7,6 +7,7 @@ mod call;
 mod dev;
 mod groups;
 mod keys;
+mod logs;
 mod notifications;
 mod output;
 mod serve;
@@ -60,6 +61,8 @@ pub enum Command {
     /// Issue, list and revoke Leader API keys for a tenant's partners.
     #[command(subcommand)]
     Key(keys::KeyCommand),
+    /// Show a partner's own log lines (its `log` calls), or follow them live.
+    Logs(logs::LogsArgs),
     /// Check a stopped host's store, or accept what a damaged one lost.
     #[command(subcommand)]
     Store(store::StoreCommand),
@@ -105,6 +108,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Groups(args) => groups::run(args).await,
         Command::Tenant(cmd) => tenant::run(cmd).await,
         Command::Key(cmd) => keys::run(cmd).await,
+        Command::Logs(args) => logs::run(args).await,
         Command::Store(cmd) => store::run(cmd).await,
     }
 }

@@ -62,6 +62,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     partners: PartnerFlags,
     #[command(flatten)]
+    partner_logs: aiphost::partner_logs::flags::PartnerLogFlags,
+    #[command(flatten)]
     tenancy: TenancyFlags,
 }
 
@@ -297,6 +299,7 @@ fn config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
     args.groups.apply(&mut config.groups);
     args.aiflowy.apply(&mut config.aiflowy);
     args.mcp.apply(&mut config.mcp);
+    args.partner_logs.apply(&mut config.partner_logs);
     config.operator_partners = aiphost::agent::policy::OperatorPolicy {
         list_tasks_on: args.partners.list_tasks_on.clone(),
         request_rate: args.partners.requests_per_second.map(|rate| {

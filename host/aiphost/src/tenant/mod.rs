@@ -31,6 +31,7 @@ pub use removal::Removal;
 
 use crate::agent::manifest::is_valid_id;
 use crate::agent::{Compile, Registry, VersionLoader};
+use crate::partner_logs::PartnerLogs;
 use crate::runtime::Runtime;
 use crate::runtime::outbound::AgentValues;
 use crate::store::{Encoded, Store, StoreError};
@@ -124,6 +125,8 @@ pub struct Tenancy {
     engine: TaskEngine,
     runtime: Arc<Runtime>,
     agents: Arc<Registry>,
+    /// A partner no longer served loses its kept log lines.
+    logs: Arc<PartnerLogs>,
     published_dir: PathBuf,
     value_files: value_files::ValueFiles,
     /// Tenants whose removal runs now (a removal that failed half-way is not here, and the
@@ -150,6 +153,7 @@ impl Tenancy {
         engine: TaskEngine,
         runtime: Arc<Runtime>,
         agents: Arc<Registry>,
+        logs: Arc<PartnerLogs>,
         data_dir: &Path,
         config: TenancyConfig,
     ) -> Result<(Arc<Self>, Vec<Compile>), TenancyError> {
@@ -158,6 +162,7 @@ impl Tenancy {
             engine,
             runtime,
             agents: agents.clone(),
+            logs,
             published_dir: data_dir.join("published"),
             value_files: value_files::ValueFiles::new(data_dir),
             removals: Mutex::new(HashSet::new()),
@@ -217,6 +222,12 @@ impl Tenancy {
     fn tenant_map_insert(&self, state: Arc<TenantState>) {
         let mut map = self.tenants.write().unwrap_or_else(|p| p.into_inner());
         map.insert(state.id.clone(), state);
+    }
+
+    /// Stop serving partner `agent` (unpublished, or its tenant removed): its log lines go too.
+    fn stop_serving(&self, agent: &str) {
+        self.agents.remove(agent);
+        self.logs.forget(agent);
     }
 
     /// The running state of `tenant`.

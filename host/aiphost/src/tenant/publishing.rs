@@ -416,7 +416,7 @@ impl Tenancy {
             .store
             .tenancy_apply(&[(agent_key(agent), to_json(&record)?)], &[])?;
         self.store.durable(ticket).await?;
-        self.agents.remove(agent);
+        self.stop_serving(agent);
         tracing::info!(agent, "unpublished");
         Ok(())
     }

@@ -75,7 +75,7 @@ impl Tenancy {
             let id = agent.id.as_str();
             // A partner whose tenant is being removed is never loaded again (its record is an
             // orphaned claim): this only covers a removal that start-up resumes.
-            self.agents.remove(id);
+            self.stop_serving(id);
             self.value_files.delete(id)?;
             self.values
                 .lock()

@@ -135,7 +135,7 @@ impl Tenancy {
         let ticket = self.store.tenancy_apply(&puts, &deletes)?;
         self.store.durable(ticket).await?;
         for agent in &mark.agents {
-            self.agents.remove(&agent.id);
+            self.stop_serving(&agent.id);
         }
         self.tenants
             .write()

@@ -35,7 +35,7 @@ pub struct AdminError {
 }
 
 impl AdminError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         AdminError {
             status,
             code,

@@ -1,9 +1,10 @@
 //! What the host's own endpoints hold: the host's parts, the notifier (its given-up list), the
-//! group memberships (their listing), the connection layer's counters, and the doors (their
-//! metrics).
+//! group memberships (their listing), the connection layer's counters, the doors (their
+//! metrics) and the partners' logs.
 
 use crate::agent::Registry;
 use crate::notify::Notifier;
+use crate::partner_logs::PartnerLogs;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
 use crate::transport::connections::ConnectionStats;
@@ -25,6 +26,7 @@ pub struct Endpoints {
     pub(super) groups: Groups,
     pub(super) connections: Arc<ConnectionStats>,
     pub(super) doors: Arc<[Arc<dyn Door>]>,
+    pub(super) logs: Arc<PartnerLogs>,
 }
 
 impl Endpoints {
@@ -35,6 +37,7 @@ impl Endpoints {
         groups: Groups,
         connections: Arc<ConnectionStats>,
         doors: Arc<[Arc<dyn Door>]>,
+        logs: Arc<PartnerLogs>,
     ) -> Self {
         Endpoints {
             engine: TaskEngine::from_ref(host),
@@ -45,6 +48,7 @@ impl Endpoints {
             groups,
             connections,
             doors,
+            logs,
         }
     }
 }

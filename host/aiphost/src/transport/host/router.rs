@@ -2,7 +2,7 @@
 //! the gate.
 
 use super::endpoints::Endpoints;
-use super::{admin, console, gate, index, metrics, readiness, reports};
+use super::{admin, console, gate, index, logs, metrics, readiness, reports};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -25,6 +25,7 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/agents", get(index::list_agents))
         .route("/admin/notifications/given-up", get(reports::given_up))
         .route("/admin/groups", get(reports::group_memberships))
+        .route("/admin/agents/{agent}/logs", get(logs::partner_logs))
         .merge(admin::routes())
         .with_state(endpoints);
     let mut router = own;
