@@ -49,8 +49,8 @@ export async function render(root, { me, args, query, signal }) {
 }
 
 function line(name, record) {
-  if (name === 'lagged' || name === 'dropped') {
-    return h('div', { class: 'line gap' }, `— ${record.message || `${record.dropped ?? record.skipped ?? ''} lines not shown`} —`);
+  if (name === 'lagged') {
+    return h('div', { class: 'line gap' }, `— ${record.missed} lines no longer kept, after #${record.after} —`);
   }
   const fields = Object.entries(record.fields || {}).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
   const where = [record.leader ? `leader=${record.leader}` : '', record.task ? `task=${record.task}` : ''].filter(Boolean).join(' ');
