@@ -24,6 +24,7 @@
 //!   over RabbitMQ, one folder each) and the host's own endpoints;
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
+//! - [`telemetry`]: the log lines, and the spans exported over OTLP when an endpoint is set;
 //! - [`server`]: assembles a host from a config; [`units`]: the flags' duration and size parsers
 //!   (`aiphost serve`'s and the doors' own flags).
 //!
@@ -42,6 +43,7 @@ pub mod notify;
 pub mod redact;
 pub mod refusal;
 pub mod server;
+pub mod telemetry;
 pub mod tenant;
 pub mod transport;
 pub mod units;
