@@ -1,7 +1,9 @@
 //! The host's own HTTP endpoints, which are no door's: its home, the partner listing, health and
-//! readiness, metrics, the admin API, and the gate in front of every partner's URLs. [`router`]
-//! merges them with the doors' routes.
+//! readiness, metrics, the admin API, the gate in front of every partner's URLs, and the access
+//! layer around every route (the request span, the access line). [`router`] merges them with the
+//! doors' routes.
 
+mod access;
 mod admin;
 pub mod endpoints;
 mod gate;
