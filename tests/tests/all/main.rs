@@ -29,6 +29,7 @@ mod mcp_sdk;
 mod mtls;
 mod notification;
 mod open_partners;
+mod otlp;
 mod outbound;
 mod partner_versions;
 mod python_partners;
