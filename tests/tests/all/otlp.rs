@@ -265,3 +265,95 @@ async fn every_request_has_an_access_line() {
         "a task id reached an access line:\n{log}"
     );
 }
+
+/// A partner's outbound HTTP request carries the trace on: the upstream gets a `traceparent` of
+/// the Leader's trace whose parent is the invocation that sent it, from the invocation's first
+/// moments and from one busy long enough to run on the guest threads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partners_outbound_request_carries_the_trace() {
+    use aiphost_tests::tenants::{create_tenant, example_manifest, publish};
+    let (collector, received) = receiver().await;
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let upstream = axum::Router::new().route(
+        "/hello",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let record = record.clone();
+            async move {
+                let parent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+                record
+                    .lock()
+                    .expect("upstream lock")
+                    .push(parent.unwrap_or("").to_string());
+                "hello"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binding the upstream");
+    let granted = listener.local_addr().expect("its address").to_string();
+    tokio::spawn(async move { axum::serve(listener, upstream).await });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let host = ProcessHost::start(
+        &dir.path().join("data"),
+        &[
+            "--otlp-endpoint",
+            &collector,
+            "--outbound-hosts",
+            &granted,
+            "--outbound-allow-private",
+        ],
+    );
+    let acme = create_tenant(&host.url, "acme", json!({})).await;
+    let manifest = example_manifest("fetcher", "acme-fetch", "");
+    let base = manifest.split("[capabilities]").next().expect("a manifest");
+    let manifest = format!("{base}[capabilities]\nhttp = [{granted:?}]\n");
+    let wasm = std::fs::read(plugins_dist().join("fetcher/partner.wasm")).expect("fetcher");
+    let (status, body) = publish(&host.url, &acme, &manifest, &wasm).await;
+    assert_eq!(status, 201, "{body}");
+
+    let mut traces = Vec::new();
+    for command in ["get", "after 40 get"] {
+        let (trace, parent) = (hex_id(16), hex_id(8));
+        let answer: serde_json::Value = reqwest::Client::new()
+            .post(host.rpc("acme-fetch"))
+            .header("traceparent", format!("00-{trace}-{parent}-01"))
+            .json(&v2(
+                "start",
+                &uuid(),
+                text(&format!("{command} http://{granted}/hello")),
+                json!({}),
+            ))
+            .send()
+            .await
+            .expect("the start")
+            .json()
+            .await
+            .expect("its answer");
+        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+        traces.push(trace);
+    }
+    tokio::task::spawn_blocking(move || host.stop())
+        .await
+        .expect("stopping the host");
+
+    let seen = seen.lock().expect("upstream lock").clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let all = received.spans();
+    for (trace, header) in traces.iter().zip(&seen) {
+        let trace_id = bytes_of(trace);
+        let ours: Vec<&Span> = all
+            .iter()
+            .map(|(_, s)| s)
+            .filter(|s| s.trace_id == trace_id)
+            .collect();
+        let invocation = only(&ours, "invocation");
+        let span_id: String = invocation
+            .span_id
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(header, &format!("00-{trace}-{span_id}-01"), "{ours:#?}");
+    }
+}
