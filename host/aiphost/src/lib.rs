@@ -25,6 +25,7 @@
 //! - [`notify`]: the webhook outbox's delivery;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
 //! - [`partner_logs`]: partners' own log lines, kept per partner (bounded) for their tenants;
+//! - [`telemetry`]: the log lines, and the spans exported over OTLP when an endpoint is set;
 //! - [`server`]: assembles a host from a config; [`units`]: the flags' duration and size parsers
 //!   (`aiphost serve`'s and the doors' own flags).
 //!
@@ -44,6 +45,7 @@ pub mod partner_logs;
 pub mod redact;
 pub mod refusal;
 pub mod server;
+pub mod telemetry;
 pub mod tenant;
 pub mod transport;
 pub mod units;

@@ -30,7 +30,14 @@ fn words(error: &anyhow::Error) -> String {
 
 fn main() -> std::process::ExitCode {
     let args = cli::Cli::parse();
-    cli::init_logging(&args.log, &args.command);
+    // Dropped after the runtime has stopped the host: the spans not yet exported are flushed.
+    let _telemetry = match cli::init_logging(&args.log, &args.command) {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

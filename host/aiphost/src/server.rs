@@ -261,7 +261,13 @@ impl Server {
                     e => ServerError::Store(e),
                 })?;
         store.set_disk_reserve(config.store_reserve_bytes);
-        let runtime = Arc::new(Runtime::new(config.runtime.clone())?);
+        let mut runtime_config = config.runtime.clone();
+        if crate::telemetry::exporting() {
+            // Partners' outbound requests carry the trace on (their invocation's span).
+            Arc::make_mut(&mut runtime_config.outbound).trace_context =
+                Some(crate::telemetry::inject);
+        }
+        let runtime = Arc::new(Runtime::new(runtime_config)?);
         let (agents, mut compiles) =
             Registry::load_dirs(&runtime, &config.agent_dirs, &config.operator_partners)?;
         let agents = Arc::new(agents);

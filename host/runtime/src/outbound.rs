@@ -28,6 +28,9 @@ pub struct OutboundPolicy {
     pub timeout: Duration,
     /// The largest response body a partner may read.
     pub max_response_bytes: u64,
+    /// Writes the trace context of the current span (W3C `traceparent`) into a request's
+    /// headers, when the host exports traces (set by the host: this crate knows no tracer).
+    pub trace_context: Option<fn(&mut http::HeaderMap)>,
 }
 
 impl Default for OutboundPolicy {
@@ -37,6 +40,7 @@ impl Default for OutboundPolicy {
             allow_private: false,
             timeout: Duration::from_secs(30),
             max_response_bytes: 8 << 20,
+            trace_context: None,
         }
     }
 }
@@ -205,6 +209,10 @@ impl WasiHttpHooks for OutboundHooks {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         let _ = fut;
+        // Here, not in the future below: this runs in the invocation's span.
+        if let Some(inject) = self.caps.policy.trace_context {
+            inject(request.headers_mut());
+        }
         let caps = self.caps.clone();
         let agent = self.agent.clone();
         Box::new(async move {

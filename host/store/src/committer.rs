@@ -23,6 +23,11 @@
 //! (`identity.rs`: what tells a `db` that lost data at the next start), and the write-ahead log
 //! starts over. A round also checkpoints instead of logging when its record would
 //! not fit in the log's cycle ([`crate::wal::CYCLE_BYTES`]).
+//!
+//! Traced (at `debug`, so only when spans are wanted: see `aiphost::telemetry`): each round is a
+//! root span `store.commit`, since it serves many writers and a span has one parent; a writer's
+//! wait is a `store.wait_durable` span in the writer's own trace, which the round that ends it
+//! links to itself (a span link, `follows_from`).
 
 use super::identity::{self, Found, IdentityFile, Mark, StoreId};
 use super::wal::{APPLIED_KEY, Replayed, Wal};
@@ -37,6 +42,7 @@ use std::thread::JoinHandle;
 // [`PendingWrite`]), which tokio's refuses to do inside a runtime.
 use futures::channel::oneshot;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 /// What the committer has made durable.
 #[derive(Clone, Debug, Default)]
@@ -122,6 +128,9 @@ struct Shared {
     checkpoints: AtomicU64,
     /// Changes applied by the committer.
     applied: AtomicU64,
+    /// Traced waits for durability, by ticket: the round that ends one links it to its span.
+    /// Only spans that are enabled are kept; each leaves at the next round that reaches it.
+    waiters: Mutex<Vec<(u64, tracing::Span)>>,
 }
 
 pub(super) struct Committer {
@@ -150,6 +159,7 @@ impl Committer {
             syncs: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
+            waiters: Mutex::new(Vec::new()),
         });
         let (publish, synced) = watch::channel(Synced::default());
         let thread = std::thread::Builder::new()
@@ -209,6 +219,21 @@ impl Committer {
         if self.synced.borrow().flushed >= ticket.0 {
             return Ok(());
         }
+        let span = tracing::debug_span!("store.wait_durable", ticket = ticket.0);
+        if !span.is_disabled() {
+            // Before the round is asked for: the round that ends this wait finds it.
+            let mut waiters = self
+                .shared
+                .waiters
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            waiters.push((ticket.0, span.clone()));
+        }
+        self.wait_durable(ticket).instrument(span).await
+    }
+
+    /// [`Committer::durable`]'s wait.
+    async fn wait_durable(&self, ticket: Ticket) -> Result<(), StoreError> {
         self.enqueue(|q| q.sync_wanted = true);
         let mut synced = self.synced.clone();
         let outcome = synced
@@ -503,6 +528,13 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             let taken = std::mem::take(&mut queue.applies);
             (taken, target, queue.direct, queue.stop)
         };
+        let round = tracing::debug_span!(
+            parent: None,
+            "store.commit",
+            changes = applies.len(),
+            checkpoint = tracing::field::Empty
+        );
+        let _in_round = round.enter();
         let mut outcome: Result<(), String> = Ok(());
         let mut must_checkpoint = direct > checkpointed || stop || log_broken;
         if !applies.is_empty() {
@@ -540,6 +572,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             }
         }
         if must_checkpoint {
+            round.record("checkpoint", true);
             shared.checkpoints.fetch_add(1, Ordering::Relaxed);
             match checkpoint.make(wal.next_seq() - 1, stop) {
                 Ok(()) => {
@@ -549,6 +582,10 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                 }
                 Err(e) => outcome = outcome.and(Err(e.to_string())),
             }
+        }
+        if !round.is_disabled() {
+            // Before the waiters wake: their spans are still open to take the link.
+            link_waiters(shared, &round, target.max(flushed));
         }
         if target > flushed {
             shared.syncs.fetch_add(1, Ordering::Relaxed);
@@ -565,4 +602,17 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             }
         }
     }
+}
+
+/// Link every traced wait this round ends (its ticket is at most `reached`) to the round's span,
+/// and forget it.
+fn link_waiters(shared: &Shared, round: &tracing::Span, reached: u64) {
+    let mut waiters = shared.waiters.lock().unwrap_or_else(|p| p.into_inner());
+    waiters.retain(|(ticket, wait)| {
+        let ended = *ticket <= reached;
+        if ended {
+            wait.follows_from(round);
+        }
+        !ended
+    });
 }

@@ -30,6 +30,7 @@ mod mcp_sdk;
 mod mtls;
 mod notification;
 mod open_partners;
+mod otlp;
 mod outbound;
 mod partner_logs;
 mod partner_versions;

@@ -70,8 +70,12 @@ pub enum Command {
 
 /// Set up `tracing`: human-readable by default, JSON with `--log-json`. Without `--log` or
 /// `RUST_LOG`, `aiphost dev` shows the partner's log lines and the host's warnings; every other
-/// command the host's info lines.
-pub fn init_logging(args: &LogArgs, command: &Command) {
+/// command the host's info lines. Spans are exported over OTLP when `serve --otlp-endpoint` or
+/// the standard variables name a collector; the guard flushes them at the end.
+pub fn init_logging(
+    args: &LogArgs,
+    command: &Command,
+) -> Result<aiphost::telemetry::Guard, aiphost::telemetry::TelemetryError> {
     let default = match command {
         Command::Dev(_) => "warn,partner=trace",
         _ => "info,wasmtime=warn,cranelift=warn",
@@ -87,15 +91,15 @@ pub fn init_logging(args: &LogArgs, command: &Command) {
     // (and NO_COLOR is honoured).
     use std::io::IsTerminal;
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour)
-        .with_writer(std::io::stderr);
-    if args.log_json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+    aiphost::telemetry::init(aiphost::telemetry::Options {
+        filter,
+        json: args.log_json,
+        colour,
+        otlp_endpoint: match command {
+            Command::Serve(serve) => serve.otlp_endpoint.clone(),
+            _ => None,
+        },
+    })
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {

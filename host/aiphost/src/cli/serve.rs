@@ -65,6 +65,11 @@ pub struct ServeArgs {
     partner_logs: aiphost::partner_logs::flags::PartnerLogFlags,
     #[command(flatten)]
     tenancy: TenancyFlags,
+    /// Export traces over OTLP/HTTP to this collector (`http://collector:4318`; a URL without a
+    /// path gets `/v1/traces`). Default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` if set, else no export.
+    #[arg(long, value_name = "URL", help_heading = "Telemetry")]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The library's defaults, for `--help`.

@@ -51,6 +51,12 @@ pub(super) async fn partner(
             json!({"agent": id, "agents": "/agents"}),
         );
     };
+    // The request's span (the access layer's) names the partner and its tenant.
+    let span = tracing::Span::current();
+    span.record("agent", tracing::field::display(agent.id()));
+    if let Some(tenant) = &agent.tenant {
+        span.record("tenant", tracing::field::display(&tenant.id));
+    }
     if tail.is_empty() || tail.starts_with(".well-known/") {
         return next.run(request).await;
     }

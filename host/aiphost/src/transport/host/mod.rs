@@ -1,12 +1,9 @@
 //! The host's own HTTP endpoints, which are no door's: its home, the partner listing, health and
-<<<<<<< HEAD
-//! readiness, metrics, the admin API, the console, and the gate in front of every partner's URLs. [`router`]
-//! merges them with the doors' routes.
-=======
-//! readiness, metrics, the admin API (partners' logs included), and the gate in front of every
-//! partner's URLs. [`router`] merges them with the doors' routes.
->>>>>>> i34-logs
+//! readiness, metrics, the admin API (partners' logs included), the console, the gate in front
+//! of every partner's URLs, and the access layer around every route (the request span, the
+//! access line). [`router`] merges them with the doors' routes.
 
+mod access;
 mod admin;
 mod console;
 pub mod endpoints;

@@ -1,8 +1,8 @@
 //! The host's router: its own endpoints, merged with the routes of each door it is given, behind
-//! the gate.
+//! the gate, inside the access layer (each request's span and access line).
 
 use super::endpoints::Endpoints;
-use super::{admin, console, gate, index, logs, metrics, readiness, reports};
+use super::{access, admin, console, gate, index, logs, metrics, readiness, reports};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -38,5 +38,8 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
             Arc::<Registry>::from_ref(&host),
             gate::partner,
         ))
+        // Outermost, and through `layer` (each route's, after routing): the span and the line
+        // know the matched route, and cover the gate's refusals too.
+        .layer(axum::middleware::from_fn(access::layer))
         .with_state(host)
 }

@@ -27,7 +27,7 @@ pub(super) struct Admitted {
     pub(super) policy: CommandPolicy,
     /// The history filter its door read, said only if the command reads the task.
     pub(super) history: Result<HistoryFilter, InvalidField>,
-    /// `task` span: agent, task, command and the style it came in.
+    /// `engine.command` span: agent, task, command and the style it came in.
     pub(super) span: tracing::Span,
 }
 
@@ -62,7 +62,7 @@ impl TaskEngine {
             .clone()
             .unwrap_or_else(|| format!("task-{}", uuid::Uuid::new_v4()));
         let key = TaskKey::owned(agent.id(), owner.as_deref(), &task_id);
-        let span = tracing::info_span!("task", agent = %key.agent, task = %key.task, command = %command.command, style);
+        let span = tracing::info_span!("engine.command", agent = %key.agent, task = %key.task, command = %command.command, style);
         Ok(Admitted {
             key,
             task_id,

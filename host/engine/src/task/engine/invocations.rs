@@ -19,9 +19,14 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-/// The tracing span of one invocation.
-pub(super) fn invocation_span(slot: &Slot, invocation: &Invocation) -> tracing::Span {
-    tracing::info_span!("invocation", agent = %slot.key.agent, task = %slot.key.task, event = ?invocation.event)
+/// The tracing span of one invocation: the partner, the version that runs, the task and what
+/// the partner is told.
+pub(super) fn invocation_span(
+    agent: &Agent,
+    slot: &Slot,
+    invocation: &Invocation,
+) -> tracing::Span {
+    tracing::info_span!("invocation", agent = %slot.key.agent, version = agent.version, task = %slot.key.task, event = ?invocation.event)
 }
 
 pub(super) struct Running {
@@ -99,7 +104,7 @@ impl TaskEngine {
         let (run_id, abort) = (run.id, run.abort.clone());
         st.running = Some(run);
         let (slot, agent) = (self.held(slot), agent.clone());
-        let span = invocation_span(&slot, &invocation);
+        let span = invocation_span(&agent, &slot, &invocation);
         tokio::spawn(
             async move {
                 let engine = &slot.engine;
@@ -122,7 +127,7 @@ impl TaskEngine {
     /// clean up its store.
     pub(super) fn spawn_hook(&self, agent: &Arc<Agent>, slot: &Arc<Slot>, invocation: Invocation) {
         let (slot, agent) = (self.held(slot), agent.clone());
-        let span = invocation_span(&slot, &invocation);
+        let span = invocation_span(&agent, &slot, &invocation);
         tokio::spawn(
             async move {
                 let end = slot

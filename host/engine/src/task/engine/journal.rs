@@ -344,11 +344,15 @@ impl TaskEngine {
         announce: impl FnOnce() + Send + 'static,
     ) {
         let store = self.inner.store.clone();
-        self.inner.host.spawn(async move {
+        // In the caller's span (an invocation's, a command's): the wait is traced as theirs.
+        let wait = async move {
             match store.durable(ticket).await {
                 Ok(()) => announce(),
                 Err(e) => tracing::error!(error = %e, "{what} could not be made durable"),
             }
-        });
+        };
+        self.inner
+            .host
+            .spawn(tracing::Instrument::in_current_span(wait));
     }
 }
