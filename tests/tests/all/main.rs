@@ -11,6 +11,7 @@ mod agent_api_door;
 mod agent_api_sdk;
 mod aiflowy;
 mod cli;
+mod console_api;
 mod dev;
 mod durability;
 mod endpoints;

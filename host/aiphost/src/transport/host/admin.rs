@@ -1,5 +1,6 @@
 //! The admin HTTP API: the operator manages tenants; a tenant publishes, rolls back and
-//! unpublishes its own partners and issues API keys for them. Every route takes
+//! unpublishes its own partners and issues API keys for them; both see their partners' tasks
+//! (`tasks.rs`, `timeline.rs`). Every route takes
 //! `Authorization: Bearer <operator or tenant admin token>`; errors are
 //! `{"error": {"code", "message", "details"?}}` with a fitting HTTP status.
 //!
@@ -11,6 +12,7 @@
 //! than the body timeout 408 `timeout` with `details.timeoutMs`.
 
 use super::endpoints::Endpoints;
+use super::{tasks, timeline};
 use crate::tenant::{Principal, Tenancy, TenancyError};
 use crate::transport::kit::body::{self, BodyError};
 use crate::transport::kit::caller::bearer;
@@ -35,7 +37,7 @@ pub struct AdminError {
 }
 
 impl AdminError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         AdminError {
             status,
             code,
@@ -135,6 +137,17 @@ pub(super) fn routes() -> Router<Endpoints> {
         .route(
             "/admin/agents/{agent}/secrets/{name}",
             put(set_secret).delete(delete_secret),
+        )
+        .route("/admin/me", get(tasks::me))
+        .route("/admin/tasks", get(tasks::list))
+        .route("/admin/agents/{agent}/tasks/{task}", get(tasks::show))
+        .route(
+            "/admin/agents/{agent}/tasks/{task}/cancel",
+            post(tasks::cancel),
+        )
+        .route(
+            "/admin/agents/{agent}/tasks/{task}/events",
+            get(timeline::events),
         )
 }
 
@@ -387,6 +400,9 @@ struct NewKey {
     leader: String,
     #[serde(default)]
     ttl_seconds: Option<u64>,
+    /// What the key is for (`console`), shown in the key listing.
+    #[serde(default)]
+    label: Option<String>,
 }
 
 pub(super) async fn issue_key(
@@ -399,13 +415,19 @@ pub(super) async fn issue_key(
     let request: NewKey = body(request, BODY_LIMIT).await?;
     let (key, token) = state
         .tenancy
-        .issue_key(&who, &agent, &request.leader, request.ttl_seconds)
+        .issue_key(
+            &who,
+            &agent,
+            &request.leader,
+            request.ttl_seconds,
+            request.label.as_deref(),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({
             "id": key.id, "key": token, "agent": key.agent, "leader": key.leader,
-            "expiresMs": key.expires_ms,
+            "expiresMs": key.expires_ms, "label": key.label,
         })),
     )
         .into_response())

@@ -1,5 +1,5 @@
 //! The host's own HTTP endpoints, which are no door's: its home, the partner listing, health and
-//! readiness, metrics, the admin API, and the gate in front of every partner's URLs. [`router`]
+//! readiness, metrics, the admin API (with its tasks and their timeline), and the gate in front of every partner's URLs. [`router`]
 //! merges them with the doors' routes.
 
 mod admin;
@@ -10,3 +10,5 @@ mod metrics;
 mod readiness;
 mod reports;
 pub mod router;
+mod tasks;
+mod timeline;
