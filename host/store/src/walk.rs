@@ -61,7 +61,7 @@ impl Store {
             .from
             .iter()
             .map(|from| start_of(&dim, *from))
-            .max_by(|a, b| later_start(a, b))
+            .max_by(later_start)
             .unwrap_or_else(|| Bound::Included(dim.clone()));
         let mut end = dim.clone();
         end.extend_from_slice(&[0xff; 9]);

@@ -491,6 +491,48 @@ async fn a_task_s_detail_timeline_and_cancel() {
         ["end"]
     );
 
+    // A turn that thinks, rendered by the other doors too: every AIP event is a frame; the Agent
+    // API and MCP render the reasoning.
+    let think = format!("th-{}", uuid());
+    command(
+        &host,
+        "concierge",
+        None,
+        LEADER,
+        ("start", &think, "think dinner"),
+        json!({}),
+    )
+    .await;
+    let path = format!("/admin/agents/concierge/tasks/{think}/cancel");
+    let (status, _) = admin(&host.url, Method::POST, &path, OPERATOR_TOKEN, None).await;
+    assert_eq!(status, 200);
+    let think_events = format!("{}/admin/agents/concierge/tasks/{think}/events", host.url);
+    for wire in ["aip", "agent_api", "mcp"] {
+        let (status, body) = timeline(format!("{think_events}?wire={wire}"), None).await;
+        assert_eq!(status, 200, "{wire}: {body}");
+        let got = frames(&body);
+        let kinds: Vec<&str> = got
+            .iter()
+            .filter_map(|(_, _, d)| d["kind"].as_str())
+            .collect();
+        assert!(kinds.contains(&"reasoning"), "{wire}: {kinds:?}");
+        let reasoning: Vec<&Value> = got
+            .iter()
+            .filter(|(_, _, d)| d["kind"] == "reasoning")
+            .flat_map(|(_, _, d)| d["wire"].as_array().into_iter().flatten())
+            .collect();
+        assert!(
+            !reasoning.is_empty(),
+            "{wire} renders the reasoning: {body}"
+        );
+        if wire == "aip" {
+            assert!(
+                got.iter()
+                    .all(|(n, _, d)| n == "end" || d["wire"].as_array().map(Vec::len) == Some(1))
+            );
+        }
+    }
+
     // Refused: an unknown wire (naming the known ones), a bad Last-Event-ID, an unknown task.
     let (status, bad) = get(
         &host,
@@ -563,6 +605,11 @@ async fn stuck_tasks_are_found_in_their_time() {
     );
     assert_eq!(found["stuck"], "input_timeout_near");
     assert_eq!(found["state"], "awaiting-input");
+    // Its timeline shows the form it asked.
+    let url = format!("{}/admin/agents/concierge/tasks/{form}/events", host.url);
+    let client = reqwest::Client::new().get(url).bearer_auth(OPERATOR_TOKEN);
+    let body = client.send().await.unwrap().text().await.unwrap();
+    assert!(body.contains("\"kind\":\"form\""), "{body}");
 
     // Working too long: a partner whose invocations may take 7 s, one at a time.
     let acme = create_tenant(&host.url, "acme", json!({"maxConcurrentInvocations": 1})).await;

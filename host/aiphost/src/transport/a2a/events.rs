@@ -97,7 +97,7 @@ impl Responses {
         if self.replying {
             return match &event.kind {
                 EventKind::Status { status } if event.is_terminal() => {
-                    let message = a2a::render_reply(&task_id, ctx.context_id, &status.data_items);
+                    let message = a2a::render_reply(task_id, ctx.context_id, &status.data_items);
                     Some((Ok(json!({"message": message})), true))
                 }
                 _ => None,

@@ -12,7 +12,6 @@
 //! than the body timeout 408 `timeout` with `details.timeoutMs`.
 
 use super::endpoints::Endpoints;
-use super::{tasks, timeline};
 use crate::tenant::{Principal, Tenancy, TenancyError};
 use crate::transport::kit::body::{self, BodyError};
 use crate::transport::kit::caller::bearer;
@@ -137,17 +136,6 @@ pub(super) fn routes() -> Router<Endpoints> {
         .route(
             "/admin/agents/{agent}/secrets/{name}",
             put(set_secret).delete(delete_secret),
-        )
-        .route("/admin/me", get(tasks::me))
-        .route("/admin/tasks", get(tasks::list))
-        .route("/admin/agents/{agent}/tasks/{task}", get(tasks::show))
-        .route(
-            "/admin/agents/{agent}/tasks/{task}/cancel",
-            post(tasks::cancel),
-        )
-        .route(
-            "/admin/agents/{agent}/tasks/{task}/events",
-            get(timeline::events),
         )
 }
 

@@ -2,7 +2,7 @@
 //! the gate.
 
 use super::endpoints::Endpoints;
-use super::{admin, gate, index, metrics, readiness, reports};
+use super::{admin, gate, index, metrics, readiness, reports, tasks, timeline};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -23,6 +23,8 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/admin/notifications/given-up", get(reports::given_up))
         .route("/admin/groups", get(reports::group_memberships))
         .merge(admin::routes())
+        .merge(tasks::routes())
+        .merge(timeline::routes())
         .with_state(endpoints);
     let mut router = own;
     for door in doors.iter() {

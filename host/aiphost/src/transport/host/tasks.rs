@@ -14,10 +14,12 @@ use crate::model::{DataItem, HistoryFilter, Inbound, LeaderCommand, TaskState};
 use crate::task::{EngineError, OverviewPosition, OverviewQuery, Stuck, TaskView};
 use crate::tenant::Principal;
 use axum::Json;
+use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -32,6 +34,15 @@ const MAX_FILTER_BYTES: usize = 1024;
 
 /// The query of a route, its parameters as given (a query that does not parse is 400).
 pub(super) type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
+
+/// The routes of the admin API's tasks (the timeline's are `timeline.rs`'s).
+pub(super) fn routes() -> Router<Endpoints> {
+    Router::new()
+        .route("/admin/me", get(me))
+        .route("/admin/tasks", get(list))
+        .route("/admin/agents/{agent}/tasks/{task}", get(show))
+        .route("/admin/agents/{agent}/tasks/{task}/cancel", post(cancel))
+}
 
 /// `GET /admin/me`: who the token is.
 pub(super) async fn me(State(state): State<Endpoints>, headers: HeaderMap) -> Response {
@@ -185,7 +196,8 @@ pub(super) async fn list(
         state: params
             .get("state")
             .filter(|s| !s.is_empty())
-            .map(|s| parse_state(s))
+            .map(String::as_str)
+            .map(parse_state)
             .transpose()?,
         session: params.get("session").filter(|s| !s.is_empty()).cloned(),
         stuck: match params.get("stuck").map(String::as_str) {
@@ -201,7 +213,8 @@ pub(super) async fn list(
         after: params
             .get("cursor")
             .filter(|c| !c.is_empty())
-            .map(|c| decode_cursor(c))
+            .map(String::as_str)
+            .map(decode_cursor)
             .transpose()?,
     };
     let page = state
@@ -309,7 +322,7 @@ fn detail(view: &TaskView, stuck: Option<Stuck>) -> Value {
         "history_len": task.commands.len(),
         "commands": task.commands,
         "statuses": statuses,
-        "deadline": view.deadline_ms.map(|ms| ms_to_rfc3339(ms)),
+        "deadline": view.deadline_ms.map(ms_to_rfc3339),
         "limits": {
             "response_timeout_ms": limits.response_timeout_ms,
             "awaiting_input_timeout_ms": limits.awaiting_input_timeout_ms,

@@ -25,8 +25,16 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::{Value, json};
 
+/// The timeline's route.
+pub(super) fn routes() -> axum::Router<Endpoints> {
+    axum::Router::new().route(
+        "/admin/agents/{agent}/tasks/{task}/events",
+        axum::routing::get(events),
+    )
+}
+
 /// The handler.
-pub(super) async fn events(
+async fn events(
     State(state): State<Endpoints>,
     headers: HeaderMap,
     AdminPath((agent, task)): AdminPath<(String, String)>,

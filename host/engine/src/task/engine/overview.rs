@@ -157,8 +157,7 @@ pub struct OverviewPage {
 }
 
 /// One namespace's walk, ready to merge.
-type Walker =
-    std::iter::Peekable<Box<dyn Iterator<Item = Result<OverviewPosition, EngineError>> + Send>>;
+type Walker = Box<dyn Iterator<Item = Result<OverviewPosition, EngineError>> + Send>;
 
 impl TaskEngine {
     /// Task `task_id` of `agent` in `owner`'s namespace as the engine holds it, durably.
@@ -341,7 +340,7 @@ impl TaskEngine {
                             })
                         });
                     let boxed: Box<dyn Iterator<Item = _> + Send> = Box::new(entries);
-                    walkers.push(boxed.peekable());
+                    walkers.push(boxed);
                 }
             }
             // Tasks in their slot alone (made during an invocation not written yet), as a
@@ -378,7 +377,7 @@ impl TaskEngine {
         }
         unstored.sort();
         let boxed: Box<dyn Iterator<Item = _> + Send> = Box::new(unstored.into_iter().map(Ok));
-        walkers.push(boxed.peekable());
+        walkers.push(boxed);
         merge(walkers, wanted)
     }
 }
@@ -500,7 +499,7 @@ mod tests {
     fn walks_merge_in_order_and_resume_after_the_cursor() {
         let walker = |items: Vec<OverviewPosition>| -> Walker {
             let boxed: Box<dyn Iterator<Item = _> + Send> = Box::new(items.into_iter().map(Ok));
-            boxed.peekable()
+            boxed
         };
         let a = vec![at(9, "a", None, "x"), at(5, "a", None, "y")];
         let b = vec![at(9, "a", Some("L"), "x"), at(7, "a", Some("L"), "z")];
