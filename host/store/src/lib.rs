@@ -29,7 +29,7 @@
 //!   invocation died with the host are found. A waiting task (awaiting input or completion) is
 //!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
 //!   `i\0…`, `k\0{agent}\0{task}` → the listing index, in the order listings page, and what
-//!   it holds for each task (`listing.rs`);
+//!   it holds for each task (`listing.rs`; walked across namespaces by `walk.rs`);
 //!   `m\0list-index` → marks that the listing index is complete (built once for older stores);
 //!   `m\0live-index` → marks that the running index is complete (stores written before it
 //!   existed get it built once, at start-up);
@@ -65,6 +65,7 @@ mod space;
 mod tenancy;
 mod unwind;
 mod wal;
+mod walk;
 mod write_batch;
 
 pub use check::Checked;
@@ -77,6 +78,7 @@ pub use parts::PART_BYTES;
 pub use retention::DueTask;
 pub use set_aside::SetAside;
 pub use space::{DEFAULT_RESERVE_BYTES, Disk, DiskState};
+pub use walk::{Walk, WalkFrom};
 
 use aiphost_model::notification::NotificationConfig;
 pub use committer::PendingWrite;

@@ -77,6 +77,11 @@ pub struct Listed {
 }
 
 impl Listed {
+    /// The entry at `inverted` (`u64::MAX - changed ms`) for `task_id`.
+    pub(crate) fn at(inverted: u64, task_id: String) -> Self {
+        Listed { inverted, task_id }
+    }
+
     /// When its status changed (Unix ms), as indexed.
     pub fn changed_ms(&self) -> i64 {
         i64::try_from(u64::MAX - self.inverted).unwrap_or(i64::MAX)
@@ -146,6 +151,17 @@ impl Counts {
         }
     }
 
+    /// The namespaces of `agent` that hold (or held) listed tasks: the Leaders, `None` for the
+    /// shared one.
+    pub(crate) fn namespaces_of(&self, agent: &str) -> Vec<Option<String>> {
+        let counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        counts
+            .iter()
+            .filter(|((a, _), n)| a == agent && n.iter().any(|n| *n > 0))
+            .map(|((_, leader), _)| leader.clone())
+            .collect()
+    }
+
     /// Forget every namespace of `agent` (its tasks are gone).
     fn forget(&self, agent: &str) {
         let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -154,7 +170,7 @@ impl Counts {
 }
 
 /// `i\0{agent}\0{ns}`: the prefix of a namespace's index entries.
-fn namespace_prefix(agent: &str, leader: Option<&str>) -> Vec<u8> {
+pub(crate) fn namespace_prefix(agent: &str, leader: Option<&str>) -> Vec<u8> {
     let mut k = Vec::with_capacity(8 + agent.len() + leader.map_or(0, str::len));
     k.extend_from_slice(&[INDEX, 0]);
     k.extend_from_slice(agent.as_bytes());
@@ -170,12 +186,12 @@ fn namespace_prefix(agent: &str, leader: Option<&str>) -> Vec<u8> {
     k
 }
 
-fn inverted(ms: i64) -> u64 {
+pub(crate) fn inverted(ms: i64) -> u64 {
     u64::MAX - ms.max(0) as u64
 }
 
 /// The prefix of one dimension's entries: all, one state's, or one session's.
-fn dimension(ns: &[u8], dim: Dim<'_>) -> Vec<u8> {
+pub(crate) fn dimension(ns: &[u8], dim: Dim<'_>) -> Vec<u8> {
     let mut k = ns.to_vec();
     match dim {
         Dim::All => k.push(ALL),
@@ -190,13 +206,13 @@ fn dimension(ns: &[u8], dim: Dim<'_>) -> Vec<u8> {
 }
 
 #[derive(Clone, Copy)]
-enum Dim<'a> {
+pub(crate) enum Dim<'a> {
     All,
     State(TaskState),
     Session(&'a str),
 }
 
-fn entry_key(dim_prefix: &[u8], changed_ms: i64, task: &str) -> Vec<u8> {
+pub(crate) fn entry_key(dim_prefix: &[u8], changed_ms: i64, task: &str) -> Vec<u8> {
     let mut k = Vec::with_capacity(dim_prefix.len() + 8 + task.len());
     k.extend_from_slice(dim_prefix);
     k.extend_from_slice(&inverted(changed_ms).to_be_bytes());
@@ -217,7 +233,7 @@ fn entry_value(listing: &Listing) -> Vec<u8> {
     v
 }
 
-fn read_entry_value(v: &[u8]) -> Option<(TaskState, Option<&str>)> {
+pub(crate) fn read_entry_value(v: &[u8]) -> Option<(TaskState, Option<&str>)> {
     let (&state, rest) = v.split_first()?;
     let state = state_of(state)?;
     match rest.split_first()? {

@@ -12,6 +12,7 @@ mod agent_api_sdk;
 mod aiflowy;
 mod cli;
 mod console;
+mod console_api;
 mod dev;
 mod durability;
 mod endpoints;

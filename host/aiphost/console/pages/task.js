@@ -76,7 +76,9 @@ function entry(data) {
     h('span', { class: 'muted' }, `#${data.seq} · ${time(data.time)}`), ' ',
     h('span', { class: 'said' }, said(data.kind, event)),
     h('details', {}, h('summary', {}, 'event'), h('pre', {}, pretty(event))),
-    data.wire !== undefined ? h('details', { class: 'wire', open: true }, h('summary', {}, 'wire'), h('pre', {}, pretty(data.wire))) : null);
+    // The door's own frames for this event (none, one or several: a chat door may send more
+    // than one for one event).
+    Array.isArray(data.wire) && data.wire.length ? h('details', { class: 'wire', open: true }, h('summary', {}, `wire (${data.wire.length})`), h('pre', {}, pretty(data.wire.length === 1 ? data.wire[0] : data.wire))) : null);
 }
 
 /** What an event says, in a few words. */

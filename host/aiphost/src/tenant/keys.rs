@@ -8,6 +8,9 @@ use crate::agent::manifest::LeaderAuth;
 use crate::model::Timestamp;
 use serde_json::json;
 
+/// The longest label a key may have.
+const MAX_LABEL_CHARS: usize = 64;
+
 impl Tenancy {
     /// Issue an API key for a Leader (`leader`: its AIC) to call `agent`.
     pub async fn issue_key(
@@ -16,6 +19,7 @@ impl Tenancy {
         agent: &str,
         leader: &str,
         ttl_seconds: Option<u64>,
+        label: Option<&str>,
     ) -> Result<(LeaderKey, String), TenancyError> {
         let record = self.owned_agent(principal, agent)?;
         // A key for a partner that does not ask for keys lets in nobody who is not let in
@@ -47,6 +51,16 @@ impl Tenancy {
                 "must be the Leader's AIC (1-256 characters, none of them control characters)",
             ));
         }
+        if let Some(label) = label
+            && (label.is_empty()
+                || label.chars().count() > MAX_LABEL_CHARS
+                || label.chars().any(char::is_control))
+        {
+            return Err(invalid(
+                "label",
+                format!("must be 1-{MAX_LABEL_CHARS} printable characters (no control characters)"),
+            ));
+        }
         if ttl_seconds == Some(0) {
             return Err(invalid("ttlSeconds", "must be at least 1"));
         }
@@ -60,6 +74,7 @@ impl Tenancy {
             hash: credential.hash,
             created_ms: now,
             expires_ms: ttl_seconds.map(|s| now.saturating_add((s as i64).saturating_mul(1000))),
+            label: label.map(str::to_string),
         };
         let ticket = self
             .store
@@ -82,6 +97,7 @@ impl Tenancy {
                 keys.push(json!({
                     "id": key.id, "leader": key.leader,
                     "createdMs": key.created_ms, "expiresMs": key.expires_ms,
+                    "label": key.label,
                 }));
             }
         }

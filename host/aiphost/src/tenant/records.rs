@@ -153,4 +153,7 @@ pub struct LeaderKey {
     pub created_ms: i64,
     /// When it stops working, in Unix ms (`None`: never).
     pub expires_ms: Option<i64>,
+    /// What it is for, as its issuer said (`console`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }

@@ -71,6 +71,15 @@ impl Code {
         }
     }
 
+    /// The wall-clock time one invocation may take, once compiled (`None` until then, or if
+    /// its compile failed).
+    pub fn invocation_limit(&self) -> Option<std::time::Duration> {
+        match &*self.0.borrow() {
+            Some(Ok(code)) => Some(code.deadline()),
+            _ => None,
+        }
+    }
+
     /// The component, once compiled; why not, if its compile failed (or its setter was dropped
     /// without setting it).
     pub async fn get(&self) -> Result<PartnerCode, Arc<str>> {

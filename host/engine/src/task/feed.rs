@@ -95,6 +95,12 @@ impl EventFeed {
         self.completes_on_result
     }
 
+    /// Whether the feed has nothing more to send (its task had ended before the events it
+    /// starts after).
+    pub fn is_over(&self) -> bool {
+        self.done
+    }
+
     /// The task this feed follows.
     pub fn key(&self) -> &TaskKey {
         &self.key

@@ -13,8 +13,9 @@ pub mod shares;
 pub mod timers;
 
 pub use engine::{
-    ConfigRef, EngineError, MAX_PAGE_SIZE, PagePosition, Reply, StreamStart, Subscribe, TaskEngine,
-    TaskPage, TaskQuery,
+    ConfigRef, EngineError, MAX_OVERVIEW_PAGE, MAX_PAGE_SIZE, OverviewPage, OverviewPosition,
+    OverviewQuery, PagePosition, Reply, StreamStart, Stuck, Subscribe, TaskEngine, TaskPage,
+    TaskQuery, TaskView,
 };
 pub use fan_out::FanOut;
 pub use feed::{EventFeed, FeedError};

@@ -1,8 +1,9 @@
 //! The A2A door as the server sees it: its routes (the card, the JSON-RPC binding, the
-//! HTTP+JSON binding), whose handlers draw the door's state from the host's.
+//! HTTP+JSON binding), whose handlers draw the door's state from the host's; and its streams'
+//! rendering of a task's events for the admin timeline (`events.rs`).
 
 use super::{card, jsonrpc, rest};
-use crate::transport::kit::door::Door;
+use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -48,5 +49,23 @@ impl Door for A2aDoor {
                 "/agents/{agent}/.well-known/agent-card.json",
                 get(card::serve),
             )
+    }
+
+    fn event_wire(&self) -> Option<&dyn EventWire> {
+        Some(self)
+    }
+}
+
+impl EventWire for A2aDoor {
+    fn wire(&self) -> &'static str {
+        "a2a"
+    }
+
+    fn renderer(
+        &self,
+        _agent: &crate::agent::Agent,
+        task: &crate::task::TaskView,
+    ) -> Box<dyn RenderEvent> {
+        Box::new(super::events::Timeline::of(&task.task))
     }
 }

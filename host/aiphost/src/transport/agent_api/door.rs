@@ -3,10 +3,12 @@
 
 use super::stats::Stats;
 use super::{process, stop};
-use crate::transport::kit::door::Door;
+use crate::protocol::agent_api::Turn;
+use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::sessions::SessionGuard;
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
+use crate::transport::kit::turn_stream::Timeline;
 use axum::routing::post;
 use axum::{Extension, Router};
 use std::sync::Arc;
@@ -37,5 +39,30 @@ impl Door for AgentApiDoor {
 
     fn metrics(&self, text: &mut String) {
         self.stats.write(text);
+    }
+
+    fn event_wire(&self) -> Option<&dyn EventWire> {
+        Some(self)
+    }
+}
+
+/// The admin timeline's `wire=agent_api`: the events of one response that followed the task
+/// from its start (`response_{task id}`, in its session).
+impl EventWire for AgentApiDoor {
+    fn wire(&self) -> &'static str {
+        "agent_api"
+    }
+
+    fn renderer(
+        &self,
+        _agent: &crate::agent::Agent,
+        view: &crate::task::TaskView,
+    ) -> Box<dyn RenderEvent> {
+        let task = &view.task;
+        let created = view.created().unix_millis() / 1000;
+        let session = task.session_id.as_deref().unwrap_or_default();
+        let turn = Turn::new(&format!("response_{}", task.id), session, &task.id, created)
+            .completing_on_result(task.completes_on_result);
+        Box::new(Timeline::new(turn, |event| event))
     }
 }

@@ -1,9 +1,10 @@
-//! The AIP door as the server sees it: its routes, with its state.
+//! The AIP door as the server sees it: its routes, with its state, and its streams' rendering of
+//! a task's events for the admin timeline (`stream.rs`'s frames).
 
 use super::invitations::GroupInvitations;
 use super::state::AipState;
 use super::{acs, entry};
-use crate::transport::kit::door::Door;
+use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -46,5 +47,23 @@ impl Door for AipDoor {
             .route_layer(axum::middleware::from_fn(|r, n| span::request("aip", r, n)))
             .route("/agents/{agent}/.well-known/acs.json", get(acs::serve))
             .with_state(self.state.clone())
+    }
+
+    fn event_wire(&self) -> Option<&dyn EventWire> {
+        Some(self)
+    }
+}
+
+impl EventWire for AipDoor {
+    fn wire(&self) -> &'static str {
+        "aip"
+    }
+
+    fn renderer(
+        &self,
+        agent: &crate::agent::Agent,
+        task: &crate::task::TaskView,
+    ) -> Box<dyn RenderEvent> {
+        Box::new(super::stream::Frames::timeline(agent, task))
     }
 }

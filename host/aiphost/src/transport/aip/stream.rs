@@ -4,7 +4,8 @@
 //! The feed-to-SSE loop is the kit's (`kit/sse.rs`: a batch at a time, so a slow client costs
 //! one batch of memory); this file renders AIP's frames: each event in the caller's dialect, and
 //! a feed that fails (a position to resume from that has expired, a store error) as a final
-//! JSON-RPC error. A stream ends after the event that ends its task.
+//! JSON-RPC error. A stream ends after the event that ends its task. The same frames render the
+//! admin timeline's `wire=aip` ([`Frames::timeline`]).
 
 use super::state::AipState;
 use crate::agent::Agent;
@@ -14,6 +15,7 @@ use crate::protocol::aip::event::{EventContext, render_event};
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, RpcError};
 use crate::task::{EventFeed, FeedError, StreamStart};
+use crate::transport::kit::door::RenderEvent;
 use crate::transport::kit::sse::{self, FeedRender};
 use axum::response::Response;
 use futures::stream;
@@ -45,17 +47,62 @@ pub(super) async fn stream(
             sse::respond(stream::once(async move { response }), keep_alive)
         }
         StreamStart::Events(feed) => {
-            let frames = sse::items(feed, Frames { id, dialect, aic });
+            let frames = sse::items(
+                feed,
+                Frames {
+                    id,
+                    dialect,
+                    aic,
+                    ids: None,
+                },
+            );
             sse::respond(frames, keep_alive)
         }
     })
 }
 
 /// AIP's frames of one stream: JSON-RPC responses to request `id`, in `dialect`.
-struct Frames {
+pub(super) struct Frames {
     id: Value,
     dialect: Dialect,
     aic: String,
+    /// The task's ids, for a stream rendered without a feed (the admin timeline).
+    ids: Option<(String, Option<String>, Option<String>)>,
+}
+
+impl Frames {
+    /// The frames of a stream of `task` in its Leader's dialect, to no request (id `null`).
+    pub(super) fn timeline(agent: &Agent, task: &crate::task::TaskView) -> Self {
+        Frames {
+            id: Value::Null,
+            dialect: Dialect::of(task.form.as_ref()),
+            aic: agent.aic().to_string(),
+            ids: Some((
+                task.task.id.clone(),
+                task.task.session_id.clone(),
+                task.task.group_id.clone(),
+            )),
+        }
+    }
+
+    fn frame(&self, event: &TaskEvent, ctx: &EventContext<'_>) -> Value {
+        jsonrpc::success(&self.id, render_event(event, ctx, self.dialect))
+    }
+}
+
+impl RenderEvent for Frames {
+    fn render_event(&mut self, event: &TaskEvent) -> Vec<Value> {
+        let Some((task_id, session_id, group_id)) = &self.ids else {
+            return Vec::new();
+        };
+        let ctx = EventContext {
+            task_id,
+            session_id: session_id.as_deref(),
+            group_id: group_id.as_deref(),
+            partner_aic: &self.aic,
+        };
+        vec![self.frame(event, &ctx)]
+    }
 }
 
 impl FeedRender for Frames {
@@ -69,9 +116,8 @@ impl FeedRender for Frames {
             group_id: feed.group_id(),
             partner_aic: &self.aic,
         };
-        let response = jsonrpc::success(&self.id, render_event(event, &ctx, self.dialect));
         // The feed itself ends after the event that ends the task.
-        Some((response, false))
+        Some((self.frame(event, &ctx), false))
     }
 
     fn failed(&mut self, e: &FeedError, feed: &EventFeed) -> Value {

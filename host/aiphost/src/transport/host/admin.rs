@@ -1,5 +1,6 @@
 //! The admin HTTP API: the operator manages tenants; a tenant publishes, rolls back and
-//! unpublishes its own partners and issues API keys for them. Every route takes
+//! unpublishes its own partners and issues API keys for them; both see their partners' tasks
+//! (`tasks.rs`, `timeline.rs`). Every route takes
 //! `Authorization: Bearer <operator or tenant admin token>`; errors are
 //! `{"error": {"code", "message", "details"?}}` with a fitting HTTP status.
 //!
@@ -387,6 +388,9 @@ struct NewKey {
     leader: String,
     #[serde(default)]
     ttl_seconds: Option<u64>,
+    /// What the key is for (`console`), shown in the key listing.
+    #[serde(default)]
+    label: Option<String>,
 }
 
 pub(super) async fn issue_key(
@@ -399,13 +403,19 @@ pub(super) async fn issue_key(
     let request: NewKey = body(request, BODY_LIMIT).await?;
     let (key, token) = state
         .tenancy
-        .issue_key(&who, &agent, &request.leader, request.ttl_seconds)
+        .issue_key(
+            &who,
+            &agent,
+            &request.leader,
+            request.ttl_seconds,
+            request.label.as_deref(),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({
             "id": key.id, "key": token, "agent": key.agent, "leader": key.leader,
-            "expiresMs": key.expires_ms,
+            "expiresMs": key.expires_ms, "label": key.label,
         })),
     )
         .into_response())

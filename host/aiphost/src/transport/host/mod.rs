@@ -1,7 +1,7 @@
 //! The host's own HTTP endpoints, which are no door's: its home, the partner listing, health and
-//! readiness, metrics, the admin API (partners' logs included), the console, the gate in front
-//! of every partner's URLs, and the access layer around every route (the request span, the
-//! access line). [`router`] merges them with the doors' routes.
+//! readiness, metrics, the admin API (partners' logs, tasks and their timeline included), the
+//! console, the gate in front of every partner's URLs, and the access layer around every route
+//! (the request span, the access line). [`router`] merges them with the doors' routes.
 
 mod access;
 mod admin;
@@ -14,3 +14,5 @@ mod metrics;
 mod readiness;
 mod reports;
 pub mod router;
+mod tasks;
+mod timeline;

@@ -2,7 +2,9 @@
 //! the gate, inside the access layer (each request's span and access line).
 
 use super::endpoints::Endpoints;
-use super::{access, admin, console, gate, index, logs, metrics, readiness, reports};
+use super::{
+    access, admin, console, gate, index, logs, metrics, readiness, reports, tasks, timeline,
+};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
 use axum::Router;
@@ -27,6 +29,8 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/admin/groups", get(reports::group_memberships))
         .route("/admin/agents/{agent}/logs", get(logs::partner_logs))
         .merge(admin::routes())
+        .merge(tasks::routes())
+        .merge(timeline::routes())
         .with_state(endpoints);
     let mut router = own;
     for door in doors.iter() {

@@ -1,9 +1,14 @@
-//! What a door gives the server: its routes and its metrics. The server assembles a list of
-//! doors and merges them; a door's routes carry its own state (drawn from [`HostState`]), so
-//! nothing of a door is edited centrally.
+//! What a door gives the server: its routes, its metrics, and how its streams render a task's
+//! events (the admin timeline's `wire=`, [`EventWire`]). The server assembles a list of doors and
+//! merges them; a door's routes carry its own state (drawn from [`HostState`]), so nothing of a
+//! door is edited centrally.
 
 use super::state::HostState;
+use crate::agent::Agent;
+use crate::model::TaskEvent;
+use crate::task::TaskView;
 use axum::Router;
+use serde_json::Value;
 
 /// A door of the host (AIP, A2A, group mode).
 pub trait Door: Send + Sync {
@@ -17,4 +22,26 @@ pub trait Door: Send + Sync {
     fn metrics(&self, text: &mut String) {
         let _ = text;
     }
+
+    /// How its streams render a task's events (`None`: it streams none of its own).
+    fn event_wire(&self) -> Option<&dyn EventWire> {
+        None
+    }
+}
+
+/// A door's rendering of task events, as one of its streams that followed the task from its
+/// start would send them: the door's own mapping, shown by the admin API's timeline.
+pub trait EventWire: Send + Sync {
+    /// Its name in the timeline's `wire=` (`aip`, `a2a`, `agent_api`, ...).
+    fn wire(&self) -> &'static str;
+
+    /// A renderer of one stream of `task`, run by `agent`.
+    fn renderer(&self, agent: &Agent, task: &TaskView) -> Box<dyn RenderEvent>;
+}
+
+/// One stream's renderer: it keeps what the door's stream keeps between events.
+pub trait RenderEvent: Send {
+    /// What the door sends for `event`: its frames, in order (none, one, or several for a
+    /// door whose protocol splits one change into several events).
+    fn render_event(&mut self, event: &TaskEvent) -> Vec<Value>;
 }

@@ -7,13 +7,18 @@
 //! start's task is only recorded when its partner has decided, so until then another request
 //! of the session would not find it. A feed that fails ends the turn refused with
 //! `EVENTS_UNAVAILABLE` and why (an expired position; a store error's details stay in the log).
+//!
+//! [`Timeline`] is the same renderer for the admin timeline's `wire=`: each event's frames as
+//! JSON, the turn fed every event of the task.
 
+use super::door::RenderEvent;
 use super::sessions::HeldSession;
 use super::sse::{self, FeedRender};
 use crate::model::TaskEvent;
 use crate::task::{EventFeed, FeedError};
 use futures::StreamExt;
 use futures::stream::{self as streams, BoxStream};
+use serde_json::Value;
 
 /// A chat protocol's renderer of one turn, as the feed loop drives it.
 pub trait ChatTurn: Send + 'static {
@@ -42,6 +47,27 @@ pub fn events<T: ChatTurn>(
         .flat_map(streams::iter)
         .boxed();
     streams::iter(opening).chain(rest).boxed()
+}
+
+/// A chat door's turn rendering the admin timeline: its events, each as the JSON `frame` makes
+/// of it.
+pub struct Timeline<T: ChatTurn> {
+    turn: T,
+    frame: fn(T::Event) -> Value,
+}
+
+impl<T: ChatTurn> Timeline<T> {
+    /// `turn`'s timeline, each event shown as `frame` makes it.
+    pub fn new(turn: T, frame: fn(T::Event) -> Value) -> Self {
+        Timeline { turn, frame }
+    }
+}
+
+impl<T: ChatTurn> RenderEvent for Timeline<T> {
+    fn render_event(&mut self, event: &TaskEvent) -> Vec<Value> {
+        let (events, _) = self.turn.render(event);
+        events.into_iter().map(self.frame).collect()
+    }
 }
 
 /// The kit's feed loop's view of a [`ChatTurn`]: the events of one task event go out together.

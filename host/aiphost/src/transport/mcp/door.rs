@@ -12,15 +12,20 @@
 //! opens a session (`rmcp`'s `LocalSessionManager`, bounded and bound to its caller by
 //! `sessions.rs` through the entry), which is what lets the door ask it a form by
 //! `elicitation/create`.
+//!
+//! The admin timeline's `wire=mcp` is the door's progress rendering (`aiphost-protocol`'s
+//! `mcp::progress`, as `follow.rs` sends it), under the progress token `"timeline"`.
 
 use super::config::McpConfig;
 use super::entry;
 use super::handler::McpHandler;
 use super::state::McpState;
-use crate::transport::kit::door::Door;
+use crate::protocol::mcp::progress::Progress;
+use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::span;
 use crate::transport::kit::state::HostState;
 use axum::Router;
+use rmcp::model::{NumberOrString, ProgressToken};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -81,5 +86,48 @@ impl Door for McpDoor {
         self.state
             .stats
             .write(text, self.state.sessions.open_count());
+    }
+
+    fn event_wire(&self) -> Option<&dyn EventWire> {
+        Some(self)
+    }
+}
+
+impl EventWire for McpDoor {
+    fn wire(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn renderer(
+        &self,
+        _agent: &crate::agent::Agent,
+        view: &crate::task::TaskView,
+    ) -> Box<dyn RenderEvent> {
+        let token = ProgressToken(NumberOrString::String("timeline".into()));
+        let task = &view.task;
+        Box::new(Timeline(Progress::new(
+            token,
+            &task.id,
+            task.completes_on_result,
+        )))
+    }
+}
+
+/// The notifications of a call's progress, one task event at a time.
+struct Timeline(Progress);
+
+impl RenderEvent for Timeline {
+    fn render_event(&mut self, event: &crate::model::TaskEvent) -> Vec<serde_json::Value> {
+        let (notifications, _) = self.0.batch(std::slice::from_ref(event));
+        notifications
+            .into_iter()
+            .map(|params| {
+                serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": params,
+                })
+            })
+            .collect()
     }
 }

@@ -8,8 +8,8 @@
 //! (a task in use: its lock, cached record and change ticks), `journal` (the one write path,
 //! and what may be kept back), `invocations` (running the partner), `reports` (the partner's
 //! reports), `replies` (answers only once durable), `streaming` (the `stream` method's entry),
-//! `expiry` (timers and tasks interrupted by a crash) and `notifications` (a task's webhook
-//! configs).
+//! `expiry` (timers and tasks interrupted by a crash), `notifications` (a task's webhook
+//! configs) and `overview` (the operator's view: tasks across Leaders, a task's limits).
 
 use super::feed::EventFeed;
 use super::live::Watermarks;
@@ -35,6 +35,10 @@ mod invocations;
 mod journal;
 mod notifications;
 pub use notifications::Subscribe;
+mod overview;
+pub use overview::{
+    MAX_OVERVIEW_PAGE, OverviewPage, OverviewPosition, OverviewQuery, Stuck, TaskView,
+};
 mod reads;
 mod removal;
 pub use reads::{MAX_PAGE_SIZE, PagePosition, TaskPage, TaskQuery};

@@ -89,7 +89,11 @@ pub struct TaskPage {
 
 impl TaskEngine {
     /// The key of task `task_id` of `agent` in `owner`'s namespace, the id checked.
-    fn key_of(agent: &Agent, owner: Option<&str>, task_id: &str) -> Result<TaskKey, EngineError> {
+    pub(super) fn key_of(
+        agent: &Agent,
+        owner: Option<&str>,
+        task_id: &str,
+    ) -> Result<TaskKey, EngineError> {
         check_task_id(task_id, "id")?;
         Ok(TaskKey::owned(agent.id(), owner, task_id))
     }

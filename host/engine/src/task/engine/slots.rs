@@ -136,6 +136,16 @@ impl TaskEngine {
             .collect()
     }
 
+    /// The slots of `agent`'s tasks in every namespace that are in memory now.
+    pub(super) fn slots_of_agent(&self, agent: &str) -> Vec<Arc<Slot>> {
+        let slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .iter()
+            .filter(|(key, _)| key.agent == agent)
+            .map(|(_, slot)| slot.clone())
+            .collect()
+    }
+
     /// Slots in memory now (tasks in use).
     pub fn slots_in_use(&self) -> usize {
         self.inner
