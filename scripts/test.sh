@@ -23,6 +23,9 @@ bash scripts/python-env.sh agentscope >/dev/null
 step "RabbitMQ on 127.0.0.1:5672 for the group-mode tests (installs and starts it if missing)"
 bash scripts/rabbitmq.sh
 
+step "promtool for the /metrics lint test (installs Debian's prometheus package if missing)"
+bash scripts/promtool.sh
+
 step "JavaScript SDK tools (componentize-qjs, ComponentizeJS, esbuild: npm, pinned by sdk/js/package-lock.json)"
 bash scripts/js-env.sh
 

@@ -25,6 +25,7 @@
 //! not fit in the log's cycle ([`crate::wal::CYCLE_BYTES`]).
 
 use super::identity::{self, Found, IdentityFile, Mark, StoreId};
+use super::timing::Timing;
 use super::wal::{APPLIED_KEY, Replayed, Wal};
 use super::write_batch::WriteBatch;
 use super::{StoreError, Ticket};
@@ -122,6 +123,8 @@ struct Shared {
     checkpoints: AtomicU64,
     /// Changes applied by the committer.
     applied: AtomicU64,
+    /// Who hears how long rounds and syncs take.
+    timing: Arc<Timing>,
 }
 
 pub(super) struct Committer {
@@ -141,6 +144,7 @@ impl Committer {
         log: File,
         dir: &Path,
         on_damage: OnDamage,
+        timing: Arc<Timing>,
     ) -> Result<(Self, Vec<String>), StoreError> {
         let (wal, checkpoint, accepted) = recover(db, tree, log, dir, on_damage)?;
         let shared = Arc::new(Shared {
@@ -150,6 +154,7 @@ impl Committer {
             syncs: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
+            timing,
         });
         let (publish, synced) = watch::channel(Synced::default());
         let thread = std::thread::Builder::new()
@@ -366,7 +371,7 @@ fn recover(
     };
     // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
     // log is about to be overwritten.
-    checkpoint.make(wal.next_seq() - 1, true)?;
+    checkpoint.make(wal.next_seq() - 1, true, &Timing::default())?;
     wal.restart();
     Ok((wal, checkpoint, problems))
 }
@@ -459,7 +464,12 @@ impl Checkpoint {
     /// Make everything applied to sled durable: sled's identity mark for the next checkpoint,
     /// sled's flush, an `fdatasync` of its log file; then record the checkpoint in the identity
     /// file (synced if `sync_identity`), at which sled held every round up to `applied`.
-    fn make(&mut self, applied: u64, sync_identity: bool) -> Result<(), StoreError> {
+    fn make(
+        &mut self,
+        applied: u64,
+        sync_identity: bool,
+        timing: &Timing,
+    ) -> Result<(), StoreError> {
         let next = Mark {
             id: self.identity.id(),
             checkpoint: self.number + 1,
@@ -468,9 +478,11 @@ impl Checkpoint {
         // Before the flush: a sled that recovers this mark holds everything written before it.
         self.tree.insert(identity::SLED_KEY, &next.sled_value())?;
         self.db.flush()?;
+        let syncing = timing.start();
         self.log
             .sync_data()
             .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))?;
+        timing.synced(syncing);
         self.number = next.checkpoint;
         self.identity
             .record(next.checkpoint, applied, sync_identity)
@@ -503,6 +515,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             let taken = std::mem::take(&mut queue.applies);
             (taken, target, queue.direct, queue.stop)
         };
+        let round_began = shared.timing.start();
         let mut outcome: Result<(), String> = Ok(());
         let mut must_checkpoint = direct > checkpointed || stop || log_broken;
         if !applies.is_empty() {
@@ -531,7 +544,12 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                         // The checkpoint below puts the round on disk through sled.
                         must_checkpoint = true;
                         wal.skip();
-                    } else if let Err(e) = wal.append(&payload).and_then(|()| wal.sync()) {
+                    } else if let Err(e) = wal.append(&payload).and_then(|()| {
+                        let syncing = shared.timing.start();
+                        let synced = wal.sync();
+                        shared.timing.synced(syncing);
+                        synced
+                    }) {
                         tracing::error!(error = %e, "the write-ahead log failed; sled is flushed instead");
                         log_broken = true;
                         must_checkpoint = true;
@@ -541,7 +559,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
         }
         if must_checkpoint {
             shared.checkpoints.fetch_add(1, Ordering::Relaxed);
-            match checkpoint.make(wal.next_seq() - 1, stop) {
+            match checkpoint.make(wal.next_seq() - 1, stop, &shared.timing) {
                 Ok(()) => {
                     checkpointed = target;
                     log_broken = false;
@@ -558,6 +576,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             });
             flushed = target;
         }
+        shared.timing.round(round_began);
         if stop {
             let queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
             if queue.applies.is_empty() {

@@ -1,12 +1,12 @@
 //! What the host's own endpoints hold: the host's parts, the notifier (its given-up list), the
-//! group memberships (their listing), the connection layer's counters, and the doors (their
-//! metrics).
+//! group memberships (their listing), the doors, and the host's metrics (`/metrics`, a
+//! partner's stats).
 
 use crate::agent::Registry;
+use crate::metrics::HostMetrics;
 use crate::notify::Notifier;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
-use crate::transport::connections::ConnectionStats;
 use crate::transport::group::groups::Groups;
 use crate::transport::kit::door::Door;
 use crate::transport::kit::http_config::HttpConfig;
@@ -23,8 +23,8 @@ pub struct Endpoints {
     pub(super) http: Arc<HttpConfig>,
     pub(super) notifier: Arc<Notifier>,
     pub(super) groups: Groups,
-    pub(super) connections: Arc<ConnectionStats>,
     pub(super) doors: Arc<[Arc<dyn Door>]>,
+    pub(super) metrics: HostMetrics,
 }
 
 impl Endpoints {
@@ -33,8 +33,8 @@ impl Endpoints {
         host: &HostState,
         notifier: Arc<Notifier>,
         groups: Groups,
-        connections: Arc<ConnectionStats>,
         doors: Arc<[Arc<dyn Door>]>,
+        metrics: HostMetrics,
     ) -> Self {
         Endpoints {
             engine: TaskEngine::from_ref(host),
@@ -43,8 +43,8 @@ impl Endpoints {
             http: Arc::from_ref(host),
             notifier,
             groups,
-            connections,
             doors,
+            metrics,
         }
     }
 }

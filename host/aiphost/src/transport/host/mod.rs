@@ -7,6 +7,7 @@ pub mod endpoints;
 mod gate;
 mod index;
 mod metrics;
+mod partner_stats;
 mod readiness;
 mod reports;
 pub mod router;

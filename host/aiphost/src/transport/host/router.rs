@@ -2,17 +2,18 @@
 //! the gate.
 
 use super::endpoints::Endpoints;
-use super::{admin, gate, index, metrics, readiness, reports};
+use super::{admin, gate, index, metrics, partner_stats, readiness, reports};
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
-use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::get;
+use axum::{Extension, Router};
 use std::sync::Arc;
 
 /// The router of a host: `endpoints`, then every door of `endpoints.doors`, behind the gate.
 pub fn router(host: HostState, endpoints: Endpoints) -> Router {
     let doors = endpoints.doors.clone();
+    let requests = endpoints.metrics.requests.clone();
     let own: Router<HostState> = Router::new()
         .route("/", get(index::home))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -22,6 +23,7 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/agents", get(index::list_agents))
         .route("/admin/notifications/given-up", get(reports::given_up))
         .route("/admin/groups", get(reports::group_memberships))
+        .route("/admin/agents/{agent}/stats", get(partner_stats::stats))
         .merge(admin::routes())
         .with_state(endpoints);
     let mut router = own;
@@ -30,6 +32,8 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         router = router.merge(door.routes());
     }
     router
+        // Every door's request span counts and times it (`kit/span.rs`).
+        .layer(Extension(requests))
         .layer(axum::middleware::from_fn_with_state(
             Arc::<Registry>::from_ref(&host),
             gate::partner,
