@@ -895,10 +895,11 @@ pub fn metric_in(text: &str, name: &str) -> Option<u64> {
             continue;
         };
         let (line_family, labels) = series_of(series);
-        if line_family == family && wanted.iter().all(|w| labels.contains(w)) {
-            if let Ok(v) = value.trim().parse::<f64>() {
-                *sum.get_or_insert(0.0) += v;
-            }
+        if line_family == family
+            && wanted.iter().all(|w| labels.contains(w))
+            && let Ok(v) = value.trim().parse::<f64>()
+        {
+            *sum.get_or_insert(0.0) += v;
         }
     }
     sum.map(|v| v as u64)
