@@ -152,3 +152,36 @@ fn the_linter_sees_what_it_checks() {
         );
     }
 }
+
+/// The host uses no global recorder: a `metrics` macro would record into whatever recorder the
+/// process installed (none: lost), not into its host's. No file under `host/` calls one.
+#[test]
+fn no_file_of_the_host_uses_the_metrics_macros() {
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let host = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut all = Vec::new();
+    files(&host, &mut all);
+    assert!(
+        all.len() > 100,
+        "the host's sources are read ({})",
+        all.len()
+    );
+    let macros = ["counter!(", "gauge!(", "histogram!("];
+    let mut found = Vec::new();
+    for file in all.iter().filter(|f| !f.ends_with("metrics/text_tests.rs")) {
+        let code = std::fs::read_to_string(file).unwrap_or_default();
+        if macros.iter().any(|m| code.contains(m)) {
+            found.push(file.display().to_string());
+        }
+    }
+    assert!(found.is_empty(), "metrics macros in {found:?}");
+}
