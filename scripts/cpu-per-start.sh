@@ -32,7 +32,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$2"; }
 tick=$(getconf CLK_TCK)
 
-metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
+# A family's value, every series added up (`aiphost_invocations_total` has one per partner and
+# outcome).
+metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 declare -A results

@@ -11,7 +11,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
-m() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+m() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 wrk -t2 -c"$conns" -d2s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion warm >/dev/null
 f0=$(m aiphost_store_flushes_total); c0=$(m aiphost_store_changes_total); i0=$(m aiphost_invocations_total)
 wrk -t2 -c"$conns" -d5s -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion run | grep RESULT

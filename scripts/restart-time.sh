@@ -40,7 +40,7 @@ serve() {
         >/dev/null 2>&1 &
     pid=$!
 }
-metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 now_ms() { date +%s%3N; }
 
 probe() {

@@ -32,7 +32,7 @@ trap 'kill $pid $load 2>/dev/null || true; rm -rf "$data"' EXIT
 load=""
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
-metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 wrk -t2 -c16 -d"${minutes}m" -s bench/wrk/start.lua "$url/agents/echo/rpc" -- awaiting-completion steady >/dev/null &
 load=$!
 start=$(date +%s)

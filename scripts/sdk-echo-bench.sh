@@ -41,7 +41,7 @@ python="$(bash scripts/python-env.sh 2>/dev/null | tail -n 1)"
 tick=$(getconf CLK_TCK)
 now() { date +%s.%N; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
+metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$2"; }
 

@@ -30,7 +30,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$data" "$trace"' EXIT
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
-metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 rpc="$url/agents/echo/rpc"
 wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion warm >/dev/null
 i0=$(metric aiphost_invocations_total); c0=$(metric aiphost_store_changes_total); s0=$(metric aiphost_store_flushes_total)

@@ -25,6 +25,8 @@ bash scripts/rabbitmq.sh
 
 step "headless Chromium and chromedriver for the console's browser tests (Debian packages)"
 bash scripts/chromium.sh
+step "promtool for the /metrics lint test (installs Debian's prometheus package if missing)"
+bash scripts/promtool.sh
 
 step "JavaScript SDK tools (componentize-qjs, ComponentizeJS, esbuild: npm, pinned by sdk/js/package-lock.json)"
 bash scripts/js-env.sh

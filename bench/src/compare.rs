@@ -114,15 +114,16 @@ struct Row {
 /// Counters of aiphost's /metrics that tell how durability is amortised.
 async fn counters(url: &str) -> anyhow::Result<(u64, u64)> {
     let text = reqwest::get(format!("{url}/metrics")).await?.text().await?;
+    // Every series of the family added up (`aiphost_commands_total` has one per partner).
     let read = |name: &str| {
         text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0)
+            .filter(|l| l.starts_with(&format!("{name} ")) || l.starts_with(&format!("{name}{{")))
+            .filter_map(|l| l.rsplit_once(' ')?.1.trim().parse::<f64>().ok())
+            .sum::<f64>() as u64
     };
     Ok((
-        read("aiphost_commands_total "),
-        read("aiphost_store_flushes_total "),
+        read("aiphost_commands_total"),
+        read("aiphost_store_flushes_total"),
     ))
 }
 

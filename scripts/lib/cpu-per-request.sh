@@ -29,7 +29,7 @@ tick=$(getconf CLK_TCK)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 field() { sed -E "s/.*[ ]$1=([0-9.]+).*/\1/" <<<" $2"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
+metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2; found = 1 } END { if (found) printf "%.0f\n", s }'; }
 
 # The server of the target being measured and the load on it; killed (and the host's data dir
 # removed) whatever happens. wrk runs in the background and is waited for, so that a signal is

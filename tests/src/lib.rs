@@ -879,8 +879,10 @@ pub fn event_state(event: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A value from the host's `/metrics`, if it is there (`name` with its labels, e.g.
-/// `aiphost_partner_invocations_running{agent="echo"}`).
+/// A value from the host's `/metrics`, if it is there: `name` alone adds up every series of
+/// the family (`aiphost_invocations_total`: every partner's and outcome's); with labels
+/// (`aiphost_partner_invocations_running{agent="echo"}`), every series that has at least
+/// those labels.
 pub async fn metric_if_any(host_url: &str, name: &str) -> Option<u64> {
     let metrics = reqwest::get(format!("{host_url}/metrics"))
         .await
@@ -888,10 +890,41 @@ pub async fn metric_if_any(host_url: &str, name: &str) -> Option<u64> {
         .text()
         .await
         .expect("metrics text");
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
+    metric_in(&metrics, name)
+}
+
+/// [`metric_if_any`] of a `/metrics` text already read.
+pub fn metric_in(text: &str, name: &str) -> Option<u64> {
+    let (family, wanted) = series_of(name);
+    let mut sum: Option<f64> = None;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((series, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let (line_family, labels) = series_of(series);
+        if line_family == family
+            && wanted.iter().all(|w| labels.contains(w))
+            && let Ok(v) = value.trim().parse::<f64>()
+        {
+            *sum.get_or_insert(0.0) += v;
+        }
+    }
+    sum.map(|v| v as u64)
+}
+
+/// A series' family name and its `label="value"` pairs (values of the host's labels hold no
+/// comma or quote).
+pub fn series_of(series: &str) -> (&str, Vec<&str>) {
+    match series.split_once('{') {
+        Some((family, rest)) => {
+            let labels = rest.trim_end_matches('}');
+            (
+                family,
+                labels.split(',').filter(|l| !l.is_empty()).collect(),
+            )
+        }
+        None => (series, Vec::new()),
+    }
 }
 
 /// A value from the host's `/metrics`.

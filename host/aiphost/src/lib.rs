@@ -22,7 +22,7 @@
 //! This crate's parts, from the wire inwards:
 //! - [`transport`]: connections (timeouts, the cap), the door kit, the doors (AIP, A2A, group mode
 //!   over RabbitMQ, one folder each) and the host's own endpoints;
-//! - [`notify`]: the webhook outbox's delivery;
+//! - [`notify`]: the webhook outbox's delivery; [`metrics`]: `/metrics`, one recorder per host;
 //! - [`tenant`]: tenants, publishing, Leader API keys;
 //! - [`partner_logs`]: partners' own log lines, kept per partner (bounded) for their tenants;
 //! - [`telemetry`]: the log lines, and the spans exported over OTLP when an endpoint is set;
@@ -40,6 +40,7 @@ mod door_errors_tests;
 #[cfg(test)]
 mod door_imports_tests;
 pub mod fan_out;
+pub mod metrics;
 pub mod notify;
 pub mod partner_logs;
 pub mod redact;

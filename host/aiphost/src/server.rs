@@ -13,6 +13,8 @@
 use crate::agent::policy::OperatorPolicy;
 use crate::agent::{AgentError, Registry};
 use crate::fan_out::Deliverers;
+use crate::metrics::HostMetrics;
+use crate::metrics::store::StoreTiming;
 use crate::net_policy::TargetPolicy;
 use crate::notify::{Notifier, NotifyConfig};
 use crate::partner_logs::runner::LoggingRunner;
@@ -275,6 +277,8 @@ impl Server {
             tracing::warn!(dirs = ?config.agent_dirs, "no partner bundles found; serving no agents");
         }
         let notifier = Notifier::new(store.clone(), config.notify.clone());
+        let metrics = HostMetrics::new(agents.clone());
+        store.observe_commits(Arc::new(StoreTiming::new(&metrics.metrics)));
         let links = Arc::new(GroupLinks::default());
         let logs = Arc::new(PartnerLogs::new(config.partner_logs.clone()));
         let engine = TaskEngine::start(
@@ -296,6 +300,7 @@ impl Server {
                 notifier: notifier.clone(),
                 groups: links.clone(),
             }),
+            metrics.partners.clone(),
         )?;
         let pending = notifier.resume()?;
         if pending > 0 {
@@ -366,19 +371,19 @@ impl Server {
         let doors: Arc<[Arc<dyn Door>]> = Arc::new([
             Arc::new(AipDoor::new(&host, Arc::new(groups.clone()))) as Arc<dyn Door>,
             Arc::new(A2aDoor),
-            Arc::new(AgentApiDoor::default()),
+            Arc::new(AgentApiDoor::new(&metrics.metrics)),
             Arc::new(AiflowyDoor::new(config.aiflowy.clone())),
-            Arc::new(McpDoor::new(&host, config.mcp.clone(), stop.clone())),
-            Arc::new(GroupDoor::new(groups.clone())),
+            Arc::new(McpDoor::new(
+                &host,
+                config.mcp.clone(),
+                stop.clone(),
+                &metrics.metrics,
+            )),
+            Arc::new(GroupDoor::new(groups.clone(), &metrics.metrics)),
         ]);
-        let endpoints = Endpoints::new(
-            &host,
-            notifier,
-            groups.clone(),
-            connections.clone(),
-            doors,
-            logs,
-        );
+        metrics.spawn_upkeep(stop.clone());
+        crate::metrics::host::register(&metrics, &engine, &notifier, &connections);
+        let endpoints = Endpoints::new(&host, notifier, groups.clone(), doors, logs, metrics);
         let app = host::router::router(host, endpoints);
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());
         let serving = tokio::spawn(transport::connections::serve(

@@ -83,9 +83,10 @@ impl super::Store {
             // Whole: recovered as the host would, so the entries are the ones it would serve.
             let log = std::fs::File::open(dir.join("db"))?;
             let (db, tasks) = (sled.db.clone(), sled.tasks.clone());
-            let (committer, _) =
-                unwind::quietly(|| Committer::start(db, tasks, log, dir, OnDamage::Refuse))
-                    .map_err(|panic| unreadable(dir, &panic))??;
+            let (committer, _) = unwind::quietly(|| {
+                Committer::start(db, tasks, log, dir, OnDamage::Refuse, Default::default())
+            })
+            .map_err(|panic| unreadable(dir, &panic))??;
             (sled, Some(committer))
         } else {
             problems.into_iter().for_each(|p| checked.problem(p));

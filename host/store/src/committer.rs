@@ -30,6 +30,7 @@
 //! links to itself (a span link, `follows_from`).
 
 use super::identity::{self, Found, IdentityFile, Mark, StoreId};
+use super::timing::Timing;
 use super::wal::{APPLIED_KEY, Replayed, Wal};
 use super::write_batch::WriteBatch;
 use super::{StoreError, Ticket};
@@ -131,6 +132,8 @@ struct Shared {
     /// Traced waits for durability, by ticket: the round that ends one links it to its span.
     /// Only spans that are enabled are kept; each leaves at the next round that reaches it.
     waiters: Mutex<Vec<(u64, tracing::Span)>>,
+    /// Who hears how long rounds and syncs take.
+    timing: Arc<Timing>,
 }
 
 pub(super) struct Committer {
@@ -150,6 +153,7 @@ impl Committer {
         log: File,
         dir: &Path,
         on_damage: OnDamage,
+        timing: Arc<Timing>,
     ) -> Result<(Self, Vec<String>), StoreError> {
         let (wal, checkpoint, accepted) = recover(db, tree, log, dir, on_damage)?;
         let shared = Arc::new(Shared {
@@ -160,6 +164,7 @@ impl Committer {
             checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
             waiters: Mutex::new(Vec::new()),
+            timing,
         });
         let (publish, synced) = watch::channel(Synced::default());
         let thread = std::thread::Builder::new()
@@ -391,7 +396,7 @@ fn recover(
     };
     // Even with nothing to apply: what sled recovered may sit in the page cache only, and the
     // log is about to be overwritten.
-    checkpoint.make(wal.next_seq() - 1, true)?;
+    checkpoint.make(wal.next_seq() - 1, true, &Timing::default())?;
     wal.restart();
     Ok((wal, checkpoint, problems))
 }
@@ -484,7 +489,12 @@ impl Checkpoint {
     /// Make everything applied to sled durable: sled's identity mark for the next checkpoint,
     /// sled's flush, an `fdatasync` of its log file; then record the checkpoint in the identity
     /// file (synced if `sync_identity`), at which sled held every round up to `applied`.
-    fn make(&mut self, applied: u64, sync_identity: bool) -> Result<(), StoreError> {
+    fn make(
+        &mut self,
+        applied: u64,
+        sync_identity: bool,
+        timing: &Timing,
+    ) -> Result<(), StoreError> {
         let next = Mark {
             id: self.identity.id(),
             checkpoint: self.number + 1,
@@ -493,9 +503,11 @@ impl Checkpoint {
         // Before the flush: a sled that recovers this mark holds everything written before it.
         self.tree.insert(identity::SLED_KEY, &next.sled_value())?;
         self.db.flush()?;
+        let syncing = timing.start();
         self.log
             .sync_data()
             .map_err(|e| StoreError::Flush(format!("fdatasync of sled's log: {e}")))?;
+        timing.synced(syncing);
         self.number = next.checkpoint;
         self.identity
             .record(next.checkpoint, applied, sync_identity)
@@ -535,6 +547,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             checkpoint = tracing::field::Empty
         );
         let _in_round = round.enter();
+        let round_began = shared.timing.start();
         let mut outcome: Result<(), String> = Ok(());
         let mut must_checkpoint = direct > checkpointed || stop || log_broken;
         if !applies.is_empty() {
@@ -563,7 +576,12 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                         // The checkpoint below puts the round on disk through sled.
                         must_checkpoint = true;
                         wal.skip();
-                    } else if let Err(e) = wal.append(&payload).and_then(|()| wal.sync()) {
+                    } else if let Err(e) = wal.append(&payload).and_then(|()| {
+                        let syncing = shared.timing.start();
+                        let synced = wal.sync();
+                        shared.timing.synced(syncing);
+                        synced
+                    }) {
                         tracing::error!(error = %e, "the write-ahead log failed; sled is flushed instead");
                         log_broken = true;
                         must_checkpoint = true;
@@ -574,7 +592,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
         if must_checkpoint {
             round.record("checkpoint", true);
             shared.checkpoints.fetch_add(1, Ordering::Relaxed);
-            match checkpoint.make(wal.next_seq() - 1, stop) {
+            match checkpoint.make(wal.next_seq() - 1, stop, &shared.timing) {
                 Ok(()) => {
                     checkpointed = target;
                     log_broken = false;
@@ -595,6 +613,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             });
             flushed = target;
         }
+        shared.timing.round(round_began);
         if stop {
             let queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
             if queue.applies.is_empty() {

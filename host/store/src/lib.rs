@@ -63,6 +63,7 @@ mod retention;
 mod set_aside;
 mod space;
 mod tenancy;
+mod timing;
 mod unwind;
 mod wal;
 mod walk;
@@ -78,6 +79,7 @@ pub use parts::PART_BYTES;
 pub use retention::DueTask;
 pub use set_aside::SetAside;
 pub use space::{DEFAULT_RESERVE_BYTES, Disk, DiskState};
+pub use timing::CommitObserver;
 pub use walk::{Walk, WalkFrom};
 
 use aiphost_model::notification::NotificationConfig;
@@ -454,6 +456,8 @@ struct Inner {
     commit: Committer,
     /// Listed tasks per namespace and state (`listing.rs`).
     listed: listing::Counts,
+    /// Who hears how long the committer's rounds and syncs take.
+    timing: Arc<timing::Timing>,
     /// Keeps writers of one key apart where nothing else does (a value's parts are replaced by
     /// reading its head first).
     keys: KeyLocks,
@@ -537,9 +541,11 @@ impl Store {
         // task changes ahead of sled in the file `wal` beside it.
         let log = std::fs::File::open(dir.join("db"))?;
         let (db, tasks) = (sled.db.clone(), sled.tasks.clone());
+        let timing = Arc::new(timing::Timing::default());
+        let committer_timing = timing.clone();
         // Recovery reads what sled recovered, where sled may meet damage its open did not.
         let (commit, accepted) =
-            unwind::quietly(|| Committer::start(db, tasks, log, dir, on_damage))
+            unwind::quietly(|| Committer::start(db, tasks, log, dir, on_damage, committer_timing))
                 .map_err(|panic| unreadable(dir, &panic))??;
         let store = Store {
             inner: Arc::new(Inner {
@@ -550,6 +556,7 @@ impl Store {
                 tenancy: sled.tenancy,
                 commit,
                 listed: listing::Counts::default(),
+                timing,
                 keys: KeyLocks::new(),
                 space: space::Space::new(dir.to_path_buf()),
             }),
@@ -1043,6 +1050,18 @@ impl Store {
     /// second.
     pub fn flush_count(&self) -> u64 {
         self.inner.commit.sync_count()
+    }
+
+    /// Tell `observer` how long each committer round and each `fdatasync` takes from now on
+    /// (once: a second observer is ignored, `false`).
+    pub fn observe_commits(&self, observer: Arc<dyn CommitObserver>) -> bool {
+        self.inner.timing.set(observer)
+    }
+
+    /// Tasks per partner and state, as the listing index holds them now (its counts, kept with
+    /// every task write and counted at open: no scan).
+    pub fn tasks_by_state(&self) -> Vec<(String, aiphost_model::TaskState, u64)> {
+        self.inner.listed.by_agent()
     }
 
     /// Checkpoints so far: rounds that flushed sled (see `committer.rs`).

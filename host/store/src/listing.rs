@@ -162,6 +162,29 @@ impl Counts {
             .collect()
     }
 
+    /// Tasks per agent and state (every namespace of an agent added up), states with none left
+    /// out.
+    pub(crate) fn by_agent(&self) -> Vec<(String, TaskState, u64)> {
+        let counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sums: HashMap<&str, [u64; STATES]> = HashMap::new();
+        for ((agent, _), namespace) in counts.iter() {
+            let sum = sums.entry(agent.as_str()).or_default();
+            for (total, n) in sum.iter_mut().zip(namespace) {
+                *total += n;
+            }
+        }
+        let mut out = Vec::new();
+        for (agent, sum) in sums {
+            for state in TaskState::ALL {
+                let n = sum[state_byte(state) as usize];
+                if n > 0 {
+                    out.push((agent.to_string(), state, n));
+                }
+            }
+        }
+        out
+    }
+
     /// Forget every namespace of `agent` (its tasks are gone).
     fn forget(&self, agent: &str) {
         let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());

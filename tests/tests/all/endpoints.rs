@@ -2,6 +2,7 @@
 
 use aiphost_tests::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 async fn get_json(url: &str) -> (u16, Value) {
     let response = reqwest::get(url).await.expect("GET");
@@ -100,10 +101,14 @@ async fn list_health_and_metrics() {
         5,
         "four statuses and the product chunk"
     );
-    assert!(
-        value("aiphost_invocations_total").await >= 2,
-        "start, then the completion hook"
-    );
+    // Start, then the completion hook (counted when it ends, after the reply).
+    metric_reaches(
+        &host.url,
+        "aiphost_invocations_total",
+        2,
+        Duration::from_secs(10),
+    )
+    .await;
     assert!(value("aiphost_store_flushes_total").await >= 1);
     assert_eq!(value("aiphost_agents").await, ids.len() as u64);
     assert_eq!(value("aiphost_open_streams").await, 0);

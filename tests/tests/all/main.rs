@@ -28,6 +28,7 @@ mod mcp;
 mod mcp_host;
 mod mcp_limits;
 mod mcp_sdk;
+mod metrics_promtool;
 mod mtls;
 mod notification;
 mod open_partners;

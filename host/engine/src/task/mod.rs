@@ -7,6 +7,7 @@ pub mod forms;
 pub mod history;
 pub mod live;
 pub mod live_tasks;
+pub mod observer;
 pub mod partners;
 pub mod record;
 pub mod shares;
@@ -20,5 +21,6 @@ pub use engine::{
 pub use fan_out::FanOut;
 pub use feed::{EventFeed, FeedError};
 pub use history::HistoryLimits;
+pub use observer::{InvocationOutcome, Observer, Unobserved};
 pub use partners::PartnerRunner;
 pub use record::{TaskDefaults, TaskLimits, TaskRecord};

@@ -1,8 +1,9 @@
 //! The Agent API door as the server sees it: its two routes, whose handlers draw the door's
-//! state from the host's, and its counters.
+//! state from the host's, and its counters (on the host's metrics).
 
 use super::stats::Stats;
 use super::{process, stop};
+use crate::metrics::Metrics;
 use crate::protocol::agent_api::Turn;
 use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::sessions::SessionGuard;
@@ -14,10 +15,18 @@ use axum::{Extension, Router};
 use std::sync::Arc;
 
 /// The Agent API door.
-#[derive(Default)]
 pub struct AgentApiDoor {
-    /// Its counters: counted by its handlers, written by [`Door::metrics`].
+    /// Its counters: counted by its handlers.
     stats: Arc<Stats>,
+}
+
+impl AgentApiDoor {
+    /// The door, its counters registered on `metrics`.
+    pub fn new(metrics: &Arc<Metrics>) -> Self {
+        AgentApiDoor {
+            stats: Arc::new(Stats::new(metrics)),
+        }
+    }
 }
 
 impl Door for AgentApiDoor {
@@ -35,10 +44,6 @@ impl Door for AgentApiDoor {
             // One guard for the door: routes are made once, when the server starts.
             .layer(Extension(SessionGuard::default()))
             .layer(Extension(self.stats.clone()))
-    }
-
-    fn metrics(&self, text: &mut String) {
-        self.stats.write(text);
     }
 
     fn event_wire(&self) -> Option<&dyn EventWire> {

@@ -7,7 +7,7 @@
 //!   JSON `AgentResponse` with `stream: false`;
 //! - `POST /agents/{agent}/process/stop`: cancel the session's running task ([`stop`]).
 //!
-//! `door.rs` gives the server its routes and `/metrics` its lines (counted in `stats.rs`);
+//! `door.rs` gives the server its routes (its counters are `stats.rs`'s, on the host's metrics);
 //! `entry.rs` is what every request goes through first (its JSON body and its caller, through
 //! the kit; a session's newest task and what a turn does are the kit's `sessions.rs`); `answer.rs` sends a turn as SSE or
 //! folds it (`stream: false`, bounded by the task's `responseTimeout`); `errors.rs` is the one

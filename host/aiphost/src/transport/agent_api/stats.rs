@@ -1,14 +1,13 @@
-//! The Agent API door's counters, for `/metrics`: its requests by route and outcome (a turn
+//! The Agent API door's counters, on the host's metrics: its requests by route and outcome (a turn
 //! started, a task continued, a busy session, a stop, a refusal), its refusals by HTTP status,
 //! and the final responses its turns were answered with, by status. The AIP and A2A doors'
 //! work shows in the engine's counters; these say what only this door knows: how a session's
 //! turn went (busy sessions above all, which the engine never sees).
 
-use crate::transport::kit::metrics;
+use crate::metrics::{LabelValue, Labels, Metrics};
+use metrics::Counter;
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// What became of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,20 +42,53 @@ impl Route {
 /// turn still running at its `responseTimeout`).
 const RESPONSE_STATUSES: [&str; 5] = ["completed", "failed", "canceled", "rejected", "in_progress"];
 
-/// The door's counters.
-#[derive(Default)]
+const REQUESTS: &str = "aiphost_agent_api_requests_total";
+const REQUESTS_HELP: &str = "Agent API requests by route and outcome: a turn that started or continued a task, a turn refused because the session's task still runs (busy), a stop, a request refused with an HTTP error";
+const REFUSALS: &str = "aiphost_agent_api_refusals_total";
+const REFUSALS_HELP: &str = "Agent API requests refused before a turn, by route and HTTP status";
+
+/// The door's counters, on the host's metrics.
 pub(super) struct Stats {
-    start: AtomicU64,
-    continued: AtomicU64,
-    busy: AtomicU64,
-    stopped: AtomicU64,
-    /// Refused requests, by route and HTTP status (few distinct ones: a map under a lock).
-    refused: Mutex<BTreeMap<(Route, u16), u64>>,
+    metrics: Arc<Metrics>,
+    start: Counter,
+    continued: Counter,
+    busy: Counter,
+    stopped: Counter,
+    /// Refused requests, by [`Route`].
+    refused_process: Counter,
+    refused_stop: Counter,
     /// Final responses, by status, in the order of [`RESPONSE_STATUSES`].
-    responses: [AtomicU64; 5],
+    responses: [Counter; 5],
 }
 
 impl Stats {
+    /// The door's counters, registered on `metrics` (at zero).
+    pub(super) fn new(metrics: &Arc<Metrics>) -> Self {
+        let request = |route: &'static str, outcome: &'static str| {
+            metrics.counter(
+                REQUESTS,
+                REQUESTS_HELP,
+                Labels::none().with("route", route).with("outcome", outcome),
+            )
+        };
+        Stats {
+            start: request("process", "start"),
+            continued: request("process", "continue"),
+            busy: request("process", "busy"),
+            refused_process: request("process", "refused"),
+            stopped: request("stop", "stopped"),
+            refused_stop: request("stop", "refused"),
+            responses: RESPONSE_STATUSES.map(|status| {
+                metrics.counter(
+                    "aiphost_agent_api_responses_total",
+                    "Final Agent API responses sent, by status (a stream a client left before its end is not counted; in_progress: a stream:false turn still running at its responseTimeout)",
+                    Labels::none().with("status", status),
+                )
+            }),
+            metrics: metrics.clone(),
+        }
+    }
+
     /// Count a request answered with `outcome`.
     pub(super) fn answered(&self, outcome: Outcome) {
         let counter = match outcome {
@@ -65,13 +97,25 @@ impl Stats {
             Outcome::Busy => &self.busy,
             Outcome::Stopped => &self.stopped,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.increment(1);
     }
 
-    /// Count a request of `route` refused with HTTP `status`.
+    /// Count a request of `route` refused with HTTP `status` (few distinct ones: a series
+    /// each, made at its first refusal).
     pub(super) fn refused(&self, route: Route, status: u16) {
-        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        *refused.entry((route, status)).or_default() += 1;
+        match route {
+            Route::Process => self.refused_process.increment(1),
+            Route::Stop => self.refused_stop.increment(1),
+        }
+        self.metrics
+            .counter(
+                REFUSALS,
+                REFUSALS_HELP,
+                Labels::none()
+                    .with("route", route.label())
+                    .with("status", LabelValue::code(status.into())),
+            )
+            .increment(1);
     }
 
     /// Count `event` if it is a turn's final response (a response in a final status; a
@@ -86,68 +130,7 @@ impl Stats {
     pub(super) fn responded(&self, response: &Value) {
         let status = response["status"].as_str().unwrap_or_default();
         if let Some(at) = RESPONSE_STATUSES.iter().position(|s| *s == status) {
-            self.responses[at].fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// The door's lines of `/metrics`.
-    pub(super) fn write(&self, text: &mut String) {
-        let requests = "aiphost_agent_api_requests_total";
-        metrics::family(
-            text,
-            requests,
-            "Agent API requests by route and outcome: a turn that started or continued a task, a turn refused because the session's task still runs (busy), a stop, a request refused with an HTTP error",
-            "counter",
-        );
-        let refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        let refused_on = |route: Route| -> u64 {
-            refused
-                .iter()
-                .filter(|((r, _), _)| *r == route)
-                .map(|(_, n)| n)
-                .sum()
-        };
-        for (route, outcome, n) in [
-            ("process", "start", self.start.load(Ordering::Relaxed)),
-            (
-                "process",
-                "continue",
-                self.continued.load(Ordering::Relaxed),
-            ),
-            ("process", "busy", self.busy.load(Ordering::Relaxed)),
-            ("process", "refused", refused_on(Route::Process)),
-            ("stop", "stopped", self.stopped.load(Ordering::Relaxed)),
-            ("stop", "refused", refused_on(Route::Stop)),
-        ] {
-            text.push_str(&format!(
-                "{requests}{{route=\"{route}\",outcome=\"{outcome}\"}} {n}\n"
-            ));
-        }
-        let refusals = "aiphost_agent_api_refusals_total";
-        metrics::family(
-            text,
-            refusals,
-            "Agent API requests refused before a turn, by route and HTTP status",
-            "counter",
-        );
-        for ((route, status), n) in refused.iter() {
-            text.push_str(&format!(
-                "{refusals}{{route=\"{}\",status=\"{status}\"}} {n}\n",
-                route.label()
-            ));
-        }
-        let responses = "aiphost_agent_api_responses_total";
-        metrics::family(
-            text,
-            responses,
-            "Final Agent API responses sent, by status (a stream a client left before its end is not counted; in_progress: a stream:false turn still running at its responseTimeout)",
-            "counter",
-        );
-        for (status, n) in RESPONSE_STATUSES.iter().zip(&self.responses) {
-            text.push_str(&format!(
-                "{responses}{{status=\"{status}\"}} {}\n",
-                n.load(Ordering::Relaxed)
-            ));
+            self.responses[at].increment(1);
         }
     }
 }
@@ -159,7 +142,8 @@ mod tests {
 
     #[test]
     fn counts_show_by_label() {
-        let stats = Stats::default();
+        let metrics = Metrics::new();
+        let stats = Stats::new(&metrics);
         stats.answered(Outcome::Start);
         stats.answered(Outcome::Busy);
         stats.answered(Outcome::Busy);
@@ -169,8 +153,7 @@ mod tests {
         stats.sent(&json!({"object": "message", "status": "completed"}));
         stats.sent(&json!({"object": "response", "status": "completed"}));
         stats.responded(&json!({"object": "response", "status": "in_progress"}));
-        let mut text = String::new();
-        stats.write(&mut text);
+        let text = metrics.render();
         for line in [
             "aiphost_agent_api_requests_total{route=\"process\",outcome=\"start\"} 1",
             "aiphost_agent_api_requests_total{route=\"process\",outcome=\"busy\"} 2",

@@ -1,13 +1,13 @@
 //! What the host's own endpoints hold: the host's parts, the notifier (its given-up list), the
-//! group memberships (their listing), the connection layer's counters, the doors (their
-//! metrics) and the partners' logs.
+//! group memberships (their listing), the doors, the host's metrics (`/metrics`, a partner's
+//! stats) and the partners' logs.
 
 use crate::agent::Registry;
+use crate::metrics::HostMetrics;
 use crate::notify::Notifier;
 use crate::partner_logs::PartnerLogs;
 use crate::task::TaskEngine;
 use crate::tenant::Tenancy;
-use crate::transport::connections::ConnectionStats;
 use crate::transport::group::groups::Groups;
 use crate::transport::kit::door::Door;
 use crate::transport::kit::http_config::HttpConfig;
@@ -24,9 +24,9 @@ pub struct Endpoints {
     pub(super) http: Arc<HttpConfig>,
     pub(super) notifier: Arc<Notifier>,
     pub(super) groups: Groups,
-    pub(super) connections: Arc<ConnectionStats>,
     pub(super) doors: Arc<[Arc<dyn Door>]>,
     pub(super) logs: Arc<PartnerLogs>,
+    pub(super) metrics: HostMetrics,
 }
 
 impl Endpoints {
@@ -35,9 +35,9 @@ impl Endpoints {
         host: &HostState,
         notifier: Arc<Notifier>,
         groups: Groups,
-        connections: Arc<ConnectionStats>,
         doors: Arc<[Arc<dyn Door>]>,
         logs: Arc<PartnerLogs>,
+        metrics: HostMetrics,
     ) -> Self {
         Endpoints {
             engine: TaskEngine::from_ref(host),
@@ -46,9 +46,9 @@ impl Endpoints {
             http: Arc::from_ref(host),
             notifier,
             groups,
-            connections,
             doors,
             logs,
+            metrics,
         }
     }
 }

@@ -11,6 +11,7 @@ mod gate;
 mod index;
 mod logs;
 mod metrics;
+mod partner_stats;
 mod readiness;
 mod reports;
 pub mod router;

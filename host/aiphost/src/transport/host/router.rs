@@ -3,18 +3,20 @@
 
 use super::endpoints::Endpoints;
 use super::{
-    access, admin, console, gate, index, logs, metrics, readiness, reports, tasks, timeline,
+    access, admin, console, gate, index, logs, metrics, partner_stats, readiness, reports, tasks,
+    timeline,
 };
 use crate::agent::Registry;
 use crate::transport::kit::state::HostState;
-use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::get;
+use axum::{Extension, Router};
 use std::sync::Arc;
 
 /// The router of a host: `endpoints`, then every door of `endpoints.doors`, behind the gate.
 pub fn router(host: HostState, endpoints: Endpoints) -> Router {
     let doors = endpoints.doors.clone();
+    let requests = endpoints.metrics.requests.clone();
     let own: Router<HostState> = Router::new()
         .route("/", get(index::home))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -28,6 +30,7 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         .route("/admin/notifications/given-up", get(reports::given_up))
         .route("/admin/groups", get(reports::group_memberships))
         .route("/admin/agents/{agent}/logs", get(logs::partner_logs))
+        .route("/admin/agents/{agent}/stats", get(partner_stats::stats))
         .merge(admin::routes())
         .merge(tasks::routes())
         .merge(timeline::routes())
@@ -38,6 +41,8 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         router = router.merge(door.routes());
     }
     router
+        // Every door's request span counts and times it (`kit/span.rs`).
+        .layer(Extension(requests))
         .layer(axum::middleware::from_fn_with_state(
             Arc::<Registry>::from_ref(&host),
             gate::partner,

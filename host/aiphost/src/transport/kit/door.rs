@@ -1,7 +1,9 @@
-//! What a door gives the server: its routes, its metrics, and how its streams render a task's
-//! events (the admin timeline's `wire=`, [`EventWire`]). The server assembles a list of doors and
-//! merges them; a door's routes carry its own state (drawn from [`HostState`]), so nothing of a
-//! door is edited centrally.
+//! What a door gives the server: its routes, and how its streams render a task's events (the
+//! admin timeline's `wire=`, [`EventWire`]). The server assembles a list of doors and merges
+//! them; a door's routes carry its own state (drawn from [`HostState`]), so nothing of a door is
+//! edited centrally. A door with counters of its own registers them on the host's
+//! [`crate::metrics::Metrics`] when it is made; every door's requests are counted in the kit's
+//! request span ([`super::span`]).
 
 use super::state::HostState;
 use crate::agent::Agent;
@@ -17,11 +19,6 @@ pub trait Door: Send + Sync {
 
     /// Its HTTP routes (none for a door with no HTTP entry of its own).
     fn routes(&self) -> Router<HostState>;
-
-    /// Its lines of `/metrics`, appended to `text` ([`super::metrics`]).
-    fn metrics(&self, text: &mut String) {
-        let _ = text;
-    }
 
     /// How its streams render a task's events (`None`: it streams none of its own).
     fn event_wire(&self) -> Option<&dyn EventWire> {

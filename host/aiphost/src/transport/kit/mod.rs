@@ -7,7 +7,7 @@
 //! - [`sse`]: an engine event feed as an SSE answer; [`span`]: the request span;
 //! - [`sessions`]: a chat door's sessions (their newest task, what a turn does, one turn at a
 //!   time); [`turn_stream`]: a chat door's turn, rendered from its task's feed;
-//! - [`door`]: what a door gives the server (its routes, its metrics); [`metrics`]: their text;
+//! - [`door`]: what a door gives the server (its routes);
 //! - [`http_config`]: the HTTP settings doors read;
 //! - [`door_urls`]: the chat doors' and the MCP door's URLs, which the partner's listings (of
 //!   other doors) name;
@@ -19,7 +19,6 @@ pub mod door;
 pub mod door_urls;
 pub mod http_config;
 pub mod json_body;
-pub mod metrics;
 pub mod refusals;
 pub mod sessions;
 pub mod span;

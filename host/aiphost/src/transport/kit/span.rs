@@ -1,14 +1,18 @@
 //! The request span: every request runs in one, naming its method, its route (the matched
 //! template, never an id), a short request id and, once known, the door, the partner and its
 //! tenant, so each log line of a request says whose it is. When spans are exported
-//! ([`crate::telemetry`]), it continues the trace of the request's W3C `traceparent`.
+//! ([`crate::telemetry`]), it continues the trace of the request's W3C `traceparent`. A door's
+//! requests are also counted and timed here ([`Requests`]), where every one of them passes.
 //!
 //! [`open`] makes it (the host's access layer, around every route); [`request`], a door's route
-//! layer, names the door in it.
+//! layer, names the door in it and counts the request.
 
+use crate::metrics::requests::Requests;
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
+use std::sync::Arc;
+use std::time::Instant;
 use tracing::field::Empty;
 
 /// The route of a request that matched none (a 404 from the fallback).
@@ -64,7 +68,7 @@ fn continue_trace(span: &tracing::Span, headers: &axum::http::HeaderMap) {
 }
 
 /// A door's route layer (`from_fn(|r, n| span::request("aip", r, n))`): name the door in the
-/// request's span, and tell the access line the door and the partner.
+/// request's span, count and time it, and tell the access line the door and the partner.
 pub async fn request(door: &'static str, request: Request, next: Next) -> Response {
     let agent = request
         .uri()
@@ -75,7 +79,12 @@ pub async fn request(door: &'static str, request: Request, next: Next) -> Respon
         .to_string();
     // The gate has named the partner (a hosted one) and its tenant.
     tracing::Span::current().record("door", door);
+    let requests = request.extensions().get::<Arc<Requests>>().cloned();
+    let began = Instant::now();
     let mut response = next.run(request).await;
+    if let Some(requests) = requests {
+        requests.observe(door, &agent, response.status(), began.elapsed());
+    }
     response.extensions_mut().insert(Served { door, agent });
     response
 }

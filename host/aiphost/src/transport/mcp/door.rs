@@ -20,6 +20,7 @@ use super::config::McpConfig;
 use super::entry;
 use super::handler::McpHandler;
 use super::state::McpState;
+use crate::metrics::Metrics;
 use crate::protocol::mcp::progress::Progress;
 use crate::transport::kit::door::{Door, EventWire, RenderEvent};
 use crate::transport::kit::span;
@@ -27,6 +28,7 @@ use crate::transport::kit::state::HostState;
 use axum::Router;
 use rmcp::model::{NumberOrString, ProgressToken};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The MCP door.
@@ -36,11 +38,16 @@ pub struct McpDoor {
 }
 
 impl McpDoor {
-    /// The door of `host`'s partners with `config`; `stop` ends its streams when the server
-    /// stops.
-    pub fn new(host: &HostState, config: McpConfig, stop: CancellationToken) -> Self {
+    /// The door of `host`'s partners with `config`, its counters on `metrics`; `stop` ends its
+    /// streams when the server stops.
+    pub fn new(
+        host: &HostState,
+        config: McpConfig,
+        stop: CancellationToken,
+        metrics: &Arc<Metrics>,
+    ) -> Self {
         McpDoor {
-            state: McpState::new(host, config),
+            state: McpState::new(host, config, metrics),
             stop,
         }
     }
@@ -80,12 +87,6 @@ impl Door for McpDoor {
         partner
             .merge(host)
             .route_layer(axum::middleware::from_fn(|r, n| span::request("mcp", r, n)))
-    }
-
-    fn metrics(&self, text: &mut String) {
-        self.state
-            .stats
-            .write(text, self.state.sessions.open_count());
     }
 
     fn event_wire(&self) -> Option<&dyn EventWire> {

@@ -5,6 +5,7 @@
 use super::config::McpConfig;
 use super::sessions::Sessions;
 use super::stats::Stats;
+use crate::metrics::Metrics;
 use crate::task::TaskEngine;
 use crate::transport::kit::caller::Callers;
 use crate::transport::kit::http_config::HttpConfig;
@@ -25,18 +26,19 @@ pub(super) struct McpState {
 }
 
 impl McpState {
-    /// The state of a door of `host`'s partners with `config`.
-    pub(super) fn new(host: &HostState, config: McpConfig) -> Self {
+    /// The state of a door of `host`'s partners with `config`, its counters on `metrics`.
+    pub(super) fn new(host: &HostState, config: McpConfig, metrics: &Arc<Metrics>) -> Self {
+        let sessions = Arc::new(Sessions::new(
+            Arc::new(LocalSessionManager::default()),
+            config.max_sessions,
+        ));
         McpState {
             engine: TaskEngine::from_ref(host),
             callers: Callers::from_ref(host),
             http: Arc::from_ref(host),
-            sessions: Arc::new(Sessions::new(
-                Arc::new(LocalSessionManager::default()),
-                config.max_sessions,
-            )),
+            stats: Arc::new(Stats::new(metrics, sessions.clone())),
+            sessions,
             config: Arc::new(config),
-            stats: Arc::default(),
         }
     }
 }

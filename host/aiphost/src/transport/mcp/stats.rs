@@ -1,4 +1,4 @@
-//! The MCP door's counters, for `/metrics`: its requests by method and outcome, the requests
+//! The MCP door's counters, on the host's metrics: its requests by method and outcome, the requests
 //! its entry refused by HTTP status, and the 2025-11-25 sessions open. The tasks its calls run
 //! show in the engine's counters; these say what only this door knows: how a call was answered
 //! (a result, a tool error the model reads, a question, a task handle) and how many requests
@@ -9,12 +9,12 @@
 //! `server/discover`). What `rmcp` answers without the handler (a malformed message, a missing
 //! MCP header, prompts and resources, which this door does not serve) is not counted here.
 
-use crate::transport::kit::metrics;
+use super::sessions::Sessions;
+use crate::metrics::{LabelValue, Labels, Metrics};
+use metrics::Counter;
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The methods counted, as `/metrics` labels them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,21 +108,53 @@ impl Outcome {
     }
 }
 
-/// The door's counters.
-#[derive(Default)]
+const REQUESTS: &str = "aiphost_mcp_requests_total";
+const REQUESTS_HELP: &str = "MCP requests answered, by method and outcome: ok (a result), error (a JSON-RPC error), tool_error (a call's result with isError), input_required (a call answered with a question), task (a call answered with a task handle); other: initialize and server/discover";
+
+/// The door's counters, on the host's metrics.
 pub(super) struct Stats {
-    /// Requests, by method and outcome (indexed as [`METHODS`] and [`OUTCOMES`]).
-    requests: [[AtomicU64; 5]; 6],
-    /// Requests refused at the entry, by HTTP status (few distinct ones: a map under a lock).
-    refused: Mutex<BTreeMap<u16, u64>>,
+    metrics: Arc<Metrics>,
+    /// Requests, by method and outcome (indexed as [`METHODS`] and [`OUTCOMES`]; `None`: an
+    /// outcome the method cannot have).
+    requests: [[Option<Counter>; 5]; 6],
 }
 
 impl Stats {
+    /// The door's counters, registered on `metrics` (at zero); `sessions` says how many
+    /// 2025-11-25 sessions are open, read when scraped.
+    pub(super) fn new(metrics: &Arc<Metrics>, sessions: Arc<Sessions>) -> Self {
+        let requests = METHODS.map(|method| {
+            OUTCOMES.map(|outcome| {
+                method.outcomes().contains(&outcome).then(|| {
+                    metrics.counter(
+                        REQUESTS,
+                        REQUESTS_HELP,
+                        Labels::none()
+                            .with("method", method.label())
+                            .with("outcome", outcome.label()),
+                    )
+                })
+            })
+        });
+        let open = metrics.gauge(
+            "aiphost_mcp_sessions",
+            "2025-11-25 MCP sessions open (2026-07-28 requests open none)",
+            Labels::none(),
+        );
+        metrics.on_scrape(move || open.set(sessions.open_count() as f64));
+        Stats {
+            metrics: metrics.clone(),
+            requests,
+        }
+    }
+
     /// Count a request of `method` answered with `outcome`.
     fn count(&self, method: Method, outcome: Outcome) {
         let m = METHODS.iter().position(|x| *x == method).unwrap_or(5);
         let o = OUTCOMES.iter().position(|x| *x == outcome).unwrap_or(1);
-        self.requests[m][o].fetch_add(1, Ordering::Relaxed);
+        if let Some(counter) = &self.requests[m][o] {
+            counter.increment(1);
+        }
     }
 
     /// Count a request of `method` (not a call) answered with `answer`.
@@ -140,49 +172,16 @@ impl Stats {
         self.count(Method::ToolsCall, Outcome::of_call(answer));
     }
 
-    /// Count a request the entry refused with HTTP `status`.
+    /// Count a request the entry refused with HTTP `status` (few distinct ones: a series each,
+    /// made at its first refusal).
     pub(super) fn refused(&self, status: u16) {
-        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        *refused.entry(status).or_default() += 1;
-    }
-
-    /// The door's lines of `/metrics`, with `sessions` 2025-11-25 sessions open.
-    pub(super) fn write(&self, text: &mut String, sessions: usize) {
-        let requests = "aiphost_mcp_requests_total";
-        metrics::family(
-            text,
-            requests,
-            "MCP requests answered, by method and outcome: ok (a result), error (a JSON-RPC error), tool_error (a call's result with isError), input_required (a call answered with a question), task (a call answered with a task handle); other: initialize and server/discover",
-            "counter",
-        );
-        for (m, method) in METHODS.iter().enumerate() {
-            for outcome in method.outcomes() {
-                let o = OUTCOMES.iter().position(|x| x == outcome).unwrap_or(1);
-                text.push_str(&format!(
-                    "{requests}{{method=\"{}\",outcome=\"{}\"}} {}\n",
-                    method.label(),
-                    outcome.label(),
-                    self.requests[m][o].load(Ordering::Relaxed)
-                ));
-            }
-        }
-        let refusals = "aiphost_mcp_refusals_total";
-        metrics::family(
-            text,
-            refusals,
-            "MCP requests refused at the door's entry (Origin, authentication, request rate, body, sessions), by HTTP status",
-            "counter",
-        );
-        let refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        for (status, n) in refused.iter() {
-            text.push_str(&format!("{refusals}{{status=\"{status}\"}} {n}\n"));
-        }
-        metrics::gauge(
-            text,
-            "aiphost_mcp_sessions",
-            "2025-11-25 MCP sessions open (2026-07-28 requests open none)",
-            sessions,
-        );
+        self.metrics
+            .counter(
+                "aiphost_mcp_refusals_total",
+                "MCP requests refused at the door's entry (Origin, authentication, request rate, body, sessions), by HTTP status",
+                Labels::none().with("status", LabelValue::code(status.into())),
+            )
+            .increment(1);
     }
 }
 
@@ -190,10 +189,15 @@ impl Stats {
 mod tests {
     use super::*;
     use rmcp::model::{CallToolResult, ContentBlock};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
     #[test]
     fn counts_show_by_label() {
-        let stats = Stats::default();
+        let metrics = Metrics::new();
+        let stats = Stats::new(
+            &metrics,
+            Arc::new(Sessions::new(Arc::new(LocalSessionManager::default()), 8)),
+        );
         stats.called(&Ok(
             CallToolResult::success(vec![ContentBlock::text("hi")]).into()
         ));
@@ -213,8 +217,7 @@ mod tests {
         stats.refused(401);
         stats.refused(401);
         stats.refused(403);
-        let mut text = String::new();
-        stats.write(&mut text, 3);
+        let text = metrics.render();
         for line in [
             "aiphost_mcp_requests_total{method=\"tools/call\",outcome=\"ok\"} 1",
             "aiphost_mcp_requests_total{method=\"tools/call\",outcome=\"tool_error\"} 2",
@@ -227,7 +230,7 @@ mod tests {
             "aiphost_mcp_requests_total{method=\"tasks/cancel\",outcome=\"ok\"} 0",
             "aiphost_mcp_refusals_total{status=\"401\"} 2",
             "aiphost_mcp_refusals_total{status=\"403\"} 1",
-            "aiphost_mcp_sessions 3",
+            "aiphost_mcp_sessions 0",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }

@@ -10,7 +10,6 @@ use aiphost_model::{
     CommandKind, CommandPolicy, HistoryFilter, Inbound, InvalidField, LeaderCommand, WireForm,
 };
 use aiphost_store::TaskKey;
-use std::sync::atomic::Ordering;
 
 /// A command let in: the task it acts on, and the span its work is traced in.
 pub(super) struct Admitted {
@@ -40,7 +39,7 @@ impl TaskEngine {
         inbound: Inbound,
         style: &'static str,
     ) -> Result<Admitted, EngineError> {
-        self.inner.stats.commands.fetch_add(1, Ordering::Relaxed);
+        self.inner.observer.command(agent.id());
         admit(agent, &inbound)?;
         // New work waits for room on the disk; reads, cancels and completes, which end work or
         // add a little, go on (`store/src/space.rs`).

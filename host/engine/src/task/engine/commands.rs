@@ -19,7 +19,6 @@ use aiphost_model::{
 use aiphost_runtime::{EndReason, Invocation, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tracing::Instrument;
 
@@ -401,7 +400,7 @@ impl TaskEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = record.task.session_id.clone();
         st.record = Some(record);
-        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.inner.observer.transition(&slot.key.agent);
         self.persist(
             slot,
             st,
@@ -430,7 +429,7 @@ impl TaskEngine {
         record.enter(to, data_items, self.inner.defaults.history.max_statuses);
         self.inner.live.moved(&slot.key, before, liveness(to));
         let status = record.task.status.clone();
-        self.inner.stats.transitions.fetch_add(1, Ordering::Relaxed);
+        self.inner.observer.transition(&slot.key.agent);
         self.persist(slot, st, vec![EventKind::Status { status }])
             .await
     }

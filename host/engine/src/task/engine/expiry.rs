@@ -10,7 +10,6 @@ use aiphost_model::cause::Cause;
 use aiphost_model::state;
 use aiphost_runtime::{EndReason, PartnerEvent};
 use aiphost_store::{Liveness, TaskKey, TaskWrite, Ticket};
-use std::sync::atomic::Ordering;
 
 impl TaskEngine {
     /// An awaiting timer ran out for `key` at `at`: cancel (awaiting input) or complete (awaiting
@@ -42,7 +41,7 @@ impl TaskEngine {
             };
             let note = format!("{} of {ms} ms expired", cause.as_str());
             tracing::info!(task = %key.task, %note, "awaiting timer expired");
-            self.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+            self.inner.observer.timeout(&key.agent);
             // The words for people, the cause typed for doors (a form's timeout is not a cancel).
             self.transition(&slot, &mut st, to, vec![cause.item(note)], row)
                 .await?;

@@ -5,6 +5,7 @@ use super::reports::TaskReporter;
 use super::slots::{Slot, SlotState, current_after};
 use super::{EngineError, Reply, TaskEngine};
 use crate::agent::Agent;
+use crate::task::InvocationOutcome;
 use crate::task::record::TaskRecord;
 use aiphost_model::state;
 use aiphost_model::{DataItem, TaskState, TaskStatus};
@@ -150,12 +151,13 @@ impl TaskEngine {
         invocation: Invocation,
         abort: CancellationToken,
     ) -> Option<InvocationEnd> {
-        self.inner.stats.invocations.fetch_add(1, Ordering::Relaxed);
         let reporter = Arc::new(TaskReporter {
             slot: self.held(slot),
             run,
         });
         let store = self.inner.store.clone();
+        // When its turn came: the invocation's time is counted from there.
+        let began = std::sync::OnceLock::new();
         let run = async {
             // The partner's share first, so an invocation waiting for its own partner's turn
             // holds nothing its tenant's other partners need.
@@ -176,15 +178,24 @@ impl TaskEngine {
                 agent: agent.id(),
                 task: &task,
             };
+            let _ = began.set(std::time::Instant::now());
             self.inner
                 .runtime
                 .run(agent, reporter, store, owner, invocation, holds)
                 .await
         };
-        tokio::select! {
+        let end = tokio::select! {
             end = run => Some(end),
             _ = abort.cancelled() => None,
+        };
+        // One aborted before its turn never ran: not counted.
+        if let Some(at) = began.get() {
+            let outcome = InvocationOutcome::of(end.as_ref());
+            self.inner
+                .observer
+                .invocation(agent.id(), outcome, at.elapsed());
         }
+        end
     }
 
     /// After a start or continue invocation: a task the partner left moving fails, with the reason.
@@ -230,10 +241,7 @@ impl TaskEngine {
             slot.changed.send_modify(|n| *n += 1);
             return Ok(());
         }
-        self.inner
-            .stats
-            .invocation_failures
-            .fetch_add(1, Ordering::Relaxed);
+        self.inner.observer.invocation_failed_task(agent.id());
         tracing::warn!(%reason, "partner failed; the task fails");
         self.fail_through(slot, &mut st, path, reason).await
     }

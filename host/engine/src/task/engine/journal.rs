@@ -12,7 +12,6 @@ use aiphost_store::{
     ChunkWrite, Encoded, OutboxEntry, Outgoing, PendingWrite, StoreError, TaskKey, TaskWrite,
     Ticket,
 };
-use std::sync::atomic::Ordering;
 
 /// Events and product chunks of the slot's task not yet handed to the store.
 #[derive(Default)]
@@ -136,10 +135,7 @@ impl TaskEngine {
         if unseen {
             st.unwritten.events.extend(logged);
             st.unwritten.chunks.extend(chunks);
-            self.inner
-                .stats
-                .events
-                .fetch_add(appended, Ordering::Relaxed);
+            self.inner.observer.events(&slot.key.agent, appended);
             slot.changed.send_modify(|n| *n += 1);
             return Ok(());
         }
@@ -211,7 +207,7 @@ impl TaskEngine {
             _ => {}
         }
         if appended > 0 {
-            self.inner.stats.events.fetch_add(newly, Ordering::Relaxed);
+            self.inner.observer.events(&slot.key.agent, newly);
             if self.inner.watermarks.has_followers(&slot.key) {
                 let (marks, key) = (self.inner.watermarks.clone(), slot.key.clone());
                 self.when_durable(st.ticket, "events", move || marks.advance(&key, last));

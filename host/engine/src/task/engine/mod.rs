@@ -18,11 +18,10 @@ use super::record::{TaskDefaults, TaskRecord};
 use super::shares::{ShareView, Shares};
 use super::timers::Timers;
 use crate::agent::Registry;
-use crate::task::{FanOut, PartnerRunner};
+use crate::task::{FanOut, Observer, PartnerRunner};
 use aiphost_model::{HistoryFilter, Task, Timestamp};
 use aiphost_store::{Encoded, Liveness, Store, StoreError, TaskKey};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -77,25 +76,6 @@ pub enum StreamStart {
     },
 }
 
-/// Counters for `/metrics`.
-#[derive(Default)]
-pub struct EngineStats {
-    /// Leader commands received, whatever became of them.
-    pub commands: AtomicU64,
-    /// Partner invocations started.
-    pub invocations: AtomicU64,
-    /// Invocations whose failure (trap, deadline, limit) failed their task.
-    pub invocation_failures: AtomicU64,
-    /// Task state changes stored, a task's creation included.
-    pub transitions: AtomicU64,
-    /// Awaiting timers that ran out.
-    pub timeouts: AtomicU64,
-    /// Task events appended to the log.
-    pub events: AtomicU64,
-    /// Tasks whose stored state could not be read, failed and set aside.
-    pub set_aside: AtomicU64,
-}
-
 /// The task engine. Cheap to clone.
 #[derive(Clone)]
 pub struct TaskEngine {
@@ -111,7 +91,8 @@ struct Inner {
     timers: Timers,
     watermarks: Arc<Watermarks>,
     fan_out: Arc<dyn FanOut>,
-    stats: EngineStats,
+    /// Who hears what the engine does (the host's metrics).
+    observer: Arc<dyn Observer>,
     /// Tasks not ended per Leader and partner, against the cap.
     live: Arc<LiveTasks>,
     /// Each partner's share of the guest threads.
@@ -125,13 +106,15 @@ struct Inner {
 }
 
 impl TaskEngine {
-    /// Build the engine and re-arm every stored deadline (a restart loses no timer).
+    /// Build the engine and re-arm every stored deadline (a restart loses no timer);
+    /// `observer` hears what it does from then on.
     pub fn start(
         store: Store,
         runtime: Arc<dyn PartnerRunner>,
         agents: Arc<Registry>,
         defaults: TaskDefaults,
         fan_out: Arc<dyn FanOut>,
+        observer: Arc<dyn Observer>,
     ) -> Result<Self, StoreError> {
         let (due_tx, mut due_rx) = mpsc::unbounded_channel();
         let timers = Timers::start(due_tx);
@@ -158,7 +141,7 @@ impl TaskEngine {
                 timers,
                 watermarks: Arc::new(Watermarks::default()),
                 fan_out,
-                stats: EngineStats::default(),
+                observer,
                 live,
                 shares,
                 interrupted: Mutex::new(interrupted),
@@ -205,9 +188,10 @@ impl TaskEngine {
         self.inner.watermarks.open()
     }
 
-    /// The engine's counters.
-    pub fn stats(&self) -> &EngineStats {
-        &self.inner.stats
+    /// Tasks per partner and state now, as the store's listing index counts them (built at
+    /// open, kept with every task write).
+    pub fn tasks_by_state(&self) -> Vec<(String, aiphost_model::TaskState, u64)> {
+        self.inner.store.tasks_by_state()
     }
 
     /// Syncs of the engine's store so far, each an fdatasync shared by the writes waiting for it.

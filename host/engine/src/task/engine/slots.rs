@@ -250,7 +250,7 @@ impl TaskEngine {
         let found = self.inner.store.set_aside(key, now.unix_millis())?;
         tracing::error!(agent = %key.agent, task = %key.task, error = %why, bytes = found.bytes,
             "a stored task could not be read: it is failed, and its stored record is set aside");
-        self.inner.stats.set_aside.fetch_add(1, Ordering::Relaxed);
+        self.inner.observer.set_aside(&key.agent);
         self.inner.live.moved(key, found.live, None);
         if !found.deadlines.is_empty() {
             self.inner.timers.disarm(key.clone());

@@ -290,6 +290,7 @@ impl Engine {
             agents.clone(),
             defaults,
             fan_out.clone(),
+            Arc::new(crate::task::Unobserved),
         )
         .expect("engine");
         Engine {
