@@ -383,6 +383,7 @@ impl Server {
         ]);
         metrics.spawn_upkeep(stop.clone());
         crate::metrics::host::register(&metrics, &engine, &notifier, &connections);
+        crate::metrics::host::register_partner_logs(&metrics, &logs, &agents);
         let endpoints = Endpoints::new(&host, notifier, groups.clone(), doors, logs, metrics);
         let app = host::router::router(host, endpoints);
         tenancy.spawn_storage_meter(config.storage_meter, stop.clone());

@@ -126,7 +126,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
     assert_eq!(listed, hosted);
     let card = browser
         .js(
-            "return document.querySelector('[data-agent=concierge]').innerText",
+            "return document.querySelector('[data-agent=concierge]').textContent",
             vec![],
         )
         .await;
@@ -153,7 +153,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
         .until("the playground", "document.querySelector('#prompt')")
         .await;
 
-    say(&browser, "think about tea").await;
+    say(&browser, "think tea").await;
     assert_eq!(last_reply(&browser, ".answer").await, "thought about tea");
     assert_eq!(
         last_reply(&browser, "details.reasoning > div").await,
@@ -382,7 +382,7 @@ async fn a_tenant_sees_only_its_own_partners_and_tasks() {
     browser
         .until("the playground", "document.querySelector('#prompt')")
         .await;
-    let mine = say(&browser, "think about tea").await;
+    let mine = say(&browser, "think tea").await;
     assert_eq!(last_reply(&browser, ".answer").await, "thought about tea");
     let (_, keys) = admin(
         &host.url,

@@ -394,6 +394,16 @@ async fn a_chatty_partner_is_held_to_its_ring_and_its_rate() {
         Some((shown as u64) + logged(&log, " lines dropped") as u64),
         "every kept record was numbered: the lines shown and the markers"
     );
+    // The same counts on /metrics, per partner.
+    let at = |name: &str| format!("{name}{{agent=\"hostile\",tenant=\"\"}}");
+    assert_eq!(
+        metric(&host.url, &at("aiphost_partner_log_dropped_total")).await,
+        dropped
+    );
+    assert_eq!(
+        metric(&host.url, &at("aiphost_partner_log_lines_total")).await,
+        shown as u64
+    );
     host.stop();
 }
 

@@ -81,11 +81,18 @@ function entry(data) {
     Array.isArray(data.wire) && data.wire.length ? h('details', { class: 'wire', open: true }, h('summary', {}, `wire (${data.wire.length})`), h('pre', {}, pretty(data.wire.length === 1 ? data.wire[0] : data.wire))) : null);
 }
 
-/** What an event says, in a few words. */
+/** What an event says, in a few words: the engine's event as `GET …/events` sends it. */
 function said(kind, event) {
-  const pick = (...keys) => keys.map((k) => event[k]).find((v) => typeof v === 'string' && v);
-  const text = pick('state', 'text', 'delta', 'message', 'name', 'title', 'code');
-  if (text) return text.length > 160 ? `${text.slice(0, 160)}…` : text;
-  const json = JSON.stringify(event);
-  return json.length > 160 ? `${json.slice(0, 160)}…` : json;
+  const short = (text) => (text.length > 160 ? `${text.slice(0, 160)}…` : text);
+  const activity = event.activity || {};
+  const texts = (product) => ((product && product.dataItems) || []).map((d) => d.text || '').join('');
+  switch (kind) {
+    case 'status': return short([event.status && event.status.state, event.kind === 'created' ? '(created)' : ''].filter(Boolean).join(' '));
+    case 'tool_call': return short(`${activity.name}(${JSON.stringify(activity.arguments ?? {})})`);
+    case 'tool_result': return short(`${activity.callId} → ${JSON.stringify(activity.output && 'json' in activity.output ? activity.output.json : activity.output)}${activity.isError ? ' (error)' : ''}`);
+    case 'text':
+    case 'reasoning': return short(JSON.stringify(texts(event.chunk && event.chunk.product)));
+    case 'product': return short(`${(event.product && (event.product.name || event.product.id)) || ''} ${texts(event.product)}`.trim());
+    default: return short(JSON.stringify(event));
+  }
 }

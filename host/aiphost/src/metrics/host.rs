@@ -103,3 +103,42 @@ pub fn register(
         open.set(connections.open.load(Ordering::Relaxed) as f64);
     });
 }
+
+/// Register the partners' log counters on `host`: lines kept and lines dropped over the rate,
+/// per hosted partner (`agent`, `tenant`), copied from `logs` when scraped. The labels come
+/// from the registry, as every partner's do: a log of a partner no longer hosted is not shown.
+pub fn register_partner_logs(
+    host: &HostMetrics,
+    logs: &Arc<crate::partner_logs::PartnerLogs>,
+    agents: &Arc<crate::agent::Registry>,
+) {
+    // Weak: the hook lives in the metrics it registers on; a strong reference would keep them
+    // (and through the other hooks the engine and its store) alive after the host stops.
+    let metrics = Arc::downgrade(&host.metrics);
+    let (logs, agents) = (logs.clone(), agents.clone());
+    host.metrics.on_scrape(move || {
+        let Some(metrics) = metrics.upgrade() else {
+            return;
+        };
+        for count in logs.counts() {
+            let Some(agent) = agents.get(&count.agent) else {
+                continue;
+            };
+            let partner = super::Partner::of(&agent);
+            metrics
+                .counter(
+                    "aiphost_partner_log_lines_total",
+                    "Log lines a partner wrote that were kept (see GET /admin/agents/{id}/logs)",
+                    Labels::partner(&partner),
+                )
+                .absolute(count.lines);
+            metrics
+                .counter(
+                    "aiphost_partner_log_dropped_total",
+                    "Log lines a partner wrote over its rate (--partner-log-rate), dropped",
+                    Labels::partner(&partner),
+                )
+                .absolute(count.dropped);
+        }
+    });
+}
