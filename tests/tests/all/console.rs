@@ -311,6 +311,34 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
         .await;
     browser.shot("tasks").await;
 
+    // A partner's own log lines, live: those written before the page opened, then new ones.
+    let rpc = host.rpc("hostile");
+    let chatty = |task: &'static str, n: u32| {
+        let (rpc, body) = (
+            rpc.clone(),
+            v2("start", task, text(&format!("chatty:{n}")), json!({})),
+        );
+        async move { post(&rpc, &body).await }
+    };
+    chatty("console-logs-1", 3).await;
+    browser
+        .goto(&format!("{}/console#/logs/hostile", host.url))
+        .await;
+    browser
+        .until(
+            "the lines so far",
+            "document.querySelectorAll('#logs .line[data-task=\"console-logs-1\"]').length >= 3",
+        )
+        .await;
+    chatty("console-logs-2", 2).await;
+    browser
+        .until(
+            "a live line",
+            "document.querySelector('#logs .line[data-task=\"console-logs-2\"]')",
+        )
+        .await;
+    browser.shot("logs").await;
+
     browser.goto(&format!("{}/console#/admin", host.url)).await;
     browser
         .until("the tenants", "document.querySelector('#tenants table')")
