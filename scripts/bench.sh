@@ -66,6 +66,8 @@ if $smoke; then
     # killed whatever happens): every reply and the work behind it checked.
     bash scripts/mcp-cpu-per-request.sh --runs 1 --seconds 1 --warmup 1 --connections 2 \
         "$target/debug/aiphost"
+    # A durable start with trace export off and on (a local collector that drops what it gets).
+    bash scripts/tracing-cost.sh --runs 1 --seconds 1 --connections 2 "$target/debug/aiphost"
     exit 0
 fi
 
@@ -102,5 +104,7 @@ bench=(target/release/aiphost-bench)
     bash scripts/chat-cpu-per-request.sh target/release/aiphost
     echo; echo "## an MCP tool call: the MCP door, AIP start, the mcp SDK's own server"
     bash scripts/mcp-cpu-per-request.sh target/release/aiphost
+    echo; echo "## a durable start with trace export off and on"
+    bash scripts/tracing-cost.sh target/release/aiphost
 } 2>&1 | grep -v "listening on" | tee "$out"
 step "results in $out"

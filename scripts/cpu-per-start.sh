@@ -4,6 +4,10 @@
 #
 #   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] [--echo BENCH] BIN [BIN...]
 #
+# A BIN may carry extra `serve` arguments after `::`, space-separated, e.g.
+# `target/release/aiphost::--otlp-endpoint http://127.0.0.1:4318` (the same binary with traces
+# exported: scripts/lib/otlp-sink.py is a collector that takes and drops them).
+#
 # --echo BENCH (target/release/aiphost-bench) adds the floor to every run: a bare axum JSON echo
 # (`aiphost-bench echo-server`) under the same wrk load, measured the same way (its reply must
 # carry the request's text).
@@ -44,10 +48,12 @@ for run in $(seq 1 "$runs"); do
     for bin in "${bins[@]}"; do
         data=$(mktemp -d)
         port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+        exe="${bin%%::*}"
         extra=()
+        [[ "$bin" == *::* ]] && read -r -a extra <<<"${bin#*::}"
         # Lift the cap of live tasks where the binary has one (a run starts tens of thousands).
-        "$bin" serve --help | grep -q -- --max-live-tasks && extra=(--max-live-tasks 1000000000)
-        "$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+        "$exe" serve --help | grep -q -- --max-live-tasks && extra+=(--max-live-tasks 1000000000)
+        "$exe" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
             "${extra[@]}" >/dev/null 2>&1 &
         pid=$!
         url="http://127.0.0.1:$port"

@@ -25,6 +25,7 @@ bash scripts/rabbitmq.sh
 
 step "headless Chromium and chromedriver for the console's browser tests (Debian packages)"
 bash scripts/chromium.sh
+
 step "promtool for the /metrics lint test (installs Debian's prometheus package if missing)"
 bash scripts/promtool.sh
 
