@@ -169,6 +169,21 @@ impl Browser {
             .to_string()
     }
 
+    /// Fail if the page shows what a script meant as no text (`null`, `undefined`,
+    /// `[object Object]`, `NaN`): a value drawn as text by mistake.
+    pub async fn assert_clean_text(&self) {
+        let text = self.text().await;
+        for word in ["null", "undefined", "[object Object]", "NaN"] {
+            assert!(
+                !text
+                    .split(|c: char| !c.is_alphanumeric() && c != '[' && c != ']' && c != ' ')
+                    .any(|w| w.trim() == word),
+                "{}: the page shows {word:?}:\n{text}",
+                self.name
+            );
+        }
+    }
+
     /// A screenshot of the page as `target/browser-artefacts/{test}-{what}.png`.
     pub async fn shot(&self, what: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("a screenshot");

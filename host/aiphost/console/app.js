@@ -7,7 +7,7 @@
 // once. Without one, the page asks for the operator's or a tenant's admin token.
 
 import { api, auth, ApiError } from './api.js';
-import { h, errorBox } from './dom.js';
+import { h, errorBox, replace } from './dom.js';
 import * as partners from './pages/partners.js';
 import * as tasks from './pages/tasks.js';
 import * as task from './pages/task.js';
@@ -36,7 +36,7 @@ function signIn(message) {
     auth.set(input.value.trim());
     start();
   });
-  main.replaceChildren(form);
+  replace(main, form);
   input.focus();
 }
 
@@ -68,7 +68,7 @@ async function route() {
   if (current) current.abort();
   current = new AbortController();
   const root = h('section', { id: `page-${name || 'partners'}` });
-  main.replaceChildren(root);
+  replace(main, root);
   try {
     await page.render(root, { me, args, query: new URLSearchParams(queryPart), signal: current.signal });
   } catch (error) {

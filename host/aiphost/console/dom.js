@@ -66,3 +66,10 @@ export function link(path, query = {}) {
   const text = params.toString();
   return `#${path}${text ? `?${text}` : ''}`;
 }
+
+/** Replace `el`'s children with `children` (as `add` takes them: null left out, which the DOM's
+ * own replaceChildren would show as the text "null"). */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  return add(el, children);
+}

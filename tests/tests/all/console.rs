@@ -5,7 +5,7 @@
 //! browser.
 
 use aiphost_tests::browser::{Browser, js_string};
-use aiphost_tests::tenants::{create_tenant, publish_keyed};
+use aiphost_tests::tenants::{create_tenant, example_manifest, publish_keyed};
 use aiphost_tests::*;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -143,6 +143,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
             "the card names the {door} door: {card}"
         );
     }
+    browser.assert_clean_text().await;
     browser.shot("partners").await;
 
     // The playground: every flow of the concierge.
@@ -230,6 +231,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
             "(r => r && r.dataset.turn === 'closed' && r.dataset.state === 'canceled' && r.dataset.task)([...document.querySelectorAll('.msg.agent')].pop())",
         )
         .await;
+    browser.assert_clean_text().await;
     browser.shot("chat").await;
     let slow_task = slow_task.as_str().expect("the slow task's id");
     let (status, got) = admin(
@@ -309,6 +311,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
     browser
         .until("the task list", "document.querySelector('#tasks tbody tr')")
         .await;
+    browser.assert_clean_text().await;
     browser.shot("tasks").await;
 
     // A partner's own log lines, live: those written before the page opened, then new ones.
@@ -337,6 +340,7 @@ async fn an_operator_signs_in_sees_partners_chats_and_follows_tasks() {
             "document.querySelector('#logs .line[data-task=\"console-logs-2\"]')",
         )
         .await;
+    browser.assert_clean_text().await;
     browser.shot("logs").await;
 
     browser.goto(&format!("{}/console#/admin", host.url)).await;
@@ -444,7 +448,58 @@ async fn a_tenant_sees_only_its_own_partners_and_tasks() {
         .js("return [...new Set([...document.querySelectorAll('#tasks tr[data-agent]')].map(r => r.dataset.agent))]", vec![])
         .await;
     assert_eq!(agents, json!(["acme-bot"]));
+    browser.assert_clean_text().await;
     browser.shot("tasks").await;
+
+    // Publishing from the console: a new version of its partner, which then serves new tasks.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = dir.path().join("partner.toml");
+    std::fs::write(
+        &manifest,
+        example_manifest("concierge", "acme-bot", "[access]\nleaders = \"api-key\"\n"),
+    )
+    .expect("manifest");
+    let component = plugins_dist().join("concierge").join("partner.wasm");
+    browser
+        .goto(&format!("{}/console#/admin/acme-bot", host.url))
+        .await;
+    browser
+        .until(
+            "the versions",
+            "document.querySelector('#versions tr[data-version=\"1\"]')",
+        )
+        .await;
+    for (field, path) in [
+        ("#publish-manifest", &manifest),
+        ("#publish-component", &component),
+    ] {
+        browser
+            .client
+            .find(fantoccini::Locator::Css(field))
+            .await
+            .expect("the file field")
+            .send_keys(&path.to_string_lossy())
+            .await
+            .expect("choosing the file");
+    }
+    browser.click("#publish button[type=submit]").await;
+    browser
+        .until(
+            "version 2 serving new tasks",
+            "document.querySelector('#versions tr[data-version=\"2\"] .badge')",
+        )
+        .await;
+    browser.assert_clean_text().await;
+    browser.shot("publish").await;
+    let (_, versions) = admin(
+        &host.url,
+        Method::GET,
+        "/admin/agents/acme-bot/versions",
+        &acme,
+        None,
+    )
+    .await;
+    assert_eq!(versions["current"], 2, "{versions}");
 
     // Another tenant's task by its URL: refused as unknown.
     browser

@@ -8,7 +8,7 @@
 
 import { api, path, ApiError } from '../api.js';
 import { events } from '../sse.js';
-import { h, link, pretty, errorBox } from '../dom.js';
+import { h, link, pretty, errorBox, replace } from '../dom.js';
 import { schemaForm } from '../schema-form.js';
 
 const CONSOLE_LEADER = 'console';
@@ -39,7 +39,7 @@ class Conversation {
     this.input = h('input', { id: 'prompt', placeholder: `Say something to ${agent}…`, autocomplete: 'off' });
     this.send = h('button', { type: 'submit', class: 'primary', id: 'send' }, 'Send');
     this.stop = h('button', { type: 'button', class: 'danger', id: 'stop', disabled: true, onclick: () => this.stopTurn() }, 'Stop');
-    const fresh = h('button', { type: 'button', id: 'new-conversation', onclick: () => { this.id = newId(); this.messages.replaceChildren(); this.conversationLabel.textContent = this.id; } }, 'New conversation');
+    const fresh = h('button', { type: 'button', id: 'new-conversation', onclick: () => { this.id = newId(); replace(this.messages); this.conversationLabel.textContent = this.id; } }, 'New conversation');
     this.conversationLabel = h('code', { id: 'conversation' }, this.id);
     const composer = h('form', { class: 'composer' }, this.input, this.send, this.stop);
     composer.addEventListener('submit', (event) => {

@@ -5,7 +5,7 @@
 // `GET /admin/agents/{id}/stats` and the partner's A2A card (skills).
 
 import { api, path } from '../api.js';
-import { h, seconds, time, link } from '../dom.js';
+import { h, seconds, time, link, replace } from '../dom.js';
 
 const DOORS = [
   ['AIP', (a) => a.aip && a.aip.rpc],
@@ -60,18 +60,18 @@ function card(agent, record, signal) {
 
 async function fill(agent, record, cells, signal) {
   api(path('/admin/agents', agent.id, 'stats'), { signal }).then((s) => {
-    cells.stats.replaceChildren(
+    replace(cells.stats, 
       h('dt', {}, 'invocations'), h('dd', { 'data-stat': 'invocations' }, String(s.invocations)),
       h('dt', {}, 'failed'), h('dd', { 'data-stat': 'failures' }, String(s.failures)),
       h('dt', {}, 'p50 / p99'), h('dd', { 'data-stat': 'latency' }, `${seconds(s.p50_seconds)} / ${seconds(s.p99_seconds)}`));
-  }, (e) => cells.stats.replaceChildren(h('dt', {}, 'stats'), h('dd', { class: 'error' }, e.message)));
+  }, (e) => replace(cells.stats, h('dt', {}, 'stats'), h('dd', { class: 'error' }, e.message)));
   fetch(agent.a2aCard, { signal }).then((r) => (r.ok ? r.json() : null)).then((card) => {
     const names = ((card && card.skills) || []).map((s) => s.name || s.id);
     cells.skills.textContent = names.length ? names.join(', ') : '—';
   }, () => { cells.skills.textContent = '—'; });
   if (record) {
     api(path('/admin/agents', agent.id, 'versions'), { signal }).then((v) => {
-      cells.versions.replaceChildren(...v.versions.map((version) => h('div', {},
+      replace(cells.versions, ...v.versions.map((version) => h('div', {},
         `v${version.version} ${version.label} · ${time(version.publishedMs ?? version.published_ms)}`,
         version.version === v.current ? h('span', { class: 'badge ready', style: 'margin-left:6px' }, 'serves new tasks') : null)));
     }, (e) => { cells.versions.textContent = e.message; });

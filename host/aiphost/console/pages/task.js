@@ -5,7 +5,7 @@
 
 import { api, path, headers } from '../api.js';
 import { follow } from '../sse.js';
-import { h, stateBadge, time, pretty, link } from '../dom.js';
+import { h, stateBadge, time, pretty, link, replace } from '../dom.js';
 
 const WIRES = ['', 'aip', 'a2a', 'agent_api', 'aiflowy', 'mcp'];
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
@@ -31,7 +31,7 @@ export async function render(root, { args, query, signal }) {
 
   async function refresh() {
     const { task } = await api(`${at}${leaderQuery ? `?${leaderQuery}` : ''}`, { signal });
-    summary.replaceChildren(h('dl', { class: 'kv' },
+    replace(summary, h('dl', { class: 'kv' },
       h('dt', {}, 'partner'), h('dd', {}, agent),
       h('dt', {}, 'Leader'), h('dd', { class: 'mono' }, task.leader || '—'),
       h('dt', {}, 'session'), h('dd', { class: 'mono' }, task.session || '—'),

@@ -5,7 +5,7 @@
 // `POST /admin/agents/{id}/tasks/{task}/cancel`.
 
 import { api, path } from '../api.js';
-import { h, stateBadge, time, link, errorBox } from '../dom.js';
+import { h, stateBadge, time, link, errorBox, replace } from '../dom.js';
 
 const STATES = ['accepted', 'working', 'awaiting-input', 'awaiting-completion', 'completed', 'failed', 'canceled', 'rejected'];
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
@@ -49,14 +49,14 @@ export async function render(root, { me, query, signal }) {
     const p = params();
     if (append && cursor) p.set('cursor', cursor);
     const page = await api(`/admin/tasks?${p}`, { signal });
-    problem.replaceChildren();
+    replace(problem);
     const rows = page.tasks.map((t) => row(t, () => load(false).catch(show)));
-    if (append) body.append(...rows); else body.replaceChildren(...rows);
+    if (append) body.append(...rows); else replace(body, ...rows);
     if (!append || cursor) cursor = page.next_cursor;
     more.hidden = !page.next_cursor;
     if (!body.children.length) body.append(h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No tasks match.')));
   }
-  const show = (e) => { if (!signal.aborted) problem.replaceChildren(errorBox(e)); };
+  const show = (e) => { if (!signal.aborted) replace(problem, errorBox(e)); };
   more.addEventListener('click', () => load(true).catch(show));
   await load(false);
   // Refresh the first page while nobody has paged further.
