@@ -4,7 +4,9 @@
 # scripts/lib/otlp-sink.py), runs interleaved by scripts/cpu-per-start.sh, every request checked
 # for its invocation. The collector is stopped whatever happens.
 #
-#   bash scripts/tracing-cost.sh [--runs 5] [--seconds 10] [--connections 16] BIN
+#   bash scripts/tracing-cost.sh [--runs 5] [--seconds 10] [--connections 16] [OTHER_BIN...] BIN
+#
+# OTHER_BINs (an older build, say) run interleaved beside BIN, with their own defaults.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
