@@ -22,7 +22,7 @@ pub struct PartnerLogFlags {
     partner_log_bytes: Option<usize>,
     #[arg(long, value_name = "N", value_parser = count, help = with_default("Log lines a second each partner may write; more are dropped (counted, and a record \"N lines dropped\" marks the gap)", PartnerLogConfig::default().rate))]
     partner_log_rate: Option<u64>,
-    #[arg(long, value_name = "N", value_parser = count, help = "Log lines a partner may write at once above --partner-log-rate [default: 5 times it]")]
+    #[arg(long, value_name = "N", value_parser = count, help = "Log lines a partner may write at once above --partner-log-rate [default: 5 times the rate]")]
     partner_log_burst: Option<u64>,
 }
 
