@@ -29,7 +29,8 @@ else
 fi
 
 step "building partners (cargo build --release --target $target)"
-cargo build --locked --release --target "$target" --manifest-path "$plugins/Cargo.toml"
+# From plugins/, so that plugins/.cargo/config.toml (the partners' small stack) applies.
+(cd "$plugins" && cargo build --locked --release --target "$target")
 
 # The value of `key = "..."` in the [section] table of a TOML file (plain string values only).
 toml_string() {

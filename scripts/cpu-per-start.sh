@@ -6,7 +6,9 @@
 #
 # A BIN may carry extra `serve` arguments after `::`, space-separated, e.g.
 # `target/release/aiphost::--otlp-endpoint http://127.0.0.1:4318` (the same binary with traces
-# exported: scripts/lib/otlp-sink.py is a collector that takes and drops them).
+# exported: scripts/lib/otlp-sink.py is a collector that takes and drops them); with
+# `--agents DIR` among them, that binary serves DIR instead of plugins/dist (the same echo partner
+# built another way).
 #
 # --echo BENCH (target/release/aiphost-bench) adds the floor to every run: a bare axum JSON echo
 # (`aiphost-bench echo-server`) under the same wrk load, measured the same way (its reply must
@@ -15,7 +17,9 @@
 # host's utime+stime read from /proc/PID/stat before and after. CPU per start = the difference /
 # requests. Every measured request must have done the work it claims: the host's
 # `aiphost_invocations_total` must grow by exactly the number of requests wrk counted (task ids
-# are unique per run, bench/wrk/start.lua), and no reply may be wrong. Prints each run, then the
+# are unique per run, bench/wrk/start.lua), and no reply may be wrong. Each run also says how
+# many keys the store wrote to sled per start (`aiphost_store_keys_written_total` over the
+# invocations; issue 35 asks for at most 3). Prints each run, then the
 # median with min–max per binary. Needs wrk (scripts/bench.sh installs it) and plugins/dist.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,8 +46,8 @@ metric() { curl -s "$1/metrics" | awk -v n="$2" '$1 == n || index($1, n "{") == 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 declare -A results
-echo "| run | binary | requests/s | CPU µs per start | invocations = requests |"
-echo "| ---: | --- | ---: | ---: | --- |"
+echo "| run | binary | requests/s | CPU µs per start | sled keys per start | invocations = requests |"
+echo "| ---: | --- | ---: | ---: | ---: | --- |"
 for run in $(seq 1 "$runs"); do
     for bin in "${bins[@]}"; do
         data=$(mktemp -d)
@@ -53,7 +57,9 @@ for run in $(seq 1 "$runs"); do
         [[ "$bin" == *::* ]] && read -r -a extra <<<"${bin#*::}"
         # Lift the cap of live tasks where the binary has one (a run starts tens of thousands).
         "$exe" serve --help | grep -q -- --max-live-tasks && extra+=(--max-live-tasks 1000000000)
-        "$exe" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+        # A binary may bring its own partners (`BIN::--agents DIR`: the same echo built otherwise).
+        [[ " ${extra[*]} " == *" --agents "* ]] || extra+=(--agents plugins/dist)
+        "$exe" serve --listen "127.0.0.1:$port" --data "$data" --log error \
             "${extra[@]}" >/dev/null 2>&1 &
         pid=$!
         url="http://127.0.0.1:$port"
@@ -61,10 +67,12 @@ for run in $(seq 1 "$runs"); do
         rpc="$url/agents/echo/rpc"
         wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
         before_inv=$(metric "$url" aiphost_invocations_total)
+        before_keys=$(metric "$url" aiphost_store_keys_written_total)
         before_cpu=$(cpu_ticks "$pid")
         out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "$rpc" -- awaiting-completion "run$run")
         after_cpu=$(cpu_ticks "$pid")
         after_inv=$(metric "$url" aiphost_invocations_total)
+        after_keys=$(metric "$url" aiphost_store_keys_written_total)
         kill "$pid"; wait "$pid" 2>/dev/null || true
         rm -rf "$data"
         line=$(grep '^RESULT' <<<"$out")
@@ -79,7 +87,11 @@ for run in $(seq 1 "$runs"); do
         fi
         rate=$(awk -v r="$requests" -v s="$secs" 'BEGIN { printf "%.0f", r / s }')
         us=$(awk -v c="$((after_cpu - before_cpu))" -v t="$tick" -v r="$requests" 'BEGIN { printf "%.1f", c / t * 1e6 / r }')
-        echo "| $run | $bin | $rate | $us | $ok |"
+        # Keys written to sled per start (a binary from before the metric: "-").
+        keys="-"
+        [[ -n "$before_keys" && -n "$after_keys" ]] &&
+            keys=$(awk -v k="$((after_keys - before_keys))" -v r="$invocations" 'BEGIN { printf "%.1f", k / r }')
+        echo "| $run | $bin | $rate | $us | $keys | $ok |"
         results[$bin]+="$us $rate"$'\n'
     done
     if [[ -n "$echo" ]]; then
@@ -97,7 +109,7 @@ for run in $(seq 1 "$runs"); do
         ok="yes"; [[ "$wrong" == 0 ]] || ok="NO ($wrong wrong)"
         rate=$(awk -v r="$requests" -v s="$secs" 'BEGIN { printf "%.0f", r / s }')
         us=$(awk -v c="$((after_cpu - before_cpu))" -v t="$tick" -v r="$requests" 'BEGIN { printf "%.1f", c / t * 1e6 / r }')
-        echo "| $run | bare axum echo | $rate | $us | $ok |"
+        echo "| $run | bare axum echo | $rate | $us | - | $ok |"
         results[echo]+="$us $rate"$'\n'
     fi
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A CPU profile of the host under a durable-start load (echo partner, v2 rpc starts, wrk):
 #
-#   bash scripts/profile-start.sh BIN OUT_PREFIX [connections]
+#   bash scripts/profile-start.sh BIN OUT_PREFIX [connections] [agents dir, default plugins/dist]
 #
 # Starts a fresh host, warms it up for 2 s, then records 3 s of perf samples (cpu-clock, 499 Hz,
 # DWARF call graphs) in the middle of an 8 s wrk run. Writes OUT_PREFIX.perf.data,
@@ -9,11 +9,11 @@
 # pool, …) and OUT_PREFIX-children.txt (inclusive share per symbol, the top 100).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=${1:?BIN} out=${2:?OUT_PREFIX} conns=${3:-16}
+bin=${1:?BIN} out=${2:?OUT_PREFIX} conns=${3:-16} agents=${4:-plugins/dist}
 command -v perf >/dev/null || apt-get install -y -qq linux-perf >/dev/null
 data=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$agents" --log error \
     --max-live-tasks 1000000000 >/dev/null 2>&1 &
 pid=$!
 url="http://127.0.0.1:$port"

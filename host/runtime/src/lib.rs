@@ -17,6 +17,7 @@ mod bindings;
 mod cache;
 mod footprint;
 mod host_api;
+mod layout;
 mod limits;
 pub mod log_sink;
 pub mod outbound;
@@ -24,6 +25,7 @@ mod pool;
 
 pub use footprint::Footprint;
 pub use host_api::{MAX_KV_KEY_BYTES, MAX_KV_VALUE_BYTES, ReportError, Reporter};
+pub use layout::{MemoryLayout, layouts_of};
 pub use log_sink::{LogSink, PartnerLog};
 pub use pool::CAP as FOOTPRINT_CAP;
 
@@ -56,6 +58,13 @@ const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
 /// Memory regions (linear memories, tables, stacks) of finished instances queued before one pass
 /// decommits them all (see [`Runtime::new`]).
 const DECOMMIT_BATCH: usize = 64;
+/// The first bytes of each linear memory a finished instance leaves resident, reset in place
+/// (zeroed, or copied back from the component's data) instead of decommitted (see
+/// [`Runtime::new`]).
+const RESIDENT_BYTES: usize = 128 * 1024;
+/// The first bytes of each table kept resident, reset in place (a Rust partner's table is a few
+/// hundred 8-byte entries).
+const TABLE_RESIDENT_BYTES: usize = 16 * 1024;
 
 /// Operator-level limits of the runtime. A manifest may ask for less, never for more.
 #[derive(Clone, Debug)]
@@ -384,11 +393,19 @@ impl Runtime {
     /// Build the engine and start its epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent.max(1);
-        // Slots' memory is decommitted after each invocation (the default). Keeping it resident
-        // and resetting only dirtied pages with PAGEMAP_SCAN halved an invocation's cost, but
-        // wasmtime 48's scan skips a dirty page that is swapped out (or in migration), and the
-        // next instance in that slot would read it (wasmtime PR #14357). Zeroing the kept range
-        // without the scan costs more than it saves.
+        // The first `RESIDENT_BYTES` of each linear memory (and `TABLE_RESIDENT_BYTES` of each
+        // table) stay resident when an instance ends: wasmtime resets them in place, zeroing
+        // them or copying the component's data back over them, and only the rest is
+        // decommitted. Where a partner keeps its stack and data at the bottom of its memory, as
+        // the SDKs build them (a 64 KiB stack for Rust, `layout.rs`), an echo's whole memory
+        // is in that range: no page fault on the next invocation and nothing left to `madvise`.
+        // It cut the guest's page faults from 7.9 % to 2.1 % of a durable start's samples for a
+        // memset of 128 KiB (BENCHMARKS.md, issue 35). A component with rustc's default 1 MiB
+        // stack gains nothing (its dirty pages are above the range) and loses little (a memset
+        // of the stack's untouched bottom). Resetting only the dirtied pages (PAGEMAP_SCAN) is
+        // not used: wasmtime 48's scan skips a dirty page that is swapped out (or in
+        // migration), and the next instance in that slot would read it (wasmtime PR #14357).
+        // What stays resident is bounded: the range times the pool's memories in use.
         //
         // Decommits are batched: a finished instance's slot waits in a queue until
         // `DECOMMIT_BATCH` regions are queued, then one pass `madvise`s them all. Each `madvise`
@@ -401,6 +418,8 @@ impl Runtime {
         // when all are busy.
         let (pool, mut pooling) = Pool::new(slots);
         pooling
+            .linear_memory_keep_resident(RESIDENT_BYTES)
+            .table_keep_resident(TABLE_RESIDENT_BYTES)
             .decommit_batch_size(DECOMMIT_BATCH)
             .max_memory_size(usize::try_from(config.max_memory_mib << 20).unwrap_or(usize::MAX));
         let mut wasm = Config::new();

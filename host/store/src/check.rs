@@ -20,6 +20,9 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+/// How long a check waits for the lock of a store that is closing.
+const CLOSING_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The most problems a check lists; the rest are only counted.
 const LISTED: usize = 50;
 
@@ -67,8 +70,10 @@ impl super::Store {
             });
         }
         let mut checked = Checked::default();
-        // No wait for the lock: a host that holds it is running, not closing.
-        let sled = match open_sled(dir, super::DEFAULT_CACHE_BYTES, std::time::Duration::ZERO) {
+        // A short wait for the lock: a store closed a moment ago may still be held by sled's own
+        // I/O threads finishing their last job (a check right after `drop(store)` was refused
+        // as in use, now and then, in CI); a running host holds it for longer than this.
+        let sled = match open_sled(dir, super::DEFAULT_CACHE_BYTES, CLOSING_WAIT) {
             Err(StoreError::Damaged { problems, .. }) => {
                 problems.into_iter().for_each(|p| checked.problem(p));
                 return Ok(checked);

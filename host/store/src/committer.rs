@@ -129,6 +129,8 @@ struct Shared {
     checkpoints: AtomicU64,
     /// Changes applied by the committer.
     applied: AtomicU64,
+    /// Keys those changes wrote to sled (inserts and removals; the round's mark not counted).
+    keys: AtomicU64,
     /// Traced waits for durability, by ticket: the round that ends one links it to its span.
     /// Only spans that are enabled are kept; each leaves at the next round that reaches it.
     waiters: Mutex<Vec<(u64, tracing::Span)>>,
@@ -163,6 +165,7 @@ impl Committer {
             syncs: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
+            keys: AtomicU64::new(0),
             waiters: Mutex::new(Vec::new()),
             timing,
         });
@@ -271,6 +274,11 @@ impl Committer {
     /// Changes applied by the committer so far.
     pub(super) fn applied_count(&self) -> u64 {
         self.shared.applied.load(Ordering::Relaxed)
+    }
+
+    /// Keys the committer's changes wrote to sled so far.
+    pub(super) fn keys_count(&self) -> u64 {
+        self.shared.keys.load(Ordering::Relaxed)
     }
 
     /// Change the queue and wake the committer if it sleeps.
@@ -565,6 +573,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             shared
                 .applied
                 .fetch_add(waiting.len() as u64, Ordering::Relaxed);
+            shared.keys.fetch_add(round.len() as u64, Ordering::Relaxed);
             for done in waiting {
                 let _ = done.send(applied.clone());
             }

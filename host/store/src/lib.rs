@@ -1075,6 +1075,12 @@ impl Store {
         self.inner.commit.applied_count()
     }
 
+    /// Keys the committer's task changes wrote to sled so far, inserts and removals (keys per
+    /// durable start: this over the starts).
+    pub fn committed_keys(&self) -> u64 {
+        self.inner.commit.keys_count()
+    }
+
     /// Read a partner's key-value entry.
     pub fn kv_get(
         &self,

@@ -15,6 +15,11 @@ impl WriteBatch {
         self.writes.is_empty()
     }
 
+    /// How many writes (each one key).
+    pub(crate) fn len(&self) -> usize {
+        self.writes.len()
+    }
+
     /// Append every write of `other`, after this batch's own.
     pub(crate) fn append(&mut self, other: WriteBatch) {
         self.writes.extend(other.writes);

@@ -104,6 +104,13 @@ async fn scaffold_build_serve_call() {
         assert!(progress.contains(step), "{step} missing from:\n{progress}");
     }
     assert!(dist.join("shout/partner.wasm").is_file());
+    // Linked with the SDK's small stack (rust.rs `STACK_BYTES`), below its data.
+    let wasm = std::fs::read(dist.join("shout/partner.wasm")).unwrap();
+    let layouts = aiphost::runtime::layouts_of(&wasm).unwrap();
+    assert!(
+        layouts.iter().any(|l| l.stack_top == Some(64 * 1024)),
+        "{layouts:?}"
+    );
 
     let data = dir.path().join("data");
     let host = ProcessHost::start(&data, &["--agents", dist.to_str().unwrap(), "--log-json"]);
@@ -178,7 +185,7 @@ fn build_keeps_the_compilers_diagnostics() {
     let said = stderr(&out);
     assert!(!out.status.success(), "{said}");
     // rustc's full diagnostic: the code, the snippet with its caret line, and the help.
-    for part in ["error[E0599]", "joinn", "^^^^^", "cargo build failed"] {
+    for part in ["error[E0599]", "joinn", "^^^^^", "cargo rustc failed"] {
         assert!(said.contains(part), "{part} missing from:\n{said}");
     }
     // The target is installed, so no hint to install it.

@@ -110,6 +110,13 @@ async fn list_health_and_metrics() {
     )
     .await;
     assert!(value("aiphost_store_flushes_total").await >= 1);
+    // Every change the committer applied wrote at least one key (the start's record among them).
+    let changes = value("aiphost_store_changes_total").await;
+    let keys = value("aiphost_store_keys_written_total").await;
+    assert!(
+        changes >= 2 && keys >= changes,
+        "{changes} changes, {keys} keys"
+    );
     assert_eq!(value("aiphost_agents").await, ids.len() as u64);
     assert_eq!(value("aiphost_open_streams").await, 0);
 }

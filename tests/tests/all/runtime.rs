@@ -99,3 +99,20 @@ fn manifests_cannot_ask_past_the_operator_caps() {
     assert!(err.to_string().contains("limits.invocation-ms"), "{err}");
     assert!(rt.load(&echo, Some(16), Some(1000)).is_ok());
 }
+
+/// The example Rust partners are linked with a 64 KiB stack at the bottom of their memory and
+/// their data right above it (`plugins/.cargo/config.toml`), all within the first 128 KiB that
+/// the pool keeps resident and resets in place; with rustc's 1 MiB default, an invocation's
+/// stack top and data lay past that range and faulted in anew each time.
+#[test]
+fn the_example_rust_partners_keep_stack_and_data_in_the_resident_range() {
+    for agent in ["echo", "hostile", "concierge", "trip-planner", "tck"] {
+        let wasm = std::fs::read(plugins_dist().join(agent).join("partner.wasm")).unwrap();
+        let layouts = aiphost::runtime::layouts_of(&wasm).unwrap();
+        let [layout] = layouts.as_slice() else {
+            panic!("{agent}: one memory expected, found {layouts:?}");
+        };
+        assert_eq!(layout.stack_top, Some(64 * 1024), "{agent}: {layout:?}");
+        assert!(layout.data_end <= 128 * 1024, "{agent}: {layout:?}");
+    }
+}

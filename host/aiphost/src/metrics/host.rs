@@ -48,6 +48,10 @@ pub fn register(
             "aiphost_store_changes_total",
             "Task changes applied by the store's committer, one write-ahead log record per round",
         ),
+        counter(
+            "aiphost_store_keys_written_total",
+            "Keys the store's committer wrote to sled for task changes (inserts and removals)",
+        ),
     ];
     let connected = [
         counter(
@@ -88,6 +92,7 @@ pub fn register(
             engine.store_flushes(),
             engine.store_checkpoints(),
             engine.store_changes(),
+            engine.store_keys(),
         ]) {
             counter.absolute(value);
         }

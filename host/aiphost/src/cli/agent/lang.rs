@@ -81,7 +81,7 @@ impl Lang {
     /// How `agent build` says what it compiles with.
     pub fn compiling(self) -> &'static str {
         match self {
-            Lang::Rust => "compiling for wasm32-wasip2 (cargo build --release)",
+            Lang::Rust => "compiling for wasm32-wasip2 (cargo rustc --release, a 64 KiB stack)",
             Lang::Js | Lang::Ts => {
                 "bundling and componentizing (node sdk/js/bin/aiphost-build.mjs)"
             }

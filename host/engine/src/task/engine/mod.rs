@@ -210,6 +210,11 @@ impl TaskEngine {
         self.inner.store.committed_changes()
     }
 
+    /// Keys the store's committer has written to sled (see `Store::committed_keys`).
+    pub fn store_keys(&self) -> u64 {
+        self.inner.store.committed_keys()
+    }
+
     /// The store's disk as it is now: room for new work, or not (`/readyz`).
     pub fn disk(&self) -> aiphost_store::Disk {
         self.inner.store.disk()
