@@ -114,27 +114,43 @@ fn only<'a>(spans: &'a [&'a Span], name: &str) -> &'a Span {
 
 /// An AIP start carrying `traceparent: 00-T-S-01` is traced as T's: `request` (parent S, with its
 /// door, partner, route and status) → `engine.command` → `invocation` (partner and version),
-/// and the command's wait for the store is a `store.wait_durable` span of the same trace, linked
-/// to the committer round (`store.commit`, a root of its own) that ended it. The spans reach the
-/// collector when the host stops (SIGTERM): the last batch is flushed on the way out.
+/// and each wait of the command for the store is a `store.wait_durable` span of the same trace,
+/// linked to the committer round (`store.commit`, a root of its own) that ended it. The spans
+/// reach the collector when the host stops (SIGTERM): the last batch is flushed on the way out.
+///
+/// A reply whose write is already on disk when it asks waits for nothing and has no wait span
+/// (the official CI run of c8e4b97 met exactly that with one start), so eight starts go at once,
+/// each in a trace of its own: writes that arrive while a round syncs wait for the next one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_is_traced_from_the_door_to_the_store() {
+    const STARTS: usize = 8;
     let (collector, received) = receiver().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let host = ProcessHost::start(&dir.path().join("data"), &["--otlp-endpoint", &collector]);
-    let (trace, parent) = (hex_id(16), hex_id(8));
-    let task = format!("traced-{}", uuid());
-    let answer: serde_json::Value = reqwest::Client::new()
-        .post(host.rpc("echo"))
-        .header("traceparent", format!("00-{trace}-{parent}-01"))
-        .json(&v2("start", &task, text("hello traces"), json!({})))
-        .send()
-        .await
-        .expect("the start")
-        .json()
-        .await
-        .expect("its answer");
-    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+    let traced: Vec<(String, String)> = (0..STARTS).map(|_| (hex_id(16), hex_id(8))).collect();
+    let client = reqwest::Client::new();
+    let starts = traced.iter().map(|(trace, parent)| {
+        let request = client
+            .post(host.rpc("echo"))
+            .header("traceparent", format!("00-{trace}-{parent}-01"))
+            .json(&v2(
+                "start",
+                &format!("traced-{}", uuid()),
+                text("hello traces"),
+                json!({}),
+            ));
+        async move {
+            let answer: serde_json::Value = request
+                .send()
+                .await
+                .expect("the start")
+                .json()
+                .await
+                .expect("its answer");
+            assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+        }
+    });
+    futures::future::join_all(starts).await;
     tokio::task::spawn_blocking(move || host.stop())
         .await
         .expect("stopping the host");
@@ -144,65 +160,68 @@ async fn a_request_is_traced_from_the_door_to_the_store() {
         all.iter().all(|(service, _)| service == "aiphost"),
         "OTEL_SERVICE_NAME unset: the service is aiphost"
     );
-    let trace_id = bytes_of(&trace);
-    let ours: Vec<&Span> = all
-        .iter()
-        .map(|(_, s)| s)
-        .filter(|s| s.trace_id == trace_id)
-        .collect();
-    let request = only(&ours, "request");
-    assert_eq!(request.parent_span_id, bytes_of(&parent), "{request:#?}");
-    for (key, value) in [
-        ("door", "aip"),
-        ("agent", "echo"),
-        ("method", "POST"),
-        ("route", "/agents/{agent}/rpc"),
-        ("status", "200"),
-    ] {
-        assert_eq!(
-            attribute(request, key).as_deref(),
-            Some(value),
-            "{key} of {request:#?}"
-        );
-    }
-    let command = only(&ours, "engine.command");
-    assert_eq!(command.parent_span_id, request.span_id, "{command:#?}");
-    assert_eq!(attribute(command, "command").as_deref(), Some("start"));
-    let invocation = only(&ours, "invocation");
-    assert_eq!(
-        invocation.parent_span_id, command.span_id,
-        "{invocation:#?}"
-    );
-    assert_eq!(attribute(invocation, "agent").as_deref(), Some("echo"));
-    assert_eq!(attribute(invocation, "version").as_deref(), Some("0"));
-
-    // Every wait for the store is in the request's trace, under the command or its invocation,
-    // and linked to the round that made its write durable.
-    let waits: Vec<&&Span> = ours
-        .iter()
-        .filter(|s| s.name == "store.wait_durable")
-        .collect();
-    assert!(!waits.is_empty(), "a store.wait_durable span: {ours:#?}");
     let rounds: Vec<&Span> = all
         .iter()
         .map(|(_, s)| s)
         .filter(|s| s.name == "store.commit")
         .collect();
-    for wait in &waits {
-        assert!(
-            wait.parent_span_id == command.span_id || wait.parent_span_id == invocation.span_id,
-            "{wait:#?}"
-        );
-        assert!(
-            wait.links.iter().any(|link| rounds
-                .iter()
-                .any(|r| r.span_id == link.span_id && r.trace_id == link.trace_id)),
-            "a link to a store.commit round: {wait:#?}"
-        );
-    }
     assert!(
         rounds.iter().all(|r| r.parent_span_id.is_empty()),
         "store.commit rounds are roots"
+    );
+    let mut waited = 0;
+    for (trace, parent) in &traced {
+        let trace_id = bytes_of(trace);
+        let ours: Vec<&Span> = all
+            .iter()
+            .map(|(_, s)| s)
+            .filter(|s| s.trace_id == trace_id)
+            .collect();
+        let request = only(&ours, "request");
+        assert_eq!(request.parent_span_id, bytes_of(parent), "{request:#?}");
+        for (key, value) in [
+            ("door", "aip"),
+            ("agent", "echo"),
+            ("method", "POST"),
+            ("route", "/agents/{agent}/rpc"),
+            ("status", "200"),
+        ] {
+            assert_eq!(
+                attribute(request, key).as_deref(),
+                Some(value),
+                "{key} of {request:#?}"
+            );
+        }
+        let command = only(&ours, "engine.command");
+        assert_eq!(command.parent_span_id, request.span_id, "{command:#?}");
+        assert_eq!(attribute(command, "command").as_deref(), Some("start"));
+        let invocation = only(&ours, "invocation");
+        assert_eq!(
+            invocation.parent_span_id, command.span_id,
+            "{invocation:#?}"
+        );
+        assert_eq!(attribute(invocation, "agent").as_deref(), Some("echo"));
+        assert_eq!(attribute(invocation, "version").as_deref(), Some("0"));
+
+        // Every wait for the store is in the request's trace, under the command or its
+        // invocation, and linked to the round that made its write durable.
+        for wait in ours.iter().filter(|s| s.name == "store.wait_durable") {
+            waited += 1;
+            assert!(
+                wait.parent_span_id == command.span_id || wait.parent_span_id == invocation.span_id,
+                "{wait:#?}"
+            );
+            assert!(
+                wait.links.iter().any(|link| rounds
+                    .iter()
+                    .any(|r| r.span_id == link.span_id && r.trace_id == link.trace_id)),
+                "a link to a store.commit round: {wait:#?}"
+            );
+        }
+    }
+    assert!(
+        waited > 0,
+        "no start of {STARTS} at once waited for the store"
     );
 }
 
