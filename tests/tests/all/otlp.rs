@@ -112,6 +112,22 @@ fn only<'a>(spans: &'a [&'a Span], name: &str) -> &'a Span {
     named[0]
 }
 
+/// Start a task at `rpc` in the trace `trace`, as a child of the span `parent`, and check that
+/// the partner answered it (`awaiting-completion`).
+async fn traced_start(rpc: String, trace: &str, parent: &str, said: &str) {
+    let answer: serde_json::Value = reqwest::Client::new()
+        .post(rpc)
+        .header("traceparent", format!("00-{trace}-{parent}-01"))
+        .json(&v2("start", &uuid(), text(said), json!({})))
+        .send()
+        .await
+        .expect("the start")
+        .json()
+        .await
+        .expect("its answer");
+    assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+}
+
 /// An AIP start carrying `traceparent: 00-T-S-01` is traced as T's: `request` (parent S, with its
 /// door, partner, route and status) → `engine.command` → `invocation` (partner and version),
 /// and each wait of the command for the store is a `store.wait_durable` span of the same trace,
@@ -128,28 +144,9 @@ async fn a_request_is_traced_from_the_door_to_the_store() {
     let dir = tempfile::tempdir().expect("temp dir");
     let host = ProcessHost::start(&dir.path().join("data"), &["--otlp-endpoint", &collector]);
     let traced: Vec<(String, String)> = (0..STARTS).map(|_| (hex_id(16), hex_id(8))).collect();
-    let client = reqwest::Client::new();
-    let starts = traced.iter().map(|(trace, parent)| {
-        let request = client
-            .post(host.rpc("echo"))
-            .header("traceparent", format!("00-{trace}-{parent}-01"))
-            .json(&v2(
-                "start",
-                &format!("traced-{}", uuid()),
-                text("hello traces"),
-                json!({}),
-            ));
-        async move {
-            let answer: serde_json::Value = request
-                .send()
-                .await
-                .expect("the start")
-                .json()
-                .await
-                .expect("its answer");
-            assert_eq!(state(&answer), "awaiting-completion", "{answer}");
-        }
-    });
+    let starts = traced
+        .iter()
+        .map(|(trace, parent)| traced_start(host.rpc("echo"), trace, parent, "hello traces"));
     futures::future::join_all(starts).await;
     tokio::task::spawn_blocking(move || host.stop())
         .await
@@ -335,22 +332,8 @@ async fn a_partners_outbound_request_carries_the_trace() {
     let mut traces = Vec::new();
     for command in ["get", "after 40 get"] {
         let (trace, parent) = (hex_id(16), hex_id(8));
-        let answer: serde_json::Value = reqwest::Client::new()
-            .post(host.rpc("acme-fetch"))
-            .header("traceparent", format!("00-{trace}-{parent}-01"))
-            .json(&v2(
-                "start",
-                &uuid(),
-                text(&format!("{command} http://{granted}/hello")),
-                json!({}),
-            ))
-            .send()
-            .await
-            .expect("the start")
-            .json()
-            .await
-            .expect("its answer");
-        assert_eq!(state(&answer), "awaiting-completion", "{answer}");
+        let text = format!("{command} http://{granted}/hello");
+        traced_start(host.rpc("acme-fetch"), &trace, &parent, &text).await;
         traces.push(trace);
     }
     tokio::task::spawn_blocking(move || host.stop())
