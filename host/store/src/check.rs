@@ -6,7 +6,8 @@
 //! store does not know the engine's type; events, outbox entries and notification configs as
 //! their types; the rest as JSON), the index entries (running `l`, deadline `d`, ended `x`,
 //! retention `r`, listing `i` and `k`) point at stored records, and a task's events, history, product chunks, outbox
-//! entries and given-up notifications belong to a stored task.
+//! entries and given-up notifications belong to a stored task (the events and chunks packed into
+//! a task's value, `packed.rs`, are checked with it).
 //!
 //! A whole store is opened as the host would open it (the rounds sled lost are applied from the
 //! write-ahead log first, so the check sees what the host would serve); a damaged one is read as
@@ -195,7 +196,19 @@ fn task_entry(
             if k.get(2..).and_then(super::TaskKey::from_tail).is_none() {
                 return Err("a malformed task key".into());
             }
-            decode_record(&Encoded::from_stored(v.to_vec())).map_err(|e| e.to_string())?;
+            let value = super::packed::Packed::decode(v).map_err(|e| e.to_string())?;
+            decode_record(&Encoded::from_stored(value.record.to_vec()))
+                .map_err(|e| e.to_string())?;
+            // Its inline events and chunks, checked as the keyed ones are.
+            for (seq, event) in value.events {
+                checked.count("events");
+                decodes::<TaskEvent>(event).map_err(|e| format!("its event {seq}: {e}"))?;
+            }
+            for chunk in value.chunks {
+                checked.count("product chunks");
+                decodes::<IgnoredAny>(chunk.items)
+                    .map_err(|e| format!("its product chunk {}: {e}", chunk.seq))?;
+            }
             return Ok(());
         }
         b'l' => {

@@ -57,6 +57,7 @@ mod groups;
 mod identity;
 mod listing;
 mod outbox;
+mod packed;
 mod parts;
 mod removal;
 mod retention;
@@ -561,6 +562,7 @@ impl Store {
                 space: space::Space::new(dir.to_path_buf()),
             }),
         };
+        store.forget_all_entries()?;
         store.count_listed()?;
         Ok((store, accepted))
     }
@@ -569,7 +571,7 @@ impl Store {
     pub fn load_task<T: DeserializeOwned>(&self, key: &TaskKey) -> Result<Option<T>, StoreError> {
         match parts::get(&self.inner.tasks, &key.record_key())? {
             None => Ok(None),
-            Some(bytes) => Encoded::from_stored(bytes)
+            Some(bytes) => record_of(key, &bytes)?
                 .decode()
                 .map(Some)
                 .map_err(|e| StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))),
@@ -598,17 +600,6 @@ impl Store {
         let key = write.key;
         let (tasks, db) = (&self.inner.tasks, &self.inner.db);
         let mut batch = WriteBatch::default();
-        if let Some(record) = write.record {
-            let record_key = key.record_key();
-            let old = tasks.get(&record_key)?;
-            parts::insert(
-                &mut batch,
-                db,
-                &record_key,
-                record.as_bytes(),
-                old.as_deref(),
-            )?;
-        }
         let (old_deadline, new_deadline) = write.deadline;
         if old_deadline != new_deadline {
             if let Some(at) = old_deadline {
@@ -662,18 +653,6 @@ impl Store {
             }
             events.retain(|(seq, _)| *seq >= below);
         }
-        if let Some((first, _)) = events.first() {
-            let events: Vec<(u64, &[u8])> =
-                events.iter().map(|(s, e)| (*s, e.as_bytes())).collect();
-            let value = event_batch::encode(&events);
-            parts::insert(&mut batch, db, &key.event_key(*first), &value, None)?;
-        }
-        if let Some(at) = write.ended_at {
-            batch.insert(key.timed_key(b'x', at), &[][..]);
-            if let Some(delete_at) = write.delete_at {
-                batch.insert(key.timed_key(b'r', delete_at), at.to_be_bytes().to_vec());
-            }
-        }
         // One write may carry several chunks of a product (an invocation's chunks are written
         // together): a replacing chunk drops the stored chunks and the earlier ones of this write.
         let chunks = &write.chunks;
@@ -684,22 +663,117 @@ impl Store {
                     .any(|later| later.replaces && later.product == chunks[i].product)
             })
             .collect();
+        let chunks: Vec<ChunkWrite> = write
+            .chunks
+            .into_iter()
+            .zip(kept)
+            .filter_map(|(chunk, kept)| kept.then_some(chunk))
+            .collect();
         // Of a product's chunks in this write, only the last replacing one is kept, so one scan
         // per product at most.
-        for (chunk, kept) in write.chunks.into_iter().zip(kept) {
-            if !kept {
-                continue;
+        for chunk in chunks.iter().filter(|c| c.replaces) {
+            for old in tasks.scan_prefix(key.product_prefix(&chunk.product)) {
+                let (k, head) = old?;
+                parts::remove(&mut batch, &k, &head);
             }
-            let prefix = key.product_prefix(&chunk.product);
-            if chunk.replaces {
-                for old in tasks.scan_prefix(&prefix) {
-                    let (k, head) = old?;
-                    parts::remove(&mut batch, &k, &head);
+        }
+        let ended = write.ended_at.is_some()
+            || write
+                .listing
+                .as_ref()
+                .is_some_and(|l| l.state.is_terminal());
+        let mut keyed_events: Vec<(u64, &[u8])> = Vec::new();
+        let mut keyed_chunks: Vec<(&str, u64, &[u8])> = Vec::new();
+        // Read before `record` is matched: the old value's inline events and chunks borrow it.
+        let record_key = key.record_key();
+        let old_head = match &write.record {
+            Some(_) => tasks.get(&record_key)?,
+            None => None,
+        };
+        let old_value = match &old_head {
+            Some(head) => parts::assemble(tasks, &record_key, head)?,
+            None => None,
+        };
+        // A value that does not parse has been set aside (`set_aside.rs`) before the engine
+        // writes over it: nothing of it is carried.
+        let old = match old_value.as_deref().map(packed::Packed::decode) {
+            Some(Ok(old)) => old,
+            Some(Err(e)) => {
+                tracing::warn!(agent = %key.agent, task = %key.task, error = %e,
+                    "an unreadable task value is replaced whole");
+                packed::Packed::default()
+            }
+            None => packed::Packed::default(),
+        };
+        match &write.record {
+            Some(record) => {
+                // What stays inline: the old value's events after the trim and its chunks not
+                // replaced, then this write's (packed.rs has the rules).
+                let replaced =
+                    |product: &str| chunks.iter().any(|c| c.replaces && c.product == product);
+                let below = write.trim_below.unwrap_or(0);
+                let mut value = packed::Packed {
+                    record: record.as_bytes(),
+                    events: old
+                        .events
+                        .into_iter()
+                        .filter(|(seq, _)| *seq >= below)
+                        .collect(),
+                    chunks: old
+                        .chunks
+                        .into_iter()
+                        .filter(|c| !replaced(c.product))
+                        .collect(),
+                };
+                value
+                    .events
+                    .extend(events.iter().map(|(seq, e)| (*seq, e.as_bytes())));
+                value
+                    .chunks
+                    .extend(chunks.iter().map(|c| packed::InlineChunk {
+                        product: &c.product,
+                        seq: c.seq,
+                        items: c.items.as_bytes(),
+                    }));
+                if ended || !value.fits() {
+                    keyed_events = std::mem::take(&mut value.events);
+                    if !value.fits() {
+                        keyed_chunks = std::mem::take(&mut value.chunks)
+                            .into_iter()
+                            .map(|c| (c.product, c.seq, c.items))
+                            .collect();
+                    }
                 }
+                parts::insert(
+                    &mut batch,
+                    db,
+                    &record_key,
+                    &value.encode(),
+                    old_head.as_deref(),
+                )?;
             }
-            let mut chunk_key = prefix;
-            chunk_key.extend_from_slice(&chunk.seq.to_be_bytes());
-            parts::insert(&mut batch, db, &chunk_key, chunk.items.as_bytes(), None)?;
+            None => {
+                keyed_events = events.iter().map(|(seq, e)| (*seq, e.as_bytes())).collect();
+                keyed_chunks = chunks
+                    .iter()
+                    .map(|c| (c.product.as_str(), c.seq, c.items.as_bytes()))
+                    .collect();
+            }
+        }
+        if let Some((first, _)) = keyed_events.first() {
+            let value = event_batch::encode(&keyed_events);
+            parts::insert(&mut batch, db, &key.event_key(*first), &value, None)?;
+        }
+        for (product, seq, items) in keyed_chunks {
+            let mut chunk_key = key.product_prefix(product);
+            chunk_key.extend_from_slice(&seq.to_be_bytes());
+            parts::insert(&mut batch, db, &chunk_key, items, None)?;
+        }
+        if let Some(at) = write.ended_at {
+            batch.insert(key.timed_key(b'x', at), &[][..]);
+            if let Some(delete_at) = write.delete_at {
+                batch.insert(key.timed_key(b'r', delete_at), at.to_be_bytes().to_vec());
+            }
         }
         for config in write.configs {
             let config_key = key.config_key(&config.id);
@@ -874,8 +948,11 @@ impl Store {
                 if key.leader != leader {
                     return Ok(None);
                 }
-                let value = parts::assemble(tasks, &k, &head)?;
-                Ok(value.map(|v| (key, Encoded::from_stored(v.into_owned()))))
+                let Some(value) = parts::assemble(tasks, &k, &head)? else {
+                    return Ok(None);
+                };
+                let record = record_of(&key, &value)?;
+                Ok(Some((key, record)))
             };
             read().transpose()
         })
@@ -928,7 +1005,7 @@ impl Store {
                 };
                 // One unreadable record must not keep the host from starting: it is left out
                 // of the index (and fails loudly when a command loads it).
-                let live = match liveness(&Encoded::from_stored(record.into_owned())) {
+                let live = match record_of(&key, &record).and_then(|r| liveness(&r)) {
                     Ok(live) => live,
                     Err(e) => {
                         tracing::error!(agent = %key.agent, task = %key.task, error = %e,
@@ -967,15 +1044,38 @@ impl Store {
     /// The stored chunks of one product of a task, in order: each its DataItems.
     pub fn product_chunks(&self, key: &TaskKey, product: &str) -> Result<Vec<Encoded>, StoreError> {
         let tasks = &self.inner.tasks;
-        tasks
-            .scan_prefix(key.product_prefix(product))
-            .filter_map(|entry| match entry {
-                Ok((k, head)) => parts::assemble(tasks, &k, &head)
-                    .map(|v| v.map(|v| Encoded::from_stored(v.into_owned())))
-                    .transpose(),
-                Err(e) => Some(Err(e.into())),
-            })
-            .collect()
+        // Inline chunks are newer than keyed ones (`packed.rs`); read first, so a write that
+        // moves them to keys meanwhile leaves them to be met there.
+        let record = parts::get(tasks, &key.record_key())?;
+        let inline = match &record {
+            Some(value) => {
+                packed::Packed::decode(value)
+                    .map_err(|e| corrupt_task(key, e))?
+                    .chunks
+            }
+            None => Vec::new(),
+        };
+        let mut out = Vec::new();
+        let mut last = None;
+        for entry in tasks.scan_prefix(key.product_prefix(product)) {
+            let (k, head) = entry?;
+            let seq = k
+                .len()
+                .checked_sub(8)
+                .and_then(|at| k.get(at..))
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes);
+            if let Some(value) = parts::assemble(tasks, &k, &head)? {
+                out.push(Encoded::from_stored(value.into_owned()));
+                last = last.max(seq);
+            }
+        }
+        for chunk in inline {
+            if chunk.product == product && Some(chunk.seq) > last {
+                out.push(Encoded::from_stored(chunk.items.to_vec()));
+            }
+        }
+        Ok(out)
     }
 
     /// Up to `limit` stored events of a task with seq greater than `after`, in order.
@@ -985,6 +1085,17 @@ impl Store {
         after: u64,
         limit: usize,
     ) -> Result<Vec<(u64, Encoded)>, StoreError> {
+        // The inline events are newer than the keyed ones (`packed.rs`); read first, so a write
+        // that moves them to a key meanwhile leaves them to be met there.
+        let record = parts::get(&self.inner.tasks, &key.record_key())?;
+        let inline = match &record {
+            Some(value) => {
+                packed::Packed::decode(value)
+                    .map_err(|e| corrupt_task(key, e))?
+                    .events
+            }
+            None => Vec::new(),
+        };
         let prefix = key.events_prefix();
         let mut wanted = after.saturating_add(1);
         // The entry holding `wanted` is the last one that starts at or before it.
@@ -1014,6 +1125,12 @@ impl Store {
                     out.push((seq, Encoded::from_stored(event.to_vec())));
                     wanted = seq + 1;
                 }
+            }
+        }
+        for (seq, event) in inline {
+            if seq >= wanted && out.len() < limit {
+                out.push((seq, Encoded::from_stored(event.to_vec())));
+                wanted = seq + 1;
             }
         }
         Ok(out)
@@ -1273,6 +1390,17 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
 }
 
 /// A value the store keeps, read back.
+/// The record in a stored task value, packed or plain (`packed.rs`).
+fn record_of(key: &TaskKey, value: &[u8]) -> Result<Encoded, StoreError> {
+    let packed = packed::Packed::decode(value).map_err(|e| corrupt_task(key, e))?;
+    Ok(Encoded::from_stored(packed.record.to_vec()))
+}
+
+/// A task value that does not parse, said with the task's name.
+fn corrupt_task(key: &TaskKey, e: packed::Malformed) -> StoreError {
+    StoreError::Corrupt(format!("task {}/{}: {e}", key.agent, key.task))
+}
+
 fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
     encoded::decode(bytes)
 }

@@ -5,8 +5,9 @@
 //! Keys, in the `tasks` tree (`{ns}` is the Leader's namespace: `0` for the shared one of an
 //! open partner, or `1`, the Leader's length as `u32` big-endian, and the Leader; `{inv}` is
 //! `u64::MAX - changed ms`, big-endian, so the newest comes first):
-//! - `i\0{agent}\0{ns}a{inv}{task id}`: every task;
-//! - `i\0{agent}\0{ns}s{state}{inv}{task id}`: by state (one byte, [`state_byte`]);
+//! - `i\0{agent}\0{ns}s{state}{inv}{task id}`: by state (one byte, [`state_byte`]); a listing of
+//!   every task merges the states' entries (a page costs at most a page per state), so no entry
+//!   of its own is written per task (issue 35: a durable start writes few keys);
 //! - `i\0{agent}\0{ns}c{session length, u32 BE}{session}{inv}{task id}`: by session (A2A's
 //!   `contextId`: a client's string, which may hold any byte, hence its length first);
 //!
@@ -34,8 +35,11 @@ const LISTING_MARK: &[u8] = b"m\0list-index";
 const INDEX: u8 = b'i';
 /// The tag of the per-task entries that say what is indexed.
 const INDEXED: u8 = b'k';
-/// Every task, by status change.
+/// Every task, by status change: written by hosts before issue 35 (every task is in its
+/// state's entries, so listings of all tasks merge those), removed once at open.
 const ALL: u8 = b'a';
+/// Marks a store whose entries of [`ALL`] are gone.
+const ALL_GONE_MARK: &[u8] = b"m\0list-index-2";
 /// By state, then status change.
 const BY_STATE: u8 = b's';
 /// By session, then status change.
@@ -217,7 +221,6 @@ pub(crate) fn inverted(ms: i64) -> u64 {
 pub(crate) fn dimension(ns: &[u8], dim: Dim<'_>) -> Vec<u8> {
     let mut k = ns.to_vec();
     match dim {
-        Dim::All => k.push(ALL),
         Dim::State(state) => k.extend_from_slice(&[BY_STATE, state_byte(state)]),
         Dim::Session(session) => {
             k.push(BY_SESSION);
@@ -230,7 +233,6 @@ pub(crate) fn dimension(ns: &[u8], dim: Dim<'_>) -> Vec<u8> {
 
 #[derive(Clone, Copy)]
 pub(crate) enum Dim<'a> {
-    All,
     State(TaskState),
     Session(&'a str),
 }
@@ -276,11 +278,10 @@ impl TaskKey {
     }
 
     /// The keys of this task's index entries for `listing`.
-    fn index_keys(&self, listing: &Listing) -> [Vec<u8>; 3] {
+    fn index_keys(&self, listing: &Listing) -> [Vec<u8>; 2] {
         let ns = namespace_prefix(&self.agent, self.leader.as_deref());
         let at = |dim| entry_key(&dimension(&ns, dim), listing.changed_ms, &self.task);
         [
-            at(Dim::All),
             at(Dim::State(listing.state)),
             match &listing.session {
                 Some(session) => at(Dim::Session(session)),
@@ -307,28 +308,35 @@ fn decode_indexed(v: &[u8]) -> Option<Listing> {
     })
 }
 
+/// The tag of an index entry's dimension ([`ALL`], [`BY_STATE`] or [`BY_SESSION`]).
+fn dimension_tag(k: &[u8]) -> Option<u8> {
+    let (_, _, rest) = split_namespace(k)?;
+    rest.first().copied()
+}
+
+/// An index entry's agent, Leader and what follows them (from the dimension's tag on).
+fn split_namespace(k: &[u8]) -> Option<(&str, Option<&str>, &[u8])> {
+    let rest = k.get(2..)?;
+    let agent_end = rest.iter().position(|b| *b == 0)?;
+    let agent = std::str::from_utf8(&rest[..agent_end]).ok()?;
+    let rest = rest.get(agent_end + 1..)?;
+    match rest.split_first()? {
+        (0, tail) => Some((agent, None, tail)),
+        (1, tail) => {
+            let (len, tail) = tail.split_first_chunk::<4>()?;
+            let (leader, tail) = tail.split_at_checked(u32::from_be_bytes(*len) as usize)?;
+            Some((agent, Some(std::str::from_utf8(leader).ok()?), tail))
+        }
+        _ => None,
+    }
+}
+
 /// The task an index entry or an indexed entry names, for `aiphost store check`.
 fn task_of_entry(k: &[u8]) -> Option<TaskKey> {
     match *k.first()? {
         INDEXED => k.get(2..).and_then(TaskKey::from_tail),
         INDEX => {
-            let rest = k.get(2..)?;
-            let agent_end = rest.iter().position(|b| *b == 0)?;
-            let agent = std::str::from_utf8(&rest[..agent_end]).ok()?;
-            let mut rest = rest.get(agent_end + 1..)?;
-            let leader = match rest.split_first()? {
-                (0, tail) => {
-                    rest = tail;
-                    None
-                }
-                (1, tail) => {
-                    let (len, tail) = tail.split_first_chunk::<4>()?;
-                    let (leader, tail) = tail.split_at_checked(u32::from_be_bytes(*len) as usize)?;
-                    rest = tail;
-                    Some(std::str::from_utf8(leader).ok()?)
-                }
-                _ => return None,
-            };
+            let (agent, leader, rest) = split_namespace(k)?;
             let rest = match rest.split_first()? {
                 (&ALL, tail) => tail,
                 (&BY_STATE, tail) => tail.get(1..)?,
@@ -405,6 +413,33 @@ impl Store {
         Ok(())
     }
 
+    /// Remove the entries of every task (tag [`ALL`]) an older host wrote, once.
+    pub(crate) fn forget_all_entries(&self) -> Result<(), StoreError> {
+        let tasks = &self.inner.tasks;
+        if tasks.contains_key(ALL_GONE_MARK)? {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        let mut removed = 0usize;
+        for k in tasks.scan_prefix([INDEX, 0]).keys() {
+            let k = k?;
+            if dimension_tag(&k) == Some(ALL) {
+                batch.remove(k);
+                removed += 1;
+            }
+        }
+        batch.insert(ALL_GONE_MARK, &[][..]);
+        tasks.apply_batch(batch)?;
+        tasks.flush()?;
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed the all-tasks listing entries of an older store"
+            );
+        }
+        Ok(())
+    }
+
     /// Count the listed tasks per namespace and state (at open).
     pub(crate) fn count_listed(&self) -> Result<(), StoreError> {
         for entry in self.inner.tasks.scan_prefix([INDEXED, 0]) {
@@ -459,7 +494,7 @@ impl Store {
             let Some(record) = super::parts::assemble(tasks, &k, &head)? else {
                 continue;
             };
-            match listing(&Encoded::from_stored(record.into_owned())) {
+            match super::record_of(&key, &record).and_then(|r| listing(&r)) {
                 Ok(found) => {
                     let mut batch = sled::Batch::default();
                     self.relist(&mut batch, &key, Some(&found))?;
@@ -503,8 +538,10 @@ impl Store {
                     states,
                     query.limit,
                 ),
-                (None, Some(states)) => {
-                    // One range per state, merged: each holds at most a page.
+                (None, states) => {
+                    // One range per state (every state: all tasks), merged: each holds at most
+                    // a page.
+                    let states = states.unwrap_or(&TaskState::ALL);
                     let mut merged = Vec::new();
                     let mut seen = Vec::new();
                     for state in states {
@@ -524,13 +561,6 @@ impl Store {
                     merged.truncate(query.limit);
                     Ok(merged)
                 }
-                (None, None) => self.scan(
-                    &dimension(&ns, Dim::All),
-                    after,
-                    query.changed_after_ms,
-                    None,
-                    query.limit,
-                ),
             }
         };
         let listed = page(query.after)?;
@@ -575,15 +605,14 @@ impl Store {
         let mut dims = Vec::new();
         match (query.session, query.states) {
             (Some(session), _) => dims.push(dimension(ns, Dim::Session(session))),
-            (None, Some(states)) => {
-                for state in states {
+            (None, states) => {
+                for state in states.unwrap_or(&TaskState::ALL) {
                     let dim = dimension(ns, Dim::State(*state));
                     if !dims.contains(&dim) {
                         dims.push(dim);
                     }
                 }
             }
-            (None, None) => dims.push(dimension(ns, Dim::All)),
         }
         let states = query.states.filter(|_| query.session.is_some());
         let mut total = 0u64;
@@ -860,5 +889,46 @@ mod tests {
         assert_eq!(page[0], (3, "t3".to_string()));
         // Once: a second call finds the mark and builds nothing.
         store.listing_index(|_| panic!("built twice")).unwrap();
+    }
+
+    /// The all-tasks entries an older host wrote are removed at open, once; listings of every
+    /// task read the states' entries and find the same tasks.
+    #[tokio::test]
+    async fn an_older_stores_all_tasks_entries_go_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = TaskKey::owned("echo", Some("L"), "t1");
+        let all = ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        {
+            let store = Store::open(dir.path()).unwrap();
+            write(&store, &key, listing(7, TaskState::Working, Some("s")));
+            // As an older host left it: an entry of every task, and no mark.
+            let ns = namespace_prefix("echo", Some("L"));
+            let mut old = ns.clone();
+            old.push(ALL);
+            let old = entry_key(&old, 7, "t1");
+            store
+                .inner
+                .tasks
+                .insert(old, entry_value(&listing(7, TaskState::Working, Some("s"))))
+                .unwrap();
+            store.inner.tasks.remove(ALL_GONE_MARK).unwrap();
+            store.inner.tasks.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let tags: Vec<Option<u8>> = store
+            .inner
+            .tasks
+            .scan_prefix([INDEX, 0])
+            .keys()
+            .map(|k| dimension_tag(&k.unwrap()))
+            .collect();
+        assert_eq!(tags, [Some(BY_SESSION), Some(BY_STATE)]);
+        assert_eq!(
+            listed(&store, Some("L"), &all),
+            (vec![(7, "t1".to_string())], 1)
+        );
     }
 }

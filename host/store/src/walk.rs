@@ -51,14 +51,32 @@ impl Store {
         walk: &Walk<'_>,
     ) -> impl Iterator<Item = Result<Listed, StoreError>> + Send + 'static {
         let ns = namespace_prefix(agent, leader);
-        let dim = match (walk.session, walk.state) {
-            (Some(session), _) => dimension(&ns, Dim::Session(session)),
-            (None, Some(state)) => dimension(&ns, Dim::State(state)),
-            (None, None) => dimension(&ns, Dim::All),
+        // Every task is in its state's dimension: a walk of all of them merges those (one
+        // entry read per task taken, plus one per state to start).
+        let dims: Vec<Vec<u8>> = match (walk.session, walk.state) {
+            (Some(session), _) => vec![dimension(&ns, Dim::Session(session))],
+            (None, Some(state)) => vec![dimension(&ns, Dim::State(state))],
+            (None, None) => TaskState::ALL
+                .into_iter()
+                .map(|state| dimension(&ns, Dim::State(state)))
+                .collect(),
         };
         let filter = walk.state.filter(|_| walk.session.is_some());
-        let start = walk
-            .from
+        let sources = dims
+            .into_iter()
+            .map(|dim| self.walk_dimension(dim, &walk.from, filter).peekable())
+            .collect();
+        Merged { sources }
+    }
+
+    /// The entries of one dimension (`dim`, its prefix) a walk reads, in listing order.
+    fn walk_dimension(
+        &self,
+        dim: Vec<u8>,
+        from: &[WalkFrom<'_>],
+        filter: Option<TaskState>,
+    ) -> impl Iterator<Item = Result<Listed, StoreError>> + Send + 'static {
+        let start = from
             .iter()
             .map(|from| start_of(&dim, *from))
             .max_by(later_start)
@@ -95,6 +113,37 @@ impl Store {
                     Err(_) => Err(malformed()),
                 })
             })
+    }
+}
+
+/// Walks of several dimensions, each in listing order, merged into one in listing order.
+struct Merged<I: Iterator> {
+    sources: Vec<std::iter::Peekable<I>>,
+}
+
+impl<I: Iterator<Item = Result<Listed, StoreError>>> Iterator for Merged<I> {
+    type Item = Result<Listed, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut first: Option<(usize, &Listed)> = None;
+        let mut failed = None;
+        for (i, source) in self.sources.iter_mut().enumerate() {
+            match source.peek() {
+                None => {}
+                Some(Err(_)) => {
+                    // An error is said at once.
+                    failed = Some(i);
+                    break;
+                }
+                Some(Ok(listed)) => {
+                    if first.is_none_or(|(_, best)| listed < best) {
+                        first = Some((i, listed));
+                    }
+                }
+            }
+        }
+        let i = failed.or(first.map(|(i, _)| i))?;
+        self.sources[i].next()
     }
 }
 

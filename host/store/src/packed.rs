@@ -1,0 +1,295 @@
+//! A task's stored value: its record and, while they fit beside it, the newest events and
+//! product chunks of its writes (issue 35, decision 2).
+//!
+//! sled's cost goes with the number of entries a write touches, not with their bytes (see
+//! `event_batch.rs`): a `start` that ends awaiting completion wrote its record, its events and
+//! its product chunk as three entries. Packed, they are one, and the record is rewritten by every
+//! change anyway, so carrying a few small events and chunks along costs bytes, not entries.
+//!
+//! ```text
+//! packed = 0xFD, record length: u32 BE, record (JSON),
+//!          event count: u32 BE, (seq: u64 BE, length: u32 BE, event)*,
+//!          (product length: u32 BE, product, seq: u64 BE, length: u32 BE, items)*
+//! plain  = the record (JSON, as every record was stored before packing: nothing inline)
+//! ```
+//!
+//! The rules, kept by `Store::task_batch` when it writes a record:
+//! - a write's new events and chunks stay inline while the whole value fits in one entry
+//!   ([`super::parts::PART_BYTES`]) and the task has not ended; otherwise the inline ones and the
+//!   new ones go to entries of their own (the events of one write under one key), so what is
+//!   inline is always newer than what is keyed;
+//! - a write that ends the task moves its inline events out, so the sweep of ended tasks' events
+//!   (`retention.rs`) finds them all under the events prefix; inline chunks stay (a product
+//!   lives as long as its record);
+//! - readers take the keyed entries, then the inline ones, by seq.
+
+use super::parts::PART_BYTES;
+
+/// The first byte of a packed value (a plain record is JSON: it starts with `{`).
+const PACKED: u8 = 0xFD;
+
+/// A stored task value that does not parse.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("malformed task value: {0}")]
+pub struct Malformed(&'static str);
+
+/// One product chunk kept inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InlineChunk<'v> {
+    /// The product's id.
+    pub product: &'v str,
+    /// The seq of the chunk's event.
+    pub seq: u64,
+    /// Its DataItems, as JSON.
+    pub items: &'v [u8],
+}
+
+/// A task value, read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Packed<'v> {
+    /// The record, as JSON.
+    pub record: &'v [u8],
+    /// Inline events: `(seq, event)`, in seq order.
+    pub events: Vec<(u64, &'v [u8])>,
+    /// Inline product chunks, in seq order.
+    pub chunks: Vec<InlineChunk<'v>>,
+}
+
+impl<'v> Packed<'v> {
+    /// Read a stored task value, packed or plain.
+    pub fn decode(value: &'v [u8]) -> Result<Self, Malformed> {
+        let Some((&PACKED, mut rest)) = value.split_first() else {
+            return Ok(Packed {
+                record: value,
+                ..Packed::default()
+            });
+        };
+        let record = take(&mut rest, "record")?;
+        let count = u32::from_be_bytes(*take_array::<4>(&mut rest, "event count")?);
+        let mut events = Vec::new();
+        for _ in 0..count {
+            let seq = u64::from_be_bytes(*take_array::<8>(&mut rest, "event seq")?);
+            events.push((seq, take(&mut rest, "event")?));
+        }
+        let mut chunks = Vec::new();
+        while !rest.is_empty() {
+            let product = std::str::from_utf8(take(&mut rest, "product")?)
+                .map_err(|_| Malformed("a product id that is not UTF-8"))?;
+            let seq = u64::from_be_bytes(*take_array::<8>(&mut rest, "chunk seq")?);
+            let items = take(&mut rest, "chunk")?;
+            chunks.push(InlineChunk {
+                product,
+                seq,
+                items,
+            });
+        }
+        Ok(Packed {
+            record,
+            events,
+            chunks,
+        })
+    }
+
+    /// The bytes [`Packed::encode`] writes; a value with nothing inline is stored plain.
+    pub fn encoded_len(&self) -> usize {
+        if self.events.is_empty() && self.chunks.is_empty() {
+            return self.record.len();
+        }
+        1 + 4
+            + self.record.len()
+            + 4
+            + self.events.iter().map(|(_, e)| 12 + e.len()).sum::<usize>()
+            + self
+                .chunks
+                .iter()
+                .map(|c| 16 + c.product.len() + c.items.len())
+                .sum::<usize>()
+    }
+
+    /// Whether the value fits in one sled entry (no parts).
+    pub fn fits(&self) -> bool {
+        self.encoded_len() <= PART_BYTES
+    }
+
+    /// The value to store.
+    pub fn encode(&self) -> Vec<u8> {
+        if self.events.is_empty() && self.chunks.is_empty() {
+            return self.record.to_vec();
+        }
+        let mut out = Vec::with_capacity(self.encoded_len());
+        out.push(PACKED);
+        put(&mut out, self.record);
+        // Counts and lengths are bounded by the request body limit, far below 4 GiB.
+        out.extend_from_slice(&(self.events.len() as u32).to_be_bytes());
+        for (seq, event) in &self.events {
+            out.extend_from_slice(&seq.to_be_bytes());
+            put(&mut out, event);
+        }
+        for chunk in &self.chunks {
+            put(&mut out, chunk.product.as_bytes());
+            out.extend_from_slice(&chunk.seq.to_be_bytes());
+            put(&mut out, chunk.items);
+        }
+        out
+    }
+}
+
+/// Append `bytes` with their length first.
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Take a length-prefixed field off the front of `rest`.
+fn take<'v>(rest: &mut &'v [u8], what: &'static str) -> Result<&'v [u8], Malformed> {
+    let len = u32::from_be_bytes(*take_array::<4>(rest, what)?) as usize;
+    let (field, tail) = rest.split_at_checked(len).ok_or(Malformed(what))?;
+    *rest = tail;
+    Ok(field)
+}
+
+/// Take `N` bytes off the front of `rest`.
+fn take_array<'v, const N: usize>(
+    rest: &mut &'v [u8],
+    what: &'static str,
+) -> Result<&'v [u8; N], Malformed> {
+    let (array, tail) = rest.split_first_chunk::<N>().ok_or(Malformed(what))?;
+    *rest = tail;
+    Ok(array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::WriteNow;
+    use crate::{ChunkWrite, Encoded, Store, TaskKey, TaskWrite};
+
+    fn event(seq: u64, pad: usize) -> (u64, Encoded) {
+        (
+            seq,
+            Encoded::of(&serde_json::json!({ "seq": seq, "pad": "p".repeat(pad) })).unwrap(),
+        )
+    }
+
+    fn seqs(store: &Store, key: &TaskKey, after: u64, limit: usize) -> Vec<u64> {
+        let events = store.events_after(key, after, limit).unwrap();
+        events.into_iter().map(|(seq, _)| seq).collect()
+    }
+
+    /// A new task's record, events and chunk are one key; a write that outgrows one entry or
+    /// ends the task moves its events to a key of their own; every read sees them all, in order.
+    #[tokio::test]
+    async fn a_new_task_is_one_key_until_it_outgrows_one_entry_or_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let record = || Encoded::of(&serde_json::json!({ "task": "t" })).unwrap();
+        let chunk = |seq: u64, items: &str| ChunkWrite {
+            product: "p".into(),
+            seq,
+            items: Encoded::of(&items).unwrap(),
+            replaces: false,
+        };
+        let before = store.committed_keys();
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(1, 0), event(2, 0), event(3, 0)],
+                chunks: vec![chunk(3, "first")],
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        assert_eq!(store.committed_keys() - before, 1);
+        assert_eq!(seqs(&store, &key, 0, 10), [1, 2, 3]);
+        let items = |store: &Store| -> Vec<String> {
+            let chunks = store.product_chunks(&key, "p").unwrap();
+            chunks.iter().map(|c| c.decode().unwrap()).collect()
+        };
+        assert_eq!(items(&store), ["first"]);
+
+        // Too large for one entry: the inline events and this one go to a key, as do the chunks.
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(4, PART_BYTES)],
+                chunks: vec![chunk(4, "second")],
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        // Small again: inline, after the keyed ones.
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(5, 0)],
+                chunks: vec![chunk(5, "third")],
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        assert_eq!(seqs(&store, &key, 0, 10), [1, 2, 3, 4, 5]);
+        assert_eq!(seqs(&store, &key, 3, 10), [4, 5]);
+        assert_eq!(seqs(&store, &key, 0, 2), [1, 2]);
+        assert_eq!(items(&store), ["first", "second", "third"]);
+        assert_eq!(store.first_event_seq(&key).unwrap(), Some(1));
+
+        // The trim reaches into the keyed entry; the inline event stays.
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(6, 0)],
+                trim_below: Some(4),
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        assert_eq!(seqs(&store, &key, 0, 10), [4, 5, 6]);
+
+        // Ending moves the inline events to a key, where the sweep of ended tasks finds them;
+        // the product stays whole.
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(7, 0)],
+                ended_at: Some(1_000),
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        assert_eq!(seqs(&store, &key, 0, 10), [4, 5, 6, 7]);
+        assert_eq!(store.sweep_ended_events(2_000).unwrap(), 1);
+        assert!(seqs(&store, &key, 0, 10).is_empty());
+        assert_eq!(items(&store), ["first", "second", "third"]);
+        let record: serde_json::Value = store.load_task(&key).unwrap().unwrap();
+        assert_eq!(record["task"], "t");
+    }
+
+    fn sample() -> Packed<'static> {
+        Packed {
+            record: br#"{"task":{"id":"t1"}}"#,
+            events: vec![(1, b"{\"a\":1}"), (2, b"")],
+            chunks: vec![InlineChunk {
+                product: "p1",
+                seq: 2,
+                items: b"[]",
+            }],
+        }
+    }
+
+    #[test]
+    fn packed_values_round_trip_and_a_bare_record_is_stored_plain() {
+        let packed = sample();
+        let bytes = packed.encode();
+        assert_eq!(bytes.len(), packed.encoded_len());
+        assert_eq!(Packed::decode(&bytes), Ok(sample()));
+        let plain = Packed {
+            record: b"{}",
+            ..Packed::default()
+        };
+        assert_eq!(plain.encode(), b"{}");
+        assert_eq!(plain.encoded_len(), 2);
+        assert_eq!(Packed::decode(b"{}"), Ok(plain));
+    }
+
+    #[test]
+    fn every_truncation_of_a_packed_value_is_an_error_or_a_shorter_whole() {
+        let bytes = sample().encode();
+        for cut in 1..bytes.len() {
+            // A cut after the events leaves a value without its chunk; anything else fails.
+            if let Ok(p) = Packed::decode(&bytes[..cut]) {
+                assert!(p.chunks.is_empty() && p.events.len() == 2, "cut at {cut}");
+            }
+        }
+    }
+}
