@@ -135,11 +135,10 @@ impl<I: Iterator<Item = Result<Listed, StoreError>>> Iterator for Merged<I> {
                     failed = Some(i);
                     break;
                 }
-                Some(Ok(listed)) => {
-                    if first.is_none_or(|(_, best)| listed < best) {
-                        first = Some((i, listed));
-                    }
+                Some(Ok(listed)) if first.is_none_or(|(_, best)| listed < best) => {
+                    first = Some((i, listed));
                 }
+                Some(Ok(_)) => {}
             }
         }
         let i = failed.or(first.map(|(i, _)| i))?;
