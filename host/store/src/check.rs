@@ -197,6 +197,10 @@ fn task_entry(
                 return Err("a malformed task key".into());
             }
             let value = super::packed::Packed::decode(v).map_err(|e| e.to_string())?;
+            if !value.listing.is_empty() && super::listing::decode_indexed(value.listing).is_none()
+            {
+                return Err("its listing is malformed".into());
+            }
             decode_record(&Encoded::from_stored(value.record.to_vec()))
                 .map_err(|e| e.to_string())?;
             // Its inline events and chunks, checked as the keyed ones are.

@@ -10,15 +10,18 @@
 //! Layout (all keys namespaced by agent; one tree, so a task's record, events and index entries
 //! change in one atomic batch; `{task}` is the task's id scoped to its Leader,
 //! [`TaskKey::scoped_task`]):
-//! - tree `tasks`: `t\0{agent}\0{task}` → task record (JSON);
+//! - tree `tasks`: `t\0{agent}\0{task}` → the task's value: its record (JSON), what the listing
+//!   index holds for it, and, while they fit in the one entry and the task has not ended, the
+//!   newest events and product chunks (`packed.rs`: a `start` writes them as one key);
 //!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
-//!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write appended, from that seq on
-//!   (one event: its JSON; several: a batch, see `event_batch`);
+//!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write stored outside the task's
+//!   value, from that seq on (one event: its JSON; several: a batch, see `event_batch`);
 //!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
 //!   `r\0{delete at ms, big-endian}{agent}\0{task}` → ended ms: when the task is deleted (task
 //!   retention, fixed when it ends; see `retention.rs`);
 //!   `c\0{agent}\0{task}\0{product id}\0{seq, big-endian}` → the DataItems of one product chunk
-//!   (products are stored chunk by chunk, so appending costs the chunk, not the product);
+//!   stored outside the task's value (products are stored chunk by chunk, so appending costs
+//!   the chunk, not the product);
 //!   `n\0{agent}\0{task}\0{config id}` → notification config;
 //!   `o\0{agent}\0{task}\0{seq, big-endian}` → outbox entry (a notification to deliver, in order);
 //!   `g\0{agent}\0{task}\0{seq, big-endian}` → a notification given up on, kept for inspection.
@@ -28,9 +31,11 @@
 //!   invocation's change is written before it rests), so that after a crash the tasks whose
 //!   invocation died with the host are found. A waiting task (awaiting input or completion) is
 //!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
-//!   `i\0…`, `k\0{agent}\0{task}` → the listing index, in the order listings page, and what
-//!   it holds for each task (`listing.rs`; walked across namespaces by `walk.rs`);
+//!   `i\0…` → the listing index, in the order listings page (`listing.rs`; walked across
+//!   namespaces by `walk.rs`; `k\0{agent}\0{task}`, what it holds for a task stored before
+//!   packing, goes with that task's next write);
 //!   `m\0list-index` → marks that the listing index is complete (built once for older stores);
+//!   `m\0list-index-2` → marks that an older store's all-tasks listing entries are gone;
 //!   `m\0live-index` → marks that the running index is complete (stores written before it
 //!   existed get it built once, at start-up);
 //!   `m\0wal-applied` → the last committer round applied to sled (`wal.rs`);
@@ -705,6 +710,12 @@ impl Store {
             }
             None => packed::Packed::default(),
         };
+        // What the listing index holds for the task now, and what its value says from now on.
+        let listed = match &write.listing {
+            Some(_) => Some(self.listed_now(&mut batch, key, Some(&old))?),
+            None => None,
+        };
+        let said = write.listing.as_ref().map(listing::encode_indexed);
         match &write.record {
             Some(record) => {
                 // What stays inline: the old value's events after the trim and its chunks not
@@ -713,6 +724,7 @@ impl Store {
                     |product: &str| chunks.iter().any(|c| c.replaces && c.product == product);
                 let below = write.trim_below.unwrap_or(0);
                 let mut value = packed::Packed {
+                    listing: said.as_deref().unwrap_or(old.listing),
                     record: record.as_bytes(),
                     events: old
                         .events
@@ -796,8 +808,8 @@ impl Store {
             parts::insert(&mut batch, db, &k, &to_json(&message)?, None)?;
         }
         // Last: the listing counts change with it, and nothing after it may fail.
-        if let Some(listing) = &write.listing {
-            self.relist(&mut batch, key, Some(listing))?;
+        if let (Some(listing), Some(listed)) = (&write.listing, listed) {
+            self.relist(&mut batch, key, listed, Some(listing));
         }
         Ok(batch)
     }

@@ -12,16 +12,20 @@
 //!   `contextId`: a client's string, which may hold any byte, hence its length first);
 //!
 //! each → `{state}{0 | 1 and the session}`, so a filter on both session and state reads the
-//! session's entries alone. `k\0{agent}\0{scoped task}` → `{changed ms, i64 BE}{state}{0 | 1 and
-//! the session}` says what is indexed for the task: a status change replaces those entries, and
-//! every deletion (retention, set-aside, a tenant's removal) finds them without the record.
+//! session's entries alone. What the entries hold for a task (`{changed ms, i64 BE}{state}{0 | 1
+//! and the session}`) is kept in the task's value (`packed.rs`), which every change rewrites
+//! anyway: a status change finds the entries it replaces there, and every deletion (retention,
+//! set-aside, a tenant's removal) finds them in the value it deletes. Hosts before issue 35 kept
+//! it in an entry of its own, `k\0{agent}\0{scoped task}`, still read for a task whose value is
+//! plain and removed by its next write.
 //!
 //! The task write path ([`Store::write_task`]) keeps both up to date from the [`Listing`] the
 //! engine passes with each record. The numbers of tasks per namespace and state are kept in
-//! memory ([`Counts`]): built at open from the `k` entries, changed where entries are written or
+//! memory ([`Counts`]): built at open from the entries by state, changed where entries are written or
 //! deleted, so a listing's total is exact without counting every match. A store written before
 //! the index gets it built once, at start-up ([`Store::listing_index`]).
 
+use super::packed::Packed;
 use super::write_batch::Writes;
 use super::{Encoded, Store, StoreError, TaskKey};
 use aiphost_model::TaskState;
@@ -122,6 +126,15 @@ type Namespace = (String, Option<String>);
 pub(crate) struct Counts(Mutex<HashMap<Namespace, [u64; STATES]>>);
 
 impl Counts {
+    /// Count one more task of `agent` in `leader`'s namespace in `state`.
+    fn add(&self, agent: &str, leader: Option<&str>, state: TaskState) {
+        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let namespace = counts
+            .entry((agent.to_string(), leader.map(str::to_string)))
+            .or_default();
+        namespace[state_byte(state) as usize] += 1;
+    }
+
     fn change(&self, key: &TaskKey, old: Option<TaskState>, new: Option<TaskState>) {
         if old == new {
             return;
@@ -292,13 +305,15 @@ impl TaskKey {
     }
 }
 
-fn encode_indexed(listing: &Listing) -> Vec<u8> {
+/// What the index holds for a task, as its value says it (`packed.rs`), or, in a store written
+/// before packing, its `k` entry.
+pub(crate) fn encode_indexed(listing: &Listing) -> Vec<u8> {
     let mut v = listing.changed_ms.to_be_bytes().to_vec();
     v.extend_from_slice(&entry_value(listing));
     v
 }
 
-fn decode_indexed(v: &[u8]) -> Option<Listing> {
+pub(crate) fn decode_indexed(v: &[u8]) -> Option<Listing> {
     let (ms, rest) = v.split_first_chunk::<8>()?;
     let (state, session) = read_entry_value(rest)?;
     Some(Listing {
@@ -371,46 +386,65 @@ pub(crate) fn check_entry(k: &[u8], v: &[u8]) -> Result<(&'static str, TaskKey),
 }
 
 impl Store {
+    /// What the listing index holds for `key` now: said by its stored value (`stored`, read
+    /// by the caller; `None`: none), or, for a value stored before packing, by its `k` entry,
+    /// which the caller's batch then removes (the value it writes says it from now on).
+    pub(crate) fn listed_now(
+        &self,
+        batch: &mut impl Writes,
+        key: &TaskKey,
+        stored: Option<&Packed<'_>>,
+    ) -> Result<Option<Listing>, StoreError> {
+        let malformed = || {
+            StoreError::Corrupt(format!(
+                "the listing entry of task {}/{} is malformed",
+                key.agent, key.task
+            ))
+        };
+        if let Some(stored) = stored
+            && !stored.listing.is_empty()
+        {
+            return decode_indexed(stored.listing)
+                .map(Some)
+                .ok_or_else(malformed);
+        }
+        let indexed_key = key.indexed_key();
+        match self.inner.tasks.get(&indexed_key)? {
+            Some(v) => {
+                batch.remove(indexed_key);
+                decode_indexed(&v).map(Some).ok_or_else(malformed)
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The writes that make `key`'s listing entries say `new` (`None`: none, the task goes),
-    /// given what they say now; the counts follow.
+    /// given what they say now (`old`, from [`Store::listed_now`]); the counts follow. What the
+    /// entries say is kept in the task's value (`packed.rs`), which the caller writes.
     pub(crate) fn relist(
         &self,
         batch: &mut impl Writes,
         key: &TaskKey,
+        old: Option<Listing>,
         new: Option<&Listing>,
-    ) -> Result<(), StoreError> {
-        let indexed_key = key.indexed_key();
-        let old = match self.inner.tasks.get(&indexed_key)? {
-            Some(v) => Some(decode_indexed(&v).ok_or_else(|| {
-                StoreError::Corrupt(format!(
-                    "the listing entry of task {}/{} is malformed",
-                    key.agent, key.task
-                ))
-            })?),
-            None => None,
-        };
+    ) {
         if old.as_ref() == new {
-            return Ok(());
+            return;
         }
         if let Some(old) = &old {
             for k in key.index_keys(old).into_iter().filter(|k| !k.is_empty()) {
                 batch.remove(k);
             }
         }
-        match new {
-            Some(new) => {
-                let value = entry_value(new);
-                for k in key.index_keys(new).into_iter().filter(|k| !k.is_empty()) {
-                    batch.insert(k, value.clone());
-                }
-                batch.insert(indexed_key, encode_indexed(new));
+        if let Some(new) = new {
+            let value = entry_value(new);
+            for k in key.index_keys(new).into_iter().filter(|k| !k.is_empty()) {
+                batch.insert(k, value.clone());
             }
-            None => batch.remove(indexed_key),
         }
         self.inner
             .listed
             .change(key, old.map(|l| l.state), new.map(|l| l.state));
-        Ok(())
     }
 
     /// Remove the entries of every task (tag [`ALL`]) an older host wrote, once.
@@ -440,13 +474,20 @@ impl Store {
         Ok(())
     }
 
-    /// Count the listed tasks per namespace and state (at open).
+    /// Count the listed tasks per namespace and state (at open), from the entries by state:
+    /// each task has one.
     pub(crate) fn count_listed(&self) -> Result<(), StoreError> {
-        for entry in self.inner.tasks.scan_prefix([INDEXED, 0]) {
-            let (k, v) = entry?;
-            let key = k.get(2..).and_then(TaskKey::from_tail);
-            match key.zip(decode_indexed(&v)) {
-                Some((key, listing)) => self.inner.listed.change(&key, None, Some(listing.state)),
+        for k in self.inner.tasks.scan_prefix([INDEX, 0]).keys() {
+            let k = k?;
+            let Some((agent, leader, rest)) = split_namespace(&k) else {
+                tracing::error!("a malformed listing entry is not counted");
+                continue;
+            };
+            let (BY_STATE, Some(state)) = (rest.first().copied().unwrap_or(0), rest.get(1)) else {
+                continue;
+            };
+            match state_of(*state) {
+                Some(state) => self.inner.listed.add(agent, leader, state),
                 None => tracing::error!("a malformed listing entry is not counted"),
             }
         }
@@ -494,10 +535,31 @@ impl Store {
             let Some(record) = super::parts::assemble(tasks, &k, &head)? else {
                 continue;
             };
-            match super::record_of(&key, &record).and_then(|r| listing(&r)) {
+            let stored = match Packed::decode(&record) {
+                Ok(stored) => stored,
+                Err(e) => {
+                    tracing::error!(agent = %key.agent, task = %key.task, error = %e,
+                        "an unreadable task value is left out of the listing index");
+                    continue;
+                }
+            };
+            match listing(&Encoded::from_stored(stored.record.to_vec())) {
                 Ok(found) => {
+                    // Its entries, and its value saying so.
                     let mut batch = sled::Batch::default();
-                    self.relist(&mut batch, &key, Some(&found))?;
+                    self.relist(&mut batch, &key, None, Some(&found));
+                    let said = encode_indexed(&found);
+                    let value = Packed {
+                        listing: &said,
+                        ..stored
+                    };
+                    super::parts::insert(
+                        &mut batch,
+                        &self.inner.db,
+                        &k,
+                        &value.encode(),
+                        Some(&head),
+                    )?;
                     tasks.apply_batch(batch)?;
                     listed += 1;
                 }
@@ -889,6 +951,44 @@ mod tests {
         assert_eq!(page[0], (3, "t3".to_string()));
         // Once: a second call finds the mark and builds nothing.
         store.listing_index(|_| panic!("built twice")).unwrap();
+    }
+
+    /// A task listed by an older host (a plain record and a `k` entry) is relisted from that
+    /// entry, which goes: its value says what is listed from then on, and a deletion finds it.
+    #[tokio::test]
+    async fn a_task_listed_by_an_older_host_moves_its_listing_into_its_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("echo", "t1");
+        let first = listing(5, TaskState::Working, None);
+        // As an older host left it: the record plain, what is listed in an entry of its own.
+        let mut batch = sled::Batch::default();
+        store.relist(&mut batch, &key, None, Some(&first));
+        batch.insert(key.indexed_key(), encode_indexed(&first));
+        batch.insert(key.record_key(), Encoded::of(&"record").unwrap().as_bytes());
+        store.inner.tasks.apply_batch(batch).unwrap();
+        let all = ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        assert_eq!(listed(&store, None, &all), (vec![(5, "t1".to_string())], 1));
+
+        write(&store, &key, listing(9, TaskState::Completed, None));
+        assert!(!store.inner.tasks.contains_key(key.indexed_key()).unwrap());
+        assert_eq!(listed(&store, None, &all), (vec![(9, "t1".to_string())], 1));
+        let working = ListQuery {
+            states: Some(&[TaskState::Working]),
+            ..all.clone()
+        };
+        assert_eq!(listed(&store, None, &working), (vec![], 0));
+        let record: String = store.load_task(&key).unwrap().unwrap();
+        assert_eq!(record, "record");
+
+        // Deleted, it leaves no entry behind.
+        let batch = store.task_entries_deletion(&key, b"").unwrap();
+        store.inner.tasks.apply_batch(batch).unwrap();
+        assert_eq!(store.inner.tasks.scan_prefix([INDEX, 0]).count(), 0);
+        assert_eq!(listed(&store, None, &all), (vec![], 0));
     }
 
     /// The all-tasks entries an older host wrote are removed at open, once; listings of every

@@ -1,16 +1,19 @@
-//! A task's stored value: its record and, while they fit beside it, the newest events and
-//! product chunks of its writes (issue 35, decision 2).
+//! A task's stored value: its record, where the listing index holds it, and, while they fit
+//! beside it, the newest events and product chunks of its writes (issue 35, decision 2).
 //!
 //! sled's cost goes with the number of entries a write touches, not with their bytes (see
-//! `event_batch.rs`): a `start` that ends awaiting completion wrote its record, its events and
-//! its product chunk as three entries. Packed, they are one, and the record is rewritten by every
-//! change anyway, so carrying a few small events and chunks along costs bytes, not entries.
+//! `event_batch.rs`): a `start` that ends awaiting completion wrote its record, its events, its
+//! product chunk and what the listing index holds for it (`listing.rs`) as four entries. Packed,
+//! they are one, and the record is rewritten by every change anyway, so carrying a few small
+//! events and chunks along costs bytes, not entries.
 //!
 //! ```text
-//! packed = 0xFD, record length: u32 BE, record (JSON),
+//! packed = 0xFD, listing length: u32 BE, listing (empty: not listed; else as `listing.rs`
+//!          encodes it), record length: u32 BE, record (JSON),
 //!          event count: u32 BE, (seq: u64 BE, length: u32 BE, event)*,
 //!          (product length: u32 BE, product, seq: u64 BE, length: u32 BE, items)*
-//! plain  = the record (JSON, as every record was stored before packing: nothing inline)
+//! plain  = the record (JSON, as every record was stored before packing: nothing inline, and
+//!          what is listed in its own `k` entry)
 //! ```
 //!
 //! The rules, kept by `Store::task_batch` when it writes a record:
@@ -47,6 +50,9 @@ pub struct InlineChunk<'v> {
 /// A task value, read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Packed<'v> {
+    /// Where the listing index holds the task, encoded (`listing.rs`); empty: not listed, or
+    /// said by an entry of its own (a plain value).
+    pub listing: &'v [u8],
     /// The record, as JSON.
     pub record: &'v [u8],
     /// Inline events: `(seq, event)`, in seq order.
@@ -64,6 +70,7 @@ impl<'v> Packed<'v> {
                 ..Packed::default()
             });
         };
+        let listing = take(&mut rest, "listing")?;
         let record = take(&mut rest, "record")?;
         let count = u32::from_be_bytes(*take_array::<4>(&mut rest, "event count")?);
         let mut events = Vec::new();
@@ -84,18 +91,26 @@ impl<'v> Packed<'v> {
             });
         }
         Ok(Packed {
+            listing,
             record,
             events,
             chunks,
         })
     }
 
-    /// The bytes [`Packed::encode`] writes; a value with nothing inline is stored plain.
+    /// Whether the value is a record alone (stored plain).
+    fn is_plain(&self) -> bool {
+        self.listing.is_empty() && self.events.is_empty() && self.chunks.is_empty()
+    }
+
+    /// The bytes [`Packed::encode`] writes; a record alone is stored plain.
     pub fn encoded_len(&self) -> usize {
-        if self.events.is_empty() && self.chunks.is_empty() {
+        if self.is_plain() {
             return self.record.len();
         }
         1 + 4
+            + self.listing.len()
+            + 4
             + self.record.len()
             + 4
             + self.events.iter().map(|(_, e)| 12 + e.len()).sum::<usize>()
@@ -113,11 +128,12 @@ impl<'v> Packed<'v> {
 
     /// The value to store.
     pub fn encode(&self) -> Vec<u8> {
-        if self.events.is_empty() && self.chunks.is_empty() {
+        if self.is_plain() {
             return self.record.to_vec();
         }
         let mut out = Vec::with_capacity(self.encoded_len());
         out.push(PACKED);
+        put(&mut out, self.listing);
         put(&mut out, self.record);
         // Counts and lengths are bounded by the request body limit, far below 4 GiB.
         out.extend_from_slice(&(self.events.len() as u32).to_be_bytes());
@@ -257,6 +273,7 @@ mod tests {
 
     fn sample() -> Packed<'static> {
         Packed {
+            listing: b"\0\0\0\0\0\0\0\x07\x01\0",
             record: br#"{"task":{"id":"t1"}}"#,
             events: vec![(1, b"{\"a\":1}"), (2, b"")],
             chunks: vec![InlineChunk {

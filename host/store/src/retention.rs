@@ -5,6 +5,7 @@
 //! time order, so it meets only the tasks that are due, whatever retention each tenant has:
 //! [`Store::due_for_deletion`], then [`Store::delete_task`].
 
+use super::packed::Packed;
 use super::{KvScope, Store, StoreError, TaskKey, Ticket, kv_key, parts};
 
 /// The index of ended tasks by when they ended (event retention).
@@ -124,7 +125,9 @@ impl Store {
         let tasks = &self.inner.tasks;
         let mut batch = sled::Batch::default();
         let record_key = key.record_key();
+        let mut stored = None;
         if let Some(head) = tasks.get(&record_key)? {
+            stored = parts::assemble(tasks, &record_key, &head)?.map(|v| v.into_owned());
             parts::remove(&mut batch, &record_key, &head);
         }
         for &tag in tags {
@@ -137,7 +140,10 @@ impl Store {
             batch.remove(entry?);
         }
         batch.remove(key.live_key());
-        self.relist(&mut batch, key, None)?;
+        // A value that does not parse says nothing: an older `k` entry may.
+        let stored = stored.as_deref().and_then(|v| Packed::decode(v).ok());
+        let listed = self.listed_now(&mut batch, key, stored.as_ref())?;
+        self.relist(&mut batch, key, listed, None);
         Ok(batch)
     }
 }
