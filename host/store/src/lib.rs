@@ -13,7 +13,9 @@
 //! - tree `tasks`: `t\0{agent}\0{task}` → the task's value: its record (JSON), what the listing
 //!   index holds for it, and, while they fit in the one entry and the task has not ended, the
 //!   newest events and product chunks (`packed.rs`: a `start` writes them as one key);
-//!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry;
+//!   `d\0{deadline ms, big-endian}{agent}\0{task}` → deadline index entry, for a task written
+//!   without a listing or by an older host (a listed task's deadline is carried by its listing
+//!   entry by state, `listing.rs`, so a `start` writes no entry for it);
 //!   `e\0{agent}\0{task}\0{seq, big-endian}` → the events one write stored outside the task's
 //!   value, from that seq on (one event: its JSON; several: a batch, see `event_batch`);
 //!   `x\0{ended ms, big-endian}{agent}\0{task}` → ended-task index entry (event retention);
@@ -30,7 +32,7 @@
 //!   `l\0{agent}\0{task}` → `r`: the task is running (accepted or working; stored only once an
 //!   invocation's change is written before it rests), so that after a crash the tasks whose
 //!   invocation died with the host are found. A waiting task (awaiting input or completion) is
-//!   known by its deadline entry: with these two, start-up counts the tasks that have not ended;
+//!   known by its deadline: with these two, start-up counts the tasks that have not ended;
 //!   `i\0…` → the listing index, in the order listings page (`listing.rs`; walked across
 //!   namespaces by `walk.rs`; `k\0{agent}\0{task}`, what it holds for a task stored before
 //!   packing, goes with that task's next write);
@@ -605,15 +607,6 @@ impl Store {
         let key = write.key;
         let (tasks, db) = (&self.inner.tasks, &self.inner.db);
         let mut batch = WriteBatch::default();
-        let (old_deadline, new_deadline) = write.deadline;
-        if old_deadline != new_deadline {
-            if let Some(at) = old_deadline {
-                batch.remove(key.deadline_key(at));
-            }
-            if let Some(at) = new_deadline {
-                batch.insert(key.deadline_key(at), &[][..]);
-            }
-        }
         let running = |live: Option<Liveness>| live == Some(Liveness::Running);
         match (running(write.live.0), running(write.live.1)) {
             (false, true) => batch.insert(key.live_key(), &b"r"[..]),
@@ -710,12 +703,35 @@ impl Store {
             }
             None => packed::Packed::default(),
         };
-        // What the listing index holds for the task now, and what its value says from now on.
+        // What the listing index holds for the task now, and what its value says from now on:
+        // with a listing, the deadline is carried by the entry by state (`listing.rs`), and one
+        // an older host stored in an entry of its own goes; without, it has an entry of its own.
+        let (old_deadline, new_deadline) = write.deadline;
         let listed = match &write.listing {
-            Some(_) => Some(self.listed_now(&mut batch, key, Some(&old))?),
-            None => None,
+            Some(listing) => {
+                let (now, older) = self.listed_now(&mut batch, key, Some(&old))?;
+                if let (true, Some(at)) = (older, old_deadline) {
+                    batch.remove(key.deadline_key(at));
+                }
+                let new = listing::Indexed {
+                    listing: listing.clone(),
+                    deadline: new_deadline,
+                };
+                Some((now, new))
+            }
+            None => {
+                if old_deadline != new_deadline {
+                    if let Some(at) = old_deadline {
+                        batch.remove(key.deadline_key(at));
+                    }
+                    if let Some(at) = new_deadline {
+                        batch.insert(key.deadline_key(at), &[][..]);
+                    }
+                }
+                None
+            }
         };
-        let said = write.listing.as_ref().map(listing::encode_indexed);
+        let said = listed.as_ref().map(|(_, new)| listing::encode_indexed(new));
         match &write.record {
             Some(record) => {
                 // What stays inline: the old value's events after the trim and its chunks not
@@ -808,8 +824,8 @@ impl Store {
             parts::insert(&mut batch, db, &k, &to_json(&message)?, None)?;
         }
         // Last: the listing counts change with it, and nothing after it may fail.
-        if let (Some(listing), Some(listed)) = (&write.listing, listed) {
-            self.relist(&mut batch, key, listed, Some(listing));
+        if let Some((now, new)) = listed {
+            self.relist(&mut batch, key, now, Some(&new));
         }
         Ok(batch)
     }
@@ -1153,13 +1169,19 @@ impl Store {
         Ok(self.events_after(key, 0, 1)?.first().map(|(seq, _)| *seq))
     }
 
-    /// Every pending deadline: `(at_ms, task)`, earliest first.
+    /// Every pending deadline: `(at_ms, task)`, earliest first. Those of listed tasks are
+    /// carried by their listing entries (read for the tasks that have not ended); those written
+    /// without a listing, or by an older host, have entries of their own.
     pub fn deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
-        let mut out = Vec::new();
+        let mut out = self.indexed_deadlines()?;
         for entry in self.inner.tasks.scan_prefix(b"d\0") {
             let (k, _) = entry?;
             out.push(TaskKey::from_timed_key(&k)?);
         }
+        out.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| a.1.scoped_task().cmp(&b.1.scoped_task()))
+        });
         Ok(out)
     }
 

@@ -202,6 +202,21 @@ impl Counts {
         out
     }
 
+    /// The namespaces with tasks that have not ended, and those tasks' states.
+    fn unended(&self) -> Vec<(String, Option<String>, Vec<TaskState>)> {
+        let counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        counts
+            .iter()
+            .filter_map(|((agent, leader), n)| {
+                let states: Vec<TaskState> = TaskState::ALL
+                    .into_iter()
+                    .filter(|s| !s.is_terminal() && n[state_byte(*s) as usize] > 0)
+                    .collect();
+                (!states.is_empty()).then(|| (agent.clone(), leader.clone(), states))
+            })
+            .collect()
+    }
+
     /// Forget every namespace of `agent` (its tasks are gone).
     fn forget(&self, agent: &str) {
         let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -258,9 +273,22 @@ pub(crate) fn entry_key(dim_prefix: &[u8], changed_ms: i64, task: &str) -> Vec<u
     k
 }
 
-/// `{state}{0 | 1 and the session}`.
-fn entry_value(listing: &Listing) -> Vec<u8> {
-    let mut v = vec![state_byte(listing.state)];
+/// A state byte with this bit set is followed by a deadline.
+const WITH_DEADLINE: u8 = 0x80;
+
+/// `{state | WITH_DEADLINE}{deadline ms, i64 BE, if any}{0 | 1 and the session}`: the entry by
+/// state carries the task's deadline (so it needs no deadline entry of its own), the entry by
+/// session none.
+fn entry_value(listing: &Listing, deadline: Option<i64>) -> Vec<u8> {
+    let session = listing.session.as_ref().map_or(0, String::len);
+    let mut v = Vec::with_capacity(10 + session);
+    match deadline {
+        None => v.push(state_byte(listing.state)),
+        Some(at) => {
+            v.push(state_byte(listing.state) | WITH_DEADLINE);
+            v.extend_from_slice(&at.to_be_bytes());
+        }
+    }
     match &listing.session {
         None => v.push(0),
         Some(session) => {
@@ -271,12 +299,24 @@ fn entry_value(listing: &Listing) -> Vec<u8> {
     v
 }
 
+/// An index entry's state and session.
 pub(crate) fn read_entry_value(v: &[u8]) -> Option<(TaskState, Option<&str>)> {
-    let (&state, rest) = v.split_first()?;
-    let state = state_of(state)?;
+    read_entry(v).map(|(state, _, session)| (state, session))
+}
+
+/// An index entry's state, deadline and session.
+fn read_entry(v: &[u8]) -> Option<(TaskState, Option<i64>, Option<&str>)> {
+    let (&byte, mut rest) = v.split_first()?;
+    let state = state_of(byte & !WITH_DEADLINE)?;
+    let mut deadline = None;
+    if byte & WITH_DEADLINE != 0 {
+        let (at, tail) = rest.split_first_chunk::<8>()?;
+        deadline = Some(i64::from_be_bytes(*at));
+        rest = tail;
+    }
     match rest.split_first()? {
-        (0, []) => Some((state, None)),
-        (1, session) => Some((state, Some(std::str::from_utf8(session).ok()?))),
+        (0, []) => Some((state, deadline, None)),
+        (1, session) => Some((state, deadline, Some(std::str::from_utf8(session).ok()?))),
         _ => None,
     }
 }
@@ -305,21 +345,32 @@ impl TaskKey {
     }
 }
 
-/// What the index holds for a task, as its value says it (`packed.rs`), or, in a store written
-/// before packing, its `k` entry.
-pub(crate) fn encode_indexed(listing: &Listing) -> Vec<u8> {
-    let mut v = listing.changed_ms.to_be_bytes().to_vec();
-    v.extend_from_slice(&entry_value(listing));
+/// What the index holds for a task: where it is listed, and the deadline its entry by state
+/// carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Indexed {
+    pub(crate) listing: Listing,
+    pub(crate) deadline: Option<i64>,
+}
+
+/// `{changed ms, i64 BE}` and the entry by state's value: as the task's value says it
+/// (`packed.rs`), or, in a store written before packing, its `k` entry (never a deadline).
+pub(crate) fn encode_indexed(indexed: &Indexed) -> Vec<u8> {
+    let mut v = indexed.listing.changed_ms.to_be_bytes().to_vec();
+    v.extend_from_slice(&entry_value(&indexed.listing, indexed.deadline));
     v
 }
 
-pub(crate) fn decode_indexed(v: &[u8]) -> Option<Listing> {
+pub(crate) fn decode_indexed(v: &[u8]) -> Option<Indexed> {
     let (ms, rest) = v.split_first_chunk::<8>()?;
-    let (state, session) = read_entry_value(rest)?;
-    Some(Listing {
-        changed_ms: i64::from_be_bytes(*ms),
-        state,
-        session: session.map(str::to_string),
+    let (state, deadline, session) = read_entry(rest)?;
+    Some(Indexed {
+        listing: Listing {
+            changed_ms: i64::from_be_bytes(*ms),
+            state,
+            session: session.map(str::to_string),
+        },
+        deadline,
     })
 }
 
@@ -386,15 +437,16 @@ pub(crate) fn check_entry(k: &[u8], v: &[u8]) -> Result<(&'static str, TaskKey),
 }
 
 impl Store {
-    /// What the listing index holds for `key` now: said by its stored value (`stored`, read
-    /// by the caller; `None`: none), or, for a value stored before packing, by its `k` entry,
-    /// which the caller's batch then removes (the value it writes says it from now on).
+    /// What the listing index holds for `key` now, said by its stored value (`stored`, read by
+    /// the caller; `None`: none), and whether that value is older than packing (`true`: its
+    /// listing, if any, was said by its `k` entry, which the caller's batch then removes, and
+    /// its deadline, if any, by a deadline entry of its own).
     pub(crate) fn listed_now(
         &self,
         batch: &mut impl Writes,
         key: &TaskKey,
         stored: Option<&Packed<'_>>,
-    ) -> Result<Option<Listing>, StoreError> {
+    ) -> Result<(Option<Indexed>, bool), StoreError> {
         let malformed = || {
             StoreError::Corrupt(format!(
                 "the listing entry of task {}/{} is malformed",
@@ -404,17 +456,17 @@ impl Store {
         if let Some(stored) = stored
             && !stored.listing.is_empty()
         {
-            return decode_indexed(stored.listing)
-                .map(Some)
-                .ok_or_else(malformed);
+            let indexed = decode_indexed(stored.listing).ok_or_else(malformed)?;
+            return Ok((Some(indexed), false));
         }
         let indexed_key = key.indexed_key();
         match self.inner.tasks.get(&indexed_key)? {
             Some(v) => {
                 batch.remove(indexed_key);
-                decode_indexed(&v).map(Some).ok_or_else(malformed)
+                let indexed = decode_indexed(&v).ok_or_else(malformed)?;
+                Ok((Some(indexed), true))
             }
-            None => Ok(None),
+            None => Ok((None, true)),
         }
     }
 
@@ -425,26 +477,66 @@ impl Store {
         &self,
         batch: &mut impl Writes,
         key: &TaskKey,
-        old: Option<Listing>,
-        new: Option<&Listing>,
+        old: Option<Indexed>,
+        new: Option<&Indexed>,
     ) {
         if old.as_ref() == new {
             return;
         }
+        if let (Some(old), Some(new)) = (&old, new)
+            && old.listing == new.listing
+        {
+            // Only the deadline moved: the entry by state carries it.
+            let [by_state, _] = key.index_keys(&new.listing);
+            batch.insert(by_state, entry_value(&new.listing, new.deadline));
+            return;
+        }
         if let Some(old) = &old {
-            for k in key.index_keys(old).into_iter().filter(|k| !k.is_empty()) {
+            for k in key
+                .index_keys(&old.listing)
+                .into_iter()
+                .filter(|k| !k.is_empty())
+            {
                 batch.remove(k);
             }
         }
         if let Some(new) = new {
-            let value = entry_value(new);
-            for k in key.index_keys(new).into_iter().filter(|k| !k.is_empty()) {
-                batch.insert(k, value.clone());
+            let [by_state, by_session] = key.index_keys(&new.listing);
+            batch.insert(by_state, entry_value(&new.listing, new.deadline));
+            if !by_session.is_empty() {
+                batch.insert(by_session, entry_value(&new.listing, None));
             }
         }
-        self.inner
-            .listed
-            .change(key, old.map(|l| l.state), new.map(|l| l.state));
+        self.inner.listed.change(
+            key,
+            old.map(|o| o.listing.state),
+            new.map(|n| n.listing.state),
+        );
+    }
+
+    /// The deadlines the entries by state carry: `(at ms, task)`, for the states a task waits
+    /// in with one, in the namespaces that have such tasks (the counts say which): what is read
+    /// is the tasks that have not ended.
+    pub(crate) fn indexed_deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+        let mut out = Vec::new();
+        for (agent, leader, states) in self.inner.listed.unended() {
+            let ns = namespace_prefix(&agent, leader.as_deref());
+            for state in states {
+                let dim = dimension(&ns, Dim::State(state));
+                for entry in self.inner.tasks.scan_prefix(&dim) {
+                    let (k, v) = entry?;
+                    let Some((_, Some(at), _)) = read_entry(&v) else {
+                        continue;
+                    };
+                    let task = k
+                        .get(dim.len() + 8..)
+                        .and_then(|t| std::str::from_utf8(t).ok())
+                        .ok_or_else(|| StoreError::Corrupt("malformed listing index key".into()))?;
+                    out.push((at, TaskKey::owned(&agent, leader.as_deref(), task)));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Remove the entries of every task (tag [`ALL`]) an older host wrote, once.
@@ -535,31 +627,18 @@ impl Store {
             let Some(record) = super::parts::assemble(tasks, &k, &head)? else {
                 continue;
             };
-            let stored = match Packed::decode(&record) {
-                Ok(stored) => stored,
-                Err(e) => {
-                    tracing::error!(agent = %key.agent, task = %key.task, error = %e,
-                        "an unreadable task value is left out of the listing index");
-                    continue;
-                }
-            };
-            match listing(&Encoded::from_stored(stored.record.to_vec())) {
+            match super::record_of(&key, &record).and_then(|r| listing(&r)) {
                 Ok(found) => {
-                    // Its entries, and its value saying so.
+                    // Its entries, and what they hold in a `k` entry, as the older store's
+                    // tasks have it (its deadline stays in its deadline entry): the task's next
+                    // write moves both into its value.
+                    let found = Indexed {
+                        listing: found,
+                        deadline: None,
+                    };
                     let mut batch = sled::Batch::default();
                     self.relist(&mut batch, &key, None, Some(&found));
-                    let said = encode_indexed(&found);
-                    let value = Packed {
-                        listing: &said,
-                        ..stored
-                    };
-                    super::parts::insert(
-                        &mut batch,
-                        &self.inner.db,
-                        &k,
-                        &value.encode(),
-                        Some(&head),
-                    )?;
+                    batch.insert(key.indexed_key(), encode_indexed(&found));
                     tasks.apply_batch(batch)?;
                     listed += 1;
                 }
@@ -960,7 +1039,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let key = TaskKey::new("echo", "t1");
-        let first = listing(5, TaskState::Working, None);
+        let first = Indexed {
+            listing: listing(5, TaskState::Working, None),
+            deadline: None,
+        };
         // As an older host left it: the record plain, what is listed in an entry of its own.
         let mut batch = sled::Batch::default();
         store.relist(&mut batch, &key, None, Some(&first));
@@ -991,6 +1073,87 @@ mod tests {
         assert_eq!(listed(&store, None, &all), (vec![], 0));
     }
 
+    /// A listed task's deadline is carried by its entry by state: found by `deadlines` (after a
+    /// reopen too), moved by rewriting that entry alone, gone when the task ends; one an older
+    /// host stored in an entry of its own is moved there by the task's next write.
+    #[tokio::test]
+    async fn deadlines_ride_on_the_entries_by_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = TaskKey::owned("echo", Some("L"), "t1");
+        let waiting = || listing(5, TaskState::AwaitingInput, Some("s"));
+        let deadline_write = |store: &Store, l: Listing, deadline: (Option<i64>, Option<i64>)| {
+            store
+                .write_task_now(TaskWrite {
+                    listing: Some(l),
+                    deadline,
+                    ..TaskWrite::record_only(&key, Encoded::of(&"record").unwrap())
+                })
+                .unwrap()
+        };
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let before = store.committed_keys();
+            deadline_write(&store, waiting(), (None, Some(9_000)));
+            // The value, the entry by state, the entry by session: no deadline entry.
+            assert_eq!(store.committed_keys() - before, 3);
+            assert_eq!(store.deadlines().unwrap(), [(9_000, key.clone())]);
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.deadlines().unwrap(), [(9_000, key.clone())]);
+        let before = store.committed_keys();
+        deadline_write(&store, waiting(), (Some(9_000), Some(12_000)));
+        assert_eq!(
+            store.committed_keys() - before,
+            2,
+            "the value and the entry by state"
+        );
+        assert_eq!(store.deadlines().unwrap(), [(12_000, key.clone())]);
+        let all = ListQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        assert_eq!(
+            listed(&store, Some("L"), &all),
+            (vec![(5, "t1".to_string())], 1)
+        );
+        deadline_write(
+            &store,
+            listing(6, TaskState::Completed, Some("s")),
+            (Some(12_000), None),
+        );
+        assert!(store.deadlines().unwrap().is_empty());
+
+        // An older host's task: a plain record, a `k` entry and a deadline entry.
+        let old = TaskKey::new("echo", "t2");
+        let mut batch = sled::Batch::default();
+        let first = Indexed {
+            listing: listing(5, TaskState::AwaitingInput, None),
+            deadline: None,
+        };
+        store.relist(&mut batch, &old, None, Some(&first));
+        batch.insert(old.indexed_key(), encode_indexed(&first));
+        batch.insert(old.record_key(), Encoded::of(&"record").unwrap().as_bytes());
+        batch.insert(old.deadline_key(7_000), &[][..]);
+        store.inner.tasks.apply_batch(batch).unwrap();
+        assert_eq!(store.deadlines().unwrap(), [(7_000, old.clone())]);
+        store
+            .write_task_now(TaskWrite {
+                listing: Some(listing(8, TaskState::AwaitingInput, None)),
+                deadline: (Some(7_000), Some(8_000)),
+                ..TaskWrite::record_only(&old, Encoded::of(&"record").unwrap())
+            })
+            .unwrap();
+        assert_eq!(store.deadlines().unwrap(), [(8_000, old.clone())]);
+        assert!(
+            !store
+                .inner
+                .tasks
+                .contains_key(old.deadline_key(7_000))
+                .unwrap()
+        );
+        assert!(!store.inner.tasks.contains_key(old.indexed_key()).unwrap());
+    }
+
     /// The all-tasks entries an older host wrote are removed at open, once; listings of every
     /// task read the states' entries and find the same tasks.
     #[tokio::test]
@@ -1012,7 +1175,10 @@ mod tests {
             store
                 .inner
                 .tasks
-                .insert(old, entry_value(&listing(7, TaskState::Working, Some("s"))))
+                .insert(
+                    old,
+                    entry_value(&listing(7, TaskState::Working, Some("s")), None),
+                )
                 .unwrap();
             store.inner.tasks.remove(ALL_GONE_MARK).unwrap();
             store.inner.tasks.flush().unwrap();

@@ -142,7 +142,7 @@ impl Store {
         batch.remove(key.live_key());
         // A value that does not parse says nothing: an older `k` entry may.
         let stored = stored.as_deref().and_then(|v| Packed::decode(v).ok());
-        let listed = self.listed_now(&mut batch, key, stored.as_ref())?;
+        let (listed, _) = self.listed_now(&mut batch, key, stored.as_ref())?;
         self.relist(&mut batch, key, listed, None);
         Ok(batch)
     }
