@@ -709,7 +709,11 @@ impl Store {
         let (old_deadline, new_deadline) = write.deadline;
         let listed = match &write.listing {
             Some(listing) => {
-                let (now, older) = self.listed_now(&mut batch, key, Some(&old))?;
+                // A task stored for the first time has nothing listed yet: nothing to read.
+                let (now, older) = match old_value {
+                    Some(_) => self.listed_now(&mut batch, key, Some(&old))?,
+                    None => (None, false),
+                };
                 if let (true, Some(at)) = (older, old_deadline) {
                     batch.remove(key.deadline_key(at));
                 }
