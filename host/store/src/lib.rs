@@ -736,6 +736,7 @@ impl Store {
             }
         };
         let said = listed.as_ref().map(|(_, new)| listing::encode_indexed(new));
+        let mut new_value = None;
         match &write.record {
             Some(record) => {
                 // What stays inline: the old value's events after the trim and its chunks not
@@ -776,13 +777,9 @@ impl Store {
                             .collect();
                     }
                 }
-                parts::insert(
-                    &mut batch,
-                    db,
-                    &record_key,
-                    &value.encode(),
-                    old_head.as_deref(),
-                )?;
+                // Written after the keys it moves events and chunks to: a reader that meets
+                // the value without them finds them there (sled applies a round key by key).
+                new_value = Some(value.encode());
             }
             None => {
                 keyed_events = events.iter().map(|(seq, e)| (*seq, e.as_bytes())).collect();
@@ -800,6 +797,9 @@ impl Store {
             let mut chunk_key = key.product_prefix(product);
             chunk_key.extend_from_slice(&seq.to_be_bytes());
             parts::insert(&mut batch, db, &chunk_key, items, None)?;
+        }
+        if let Some(value) = new_value {
+            parts::insert(&mut batch, db, &record_key, &value, old_head.as_deref())?;
         }
         if let Some(at) = write.ended_at {
             batch.insert(key.timed_key(b'x', at), &[][..]);

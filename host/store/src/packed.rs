@@ -192,6 +192,44 @@ mod tests {
         events.into_iter().map(|(seq, _)| seq).collect()
     }
 
+    /// sled applies a round key by key and a reader reads the value first, then the keys: the
+    /// keys a write moves inline events and chunks to are written before the value without
+    /// them, so a reader between the two finds them in one place or the other.
+    #[tokio::test]
+    async fn moved_events_and_chunks_are_written_before_the_value_that_lets_them_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let record = || Encoded::of(&serde_json::json!({ "task": "t" })).unwrap();
+        let chunk = |seq: u64, items: &str| ChunkWrite {
+            product: "p".into(),
+            seq,
+            items: Encoded::of(&items).unwrap(),
+            replaces: false,
+        };
+        store
+            .write_task_now(TaskWrite {
+                events: vec![event(1, 0)],
+                chunks: vec![chunk(1, "first")],
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        let batch = store
+            .task_batch(TaskWrite {
+                events: vec![event(2, PART_BYTES)],
+                chunks: vec![chunk(2, &"x".repeat(PART_BYTES))],
+                ..TaskWrite::record_only(&key, record())
+            })
+            .unwrap();
+        let keys = batch.keys();
+        let at = |k: &[u8]| keys.iter().position(|w| *w == k).unwrap();
+        let value = at(&key.record_key());
+        assert!(at(&key.event_key(1)) < value, "{keys:?}");
+        let mut first_chunk = key.product_prefix("p");
+        first_chunk.extend_from_slice(&1u64.to_be_bytes());
+        assert!(at(&first_chunk) < value, "{keys:?}");
+    }
+
     /// A new task's record, events and chunk are one key; a write that outgrows one entry or
     /// ends the task moves its events to a key of their own; every read sees them all, in order.
     #[tokio::test]

@@ -20,6 +20,12 @@ impl WriteBatch {
         self.writes.len()
     }
 
+    /// The keys written, in order.
+    #[cfg(test)]
+    pub(crate) fn keys(&self) -> Vec<&[u8]> {
+        self.writes.iter().map(|(k, _)| k.as_ref()).collect()
+    }
+
     /// Append every write of `other`, after this batch's own.
     pub(crate) fn append(&mut self, other: WriteBatch) {
         self.writes.extend(other.writes);

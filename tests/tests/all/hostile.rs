@@ -932,6 +932,32 @@ async fn nothing_is_acknowledged_that_cannot_be_read_back() {
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 }
 
+/// The record in a stored task value, and how to put another in its place: a packed value
+/// (`store/src/packed.rs`: `0xFD`, the listing and the record, each after its length as a u32
+/// BE, then the inline events and chunks) keeps all but the record; a plain one is the record.
+fn packed_record(stored: &[u8]) -> (impl Fn(&[u8]) -> Vec<u8>, &[u8]) {
+    let field = |at: usize| -> (usize, usize) {
+        let len = u32::from_be_bytes(stored[at..at + 4].try_into().expect("a length")) as usize;
+        (at + 4, at + 4 + len)
+    };
+    let (start, end) = match stored.first() {
+        Some(0xFD) => field(field(1).1),
+        _ => (0, stored.len()),
+    };
+    let (head, tail) = (stored[..start].to_vec(), stored[end..].to_vec());
+    let around = move |record: &[u8]| {
+        let mut value = head.clone();
+        if !value.is_empty() {
+            let len = value.len() - 4;
+            value[len..].copy_from_slice(&(record.len() as u32).to_be_bytes());
+        }
+        value.extend_from_slice(record);
+        value.extend_from_slice(&tail);
+        value
+    };
+    (around, &stored[start..end])
+}
+
 /// Replace the stored record of `task` (of an open partner `agent`) in the stopped host's store
 /// under `data` with one an older host could have written: the same record with a value nested
 /// deeper than it can be read back.
@@ -940,7 +966,8 @@ fn plant_unreadable(data: &std::path::Path, agent: &str, task: &str) {
     let tasks = db.open_tree("tasks").expect("its tasks");
     let key = format!("t\0{agent}\0{task}");
     let stored = tasks.get(&key).expect("read").expect("the task is stored");
-    let mut record: Value = serde_json::from_slice(&stored).expect("a readable record");
+    let (around, record) = packed_record(&stored);
+    let mut record: Value = serde_json::from_slice(record).expect("a readable record");
     // In a field the record reads (an unknown one would be skipped, whatever its depth).
     record["task"]["status"]["dataItems"] = json!([{"type": "data", "data": nested(200)}]);
     let bytes = serde_json::to_vec(&record).expect("encode");
@@ -948,7 +975,7 @@ fn plant_unreadable(data: &std::path::Path, agent: &str, task: &str) {
         serde_json::from_slice::<Value>(&bytes).is_err(),
         "unreadable"
     );
-    tasks.insert(key, bytes).expect("write");
+    tasks.insert(key, around(&bytes)).expect("write");
     db.flush().expect("flush");
 }
 

@@ -300,7 +300,7 @@ async fn serve_connection<I>(shared: &Shared, io: I, peer: Peer, h2: bool)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let clock = Arc::new(Clock::new(h2));
+    let clock = Arc::new(Clock::new(h2, &shared.limits));
     let io = TokioIo::new(Watched::new(io, clock.clone()));
     let service = Handler {
         app: shared.app.clone(),
@@ -330,13 +330,19 @@ where
 {
     let mut conn = std::pin::pin!(conn);
     let mut stopping = false;
+    // One timer for the connection's life, moved when its deadline moves: a request on a
+    // kept-alive connection sets no timer of its own (issue 35 decision 4).
+    let sleep = tokio::time::sleep_until(Instant::now());
+    let mut sleep = std::pin::pin!(sleep);
     loop {
-        let next = clock.next(&shared.limits);
-        let sleep = async {
-            match next {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
+        let armed = match clock.arm() {
+            Some((at, _)) => {
+                if sleep.deadline() != at {
+                    sleep.as_mut().reset(at);
+                }
+                true
             }
+            None => false,
         };
         tokio::select! {
             done = conn.as_mut() => {
@@ -346,7 +352,7 @@ where
                 return;
             }
             _ = clock.changed.notified() => {}
-            _ = sleep => match clock.next(&shared.limits) {
+            _ = sleep.as_mut(), if armed => match clock.next() {
                 Some((at, why)) if at <= Instant::now() => match why {
                     Expiry::Idle => {
                         graceful_shutdown(conn.as_mut());
@@ -359,7 +365,7 @@ where
                         return;
                     }
                 },
-                // It moved on meanwhile.
+                // It moved on meanwhile (a later deadline, armed on the next turn).
                 _ => {}
             },
             _ = shared.stop.cancelled(), if !stopping => {
@@ -385,10 +391,17 @@ enum Expiry {
 }
 
 /// What a connection is doing, and since when: enough to tell its next deadline.
+///
+/// The connection's task sleeps until the deadline it last armed ([`Clock::arm`]); a change
+/// that brings a deadline nearer than that wakes it to arm again, and one that moves it later
+/// (a request ending on a kept-alive connection, the next request's head) does not: the armed
+/// deadline then passes early, the task finds the real one later and arms that. So a request
+/// wakes nothing and moves no timer in the usual case (issue 35 decision 4).
 struct Clock {
     h2: bool,
+    limits: HttpLimits,
     timing: Mutex<Timing>,
-    /// Told when a deadline may have come nearer.
+    /// Told when a deadline came nearer than the armed one.
     changed: Notify,
     /// Set while writing is blocked, so unblocked writes need no lock.
     blocked: AtomicBool,
@@ -405,18 +418,33 @@ struct Timing {
     head_since: Option<Instant>,
     write_blocked_since: Option<Instant>,
     closing_since: Option<Instant>,
+    /// The deadline the connection's task sleeps until (`None`: none).
+    armed: Option<Instant>,
+}
+
+impl Timing {
+    /// Whether a deadline at `since + after` comes before the armed one (the task must wake to
+    /// arm it).
+    fn nearer(&self, since: Instant, after: Duration) -> bool {
+        match since.checked_add(after) {
+            Some(at) => self.armed.is_none_or(|armed| at < armed),
+            None => false,
+        }
+    }
 }
 
 impl Clock {
-    fn new(h2: bool) -> Self {
+    fn new(h2: bool, limits: &HttpLimits) -> Self {
         Clock {
             h2,
+            limits: limits.clone(),
             timing: Mutex::new(Timing {
                 in_flight: 0,
                 idle_since: Instant::now(),
                 head_since: None,
                 write_blocked_since: None,
                 closing_since: None,
+                armed: None,
             }),
             changed: Notify::new(),
             blocked: AtomicBool::new(false),
@@ -437,16 +465,24 @@ impl Clock {
         }
         let mut t = self.timing();
         if t.in_flight == 0 && t.head_since.is_none() {
-            t.head_since = Some(Instant::now());
-            drop(t);
-            self.changed.notify_one();
+            let now = Instant::now();
+            t.head_since = Some(now);
+            if t.nearer(now, self.limits.header_timeout) {
+                drop(t);
+                self.changed.notify_one();
+            }
         }
     }
 
     fn write_blocked(&self) {
         if !self.blocked.swap(true, Ordering::Relaxed) {
-            self.timing().write_blocked_since = Some(Instant::now());
-            self.changed.notify_one();
+            let mut t = self.timing();
+            let now = Instant::now();
+            t.write_blocked_since = Some(now);
+            if t.nearer(now, self.limits.write_timeout) {
+                drop(t);
+                self.changed.notify_one();
+            }
         }
     }
 
@@ -470,9 +506,21 @@ impl Clock {
         }
     }
 
+    /// The nearest deadline, and what passes then, now armed: the connection's task sleeps
+    /// until it.
+    fn arm(&self) -> Option<(Instant, Expiry)> {
+        let mut t = self.timing();
+        let next = Self::next_of(&t, &self.limits);
+        t.armed = next.map(|(at, _)| at);
+        next
+    }
+
     /// The nearest deadline, and what passes then.
-    fn next(&self, limits: &HttpLimits) -> Option<(Instant, Expiry)> {
-        let t = self.timing();
+    fn next(&self) -> Option<(Instant, Expiry)> {
+        Self::next_of(&self.timing(), &self.limits)
+    }
+
+    fn next_of(t: &Timing, limits: &HttpLimits) -> Option<(Instant, Expiry)> {
         let mut next: Option<(Instant, Expiry)> = None;
         let mut consider = |since: Instant, after: Duration, why: Expiry| {
             // A deadline too far to represent never comes.
@@ -509,9 +557,12 @@ impl Drop for Busy {
         let mut t = self.0.timing();
         t.in_flight = t.in_flight.saturating_sub(1);
         if t.in_flight == 0 {
-            t.idle_since = Instant::now();
-            drop(t);
-            self.0.changed.notify_one();
+            let now = Instant::now();
+            t.idle_since = now;
+            if t.nearer(now, self.0.limits.idle_timeout) {
+                drop(t);
+                self.0.changed.notify_one();
+            }
         }
     }
 }
@@ -708,7 +759,7 @@ mod tests {
         after: Instant,
         want: Option<(Duration, Expiry)>,
     ) {
-        match (clock.next(&limits()), want) {
+        match (clock.next(), want) {
             (None, None) => {}
             (Some((at, why)), Some((d, want))) => {
                 assert_eq!(why, want);
@@ -733,14 +784,14 @@ mod tests {
         let s = Duration::from_secs;
         // New: idle, from now.
         let before = Instant::now();
-        let clock = Arc::new(Clock::new(false));
+        let clock = Arc::new(Clock::new(false, &limits()));
         assert_next(&clock, before, Instant::now(), Some((s(3), Expiry::Idle)));
         // The first byte of a head: the header timeout, from then.
         check(&clock, || clock.read(), Some((s(1), Expiry::Header)));
         // More bytes of it do not move it.
-        let header = clock.next(&limits());
+        let header = clock.next();
         clock.read();
-        assert_eq!(clock.next(&limits()), header);
+        assert_eq!(clock.next(), header);
         // A request under way has no deadline of its own...
         let mut busy = None;
         check(&clock, || busy = Some(clock.request_started()), None);
@@ -763,13 +814,56 @@ mod tests {
         );
     }
 
+    /// Whether the connection's task was told to arm again (a permit is waiting).
+    async fn told(clock: &Clock) -> bool {
+        tokio::time::timeout(Duration::ZERO, clock.changed.notified())
+            .await
+            .is_ok()
+    }
+
+    /// Only a deadline nearer than the armed one wakes the connection's task: requests one
+    /// after another on a kept-alive connection wake it once, for the first head.
+    #[tokio::test]
+    async fn only_a_nearer_deadline_wakes_the_connection() {
+        let clock = Arc::new(Clock::new(false, &limits()));
+        assert_eq!(clock.arm().map(|(_, why)| why), Some(Expiry::Idle));
+        clock.read();
+        assert!(told(&clock).await, "a head is timed from its first byte");
+        assert_eq!(clock.arm().map(|(_, why)| why), Some(Expiry::Header));
+        for _ in 0..3 {
+            let busy = clock.request_started();
+            drop(busy);
+            clock.read();
+            assert!(
+                !told(&clock).await,
+                "later deadlines wait for the armed one"
+            );
+        }
+        // The armed deadline passes early: the real one is later, and armed then.
+        let armed = clock.timing().armed;
+        let (real, why) = clock.arm().unwrap();
+        assert_eq!(why, Expiry::Header);
+        assert!(Some(real) > armed);
+        // Nothing armed while a request runs: a blocked write arms its deadline...
+        let busy = clock.request_started();
+        assert_eq!(clock.arm(), None);
+        clock.write_blocked();
+        assert!(told(&clock).await);
+        assert_eq!(clock.arm().map(|(_, why)| why), Some(Expiry::Write));
+        clock.write_moved();
+        // ...and the request's end the idle deadline, nearer than the write's.
+        drop(busy);
+        assert!(told(&clock).await);
+        assert_eq!(clock.arm().map(|(_, why)| why), Some(Expiry::Idle));
+    }
+
     #[tokio::test]
     async fn h2_frames_on_an_idle_connection_are_not_a_head() {
-        let clock = Clock::new(true);
-        let idle = clock.next(&limits());
+        let clock = Clock::new(true, &limits());
+        let idle = clock.next();
         assert_eq!(idle.map(|(_, why)| why), Some(Expiry::Idle));
         clock.read();
-        assert_eq!(clock.next(&limits()), idle);
+        assert_eq!(clock.next(), idle);
     }
 
     #[tokio::test]
@@ -778,6 +872,6 @@ mod tests {
             idle_timeout: Duration::MAX,
             ..limits()
         };
-        assert_eq!(Clock::new(false).next(&endless), None);
+        assert_eq!(Clock::new(false, &endless).next(), None);
     }
 }
