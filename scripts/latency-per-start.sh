@@ -2,12 +2,13 @@
 # Latency of a durable start and task changes per sync, without strace: one fresh host (echo),
 # a 2 s warm-up, a 5 s wrk run; prints wrk's RESULT line (p50/p90/p99) and the host's counts.
 #
-#   bash scripts/latency-per-start.sh BIN [connections]
+#   bash scripts/latency-per-start.sh BIN [connections] [agents dir]
+# (the agents dir defaults to plugins/dist; one holding only `echo` is ready in a second)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=$1 conns=${2:-16}
+bin=$1 conns=${2:-16} agents=${3:-plugins/dist}
 data=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error --max-live-tasks 1000000000 >/dev/null 2>&1 &
+"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$agents" --log error --max-live-tasks 1000000000 >/dev/null 2>&1 &
 pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done

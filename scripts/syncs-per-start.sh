@@ -3,28 +3,30 @@
 # partner), a 2 s wrk warm-up, then a measured wrk run of rpc starts while strace counts the
 # host's fdatasync/fsync/pwrite64/sync_file_range calls (all threads):
 #
-#   bash scripts/syncs-per-start.sh [--seconds 5] [--connections 16] BIN
+#   bash scripts/syncs-per-start.sh [--seconds 5] [--connections 16] [--agents DIR] BIN
 #
+# (--agents defaults to plugins/dist; a directory holding only `echo` is ready in a second)
 # Prints wrk's result (requests, p50/p99), the invocations, task changes and committer syncs the
 # host counted (its /metrics), and strace's counts. Every request must be an invocation (task ids
 # are unique, bench/wrk/start.lua). strace slows the host: read latency and rate from a run
 # without it (scripts/cpu-per-start.sh); the counts per request are what this shows.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seconds=5 connections=16 bin=""
+seconds=5 connections=16 bin="" agents=plugins/dist
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
+        --agents) agents="$2"; shift 2 ;;
         --connections) connections="$2"; shift 2 ;;
         *) bin="$1"; shift ;;
     esac
 done
-[[ -n "$bin" ]] || { echo "usage: $0 [--seconds S] [--connections C] BIN" >&2; exit 2; }
+[[ -n "$bin" ]] || { echo "usage: $0 [--seconds S] [--connections C] [--agents DIR] BIN" >&2; exit 2; }
 command -v strace >/dev/null || apt-get install -y -qq strace >/dev/null
 data=$(mktemp -d)
 trace=$(mktemp)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+"$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$agents" --log error \
     --max-live-tasks 1000000000 >/dev/null 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$data" "$trace"' EXIT
