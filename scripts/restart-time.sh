@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Restart time of a host holding many stored tasks (issue 14, point 6):
 #
-#   bash scripts/restart-time.sh [--tasks 1000000] [--restarts 5] [--load-seconds 2] [--data DIR] BIN
+#   bash scripts/restart-time.sh [--tasks 1000000] [--restarts 5] [--load-seconds 2] [--data DIR]
+#       [--agents DIR] BIN
 #
 # Fill: one host (echo partner, retention off, --awaiting-completion-timeout-ms 1 so that every
 # started task completes by itself and stays stored) takes new tasks from wrk (16 connections)
@@ -13,16 +14,18 @@
 # LOAD_SECONDS (default 2) and SIGKILL it before that load ends, so every restart recovers from a crash under load.
 # Prints each restart, then the median with min-max, the data directory's size and the host's RSS
 # after the last restart. --data DIR keeps the data in DIR (made if missing; filled only if it
-# holds no store yet), so one fill serves several runs.
+# holds no store yet), so one fill serves several runs. --agents DIR (default plugins/dist): the
+# partners served; a directory holding only `echo` makes every start-up compile nothing else.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-tasks=1000000 restarts=5 bin="" data="" keep="" load_seconds=2
+tasks=1000000 restarts=5 bin="" data="" keep="" load_seconds=2 agents=plugins/dist
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --tasks) tasks="$2"; shift 2 ;;
         --restarts) restarts="$2"; shift 2 ;;
         --data) data="$2"; keep=1; shift 2 ;;
         --load-seconds) load_seconds="$2"; shift 2 ;;
+        --agents) agents="$2"; shift 2 ;;
         *) bin="$1"; shift ;;
     esac
 done
@@ -35,7 +38,7 @@ url="http://127.0.0.1:$port"
 pid="" load=""
 trap 'kill -9 $pid $load 2>/dev/null || true; [[ -n "$keep" ]] || rm -rf "$data"' EXIT
 serve() {
-    "$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents plugins/dist --log error \
+    "$bin" serve --listen "127.0.0.1:$port" --data "$data" --agents "$agents" --log error \
         --max-live-tasks 1000000000 --task-retention off --awaiting-completion-timeout-ms 1 \
         >/dev/null 2>&1 &
     pid=$!
