@@ -187,6 +187,21 @@ mod tests {
         )
     }
 
+    /// The record every write of these tests stores.
+    fn record() -> Encoded {
+        Encoded::of(&serde_json::json!({ "task": "t" })).unwrap()
+    }
+
+    /// A chunk of product `p` appended at `seq`.
+    fn chunk(seq: u64, items: &str) -> ChunkWrite {
+        ChunkWrite {
+            product: "p".into(),
+            seq,
+            items: Encoded::of(&items).unwrap(),
+            replaces: false,
+        }
+    }
+
     fn seqs(store: &Store, key: &TaskKey, after: u64, limit: usize) -> Vec<u64> {
         let events = store.events_after(key, after, limit).unwrap();
         events.into_iter().map(|(seq, _)| seq).collect()
@@ -200,13 +215,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let key = TaskKey::new("a", "t");
-        let record = || Encoded::of(&serde_json::json!({ "task": "t" })).unwrap();
-        let chunk = |seq: u64, items: &str| ChunkWrite {
-            product: "p".into(),
-            seq,
-            items: Encoded::of(&items).unwrap(),
-            replaces: false,
-        };
         store
             .write_task_now(TaskWrite {
                 events: vec![event(1, 0)],
@@ -237,13 +245,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let key = TaskKey::new("a", "t");
-        let record = || Encoded::of(&serde_json::json!({ "task": "t" })).unwrap();
-        let chunk = |seq: u64, items: &str| ChunkWrite {
-            product: "p".into(),
-            seq,
-            items: Encoded::of(&items).unwrap(),
-            replaces: false,
-        };
         let before = store.committed_keys();
         store
             .write_task_now(TaskWrite {
