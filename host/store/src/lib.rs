@@ -1079,14 +1079,7 @@ impl Store {
         // Inline chunks are newer than keyed ones (`packed.rs`); read first, so a write that
         // moves them to keys meanwhile leaves them to be met there.
         let record = parts::get(tasks, &key.record_key())?;
-        let inline = match &record {
-            Some(value) => {
-                packed::Packed::decode(value)
-                    .map_err(|e| corrupt_task(key, e))?
-                    .chunks
-            }
-            None => Vec::new(),
-        };
+        let inline = stored_value(key, record.as_deref())?.chunks;
         let mut out = Vec::new();
         let mut last = None;
         for entry in tasks.scan_prefix(key.product_prefix(product)) {
@@ -1120,14 +1113,7 @@ impl Store {
         // The inline events are newer than the keyed ones (`packed.rs`); read first, so a write
         // that moves them to a key meanwhile leaves them to be met there.
         let record = parts::get(&self.inner.tasks, &key.record_key())?;
-        let inline = match &record {
-            Some(value) => {
-                packed::Packed::decode(value)
-                    .map_err(|e| corrupt_task(key, e))?
-                    .events
-            }
-            None => Vec::new(),
-        };
+        let inline = stored_value(key, record.as_deref())?.events;
         let prefix = key.events_prefix();
         let mut wanted = after.saturating_add(1);
         // The entry holding `wanted` is the last one that starts at or before it.
@@ -1430,8 +1416,20 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
 /// A value the store keeps, read back.
 /// The record in a stored task value, packed or plain (`packed.rs`).
 fn record_of(key: &TaskKey, value: &[u8]) -> Result<Encoded, StoreError> {
-    let packed = packed::Packed::decode(value).map_err(|e| corrupt_task(key, e))?;
-    Ok(Encoded::from_stored(packed.record.to_vec()))
+    Ok(Encoded::from_stored(
+        stored_value(key, Some(value))?.record.to_vec(),
+    ))
+}
+
+/// A stored task value read (`None`: no task, nothing inline), or the error naming the task.
+fn stored_value<'v>(
+    key: &TaskKey,
+    value: Option<&'v [u8]>,
+) -> Result<packed::Packed<'v>, StoreError> {
+    match value {
+        Some(value) => packed::Packed::decode(value).map_err(|e| corrupt_task(key, e)),
+        None => Ok(packed::Packed::default()),
+    }
 }
 
 /// A task value that does not parse, said with the task's name.
