@@ -345,6 +345,16 @@ impl ProcessHost {
     /// Start `aiphost serve` of the bundles in `agents` alone; its log (info level, where
     /// partners' log lines land) goes to `data` with the extension `log` ([`ProcessHost::log`]).
     pub fn serve(data: &Path, agents: &Path, extra: &[&str]) -> ProcessHost {
+        ProcessHost::serve_with_env(data, agents, extra, &[])
+    }
+
+    /// [`ProcessHost::serve`], with `env` set in the host's environment as well.
+    pub fn serve_with_env(
+        data: &Path,
+        agents: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> ProcessHost {
         let port = free_port();
         let log = std::fs::File::create(data.with_extension("log")).expect("log file");
         let mut cmd = Command::new(aiphost_bin());
@@ -361,6 +371,7 @@ impl ProcessHost {
             .args(extra)
             .env("AIPHOST_OPERATOR_TOKEN", OPERATOR_TOKEN)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log);
         let child = cmd.spawn().expect("spawning aiphost");

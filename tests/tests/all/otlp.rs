@@ -135,19 +135,43 @@ async fn traced_start(rpc: String, trace: &str, parent: &str, said: &str) {
 /// reach the collector when the host stops (SIGTERM): the last batch is flushed on the way out.
 ///
 /// A reply whose write is already on disk when it asks waits for nothing and has no wait span
-/// (the official CI run of c8e4b97 met exactly that with one start), so eight starts go at once,
-/// each in a trace of its own: writes that arrive while a round syncs wait for the next one.
+/// (the official CI run of c8e4b97 met exactly that with one start, and a loaded run of eight at
+/// once met it too: the committer's sync can end before a busy worker gets to ask). So starts go
+/// in waves of eight, each start in a trace of its own, until the collector has a wait of ours
+/// (the host exports every 100 ms here, `OTEL_BSP_SCHEDULE_DELAY`); every traced start is then
+/// checked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_is_traced_from_the_door_to_the_store() {
-    const STARTS: usize = 8;
+    const AT_ONCE: usize = 8;
+    const WAVES: usize = 40;
     let (collector, received) = receiver().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let host = ProcessHost::start(&dir.path().join("data"), &["--otlp-endpoint", &collector]);
-    let traced: Vec<(String, String)> = (0..STARTS).map(|_| (hex_id(16), hex_id(8))).collect();
-    let starts = traced
-        .iter()
-        .map(|(trace, parent)| traced_start(host.rpc("echo"), trace, parent, "hello traces"));
-    futures::future::join_all(starts).await;
+    let host = ProcessHost::serve_with_env(
+        &dir.path().join("data"),
+        &plugins_dist(),
+        &["--otlp-endpoint", &collector],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let mut traced: Vec<(String, String)> = Vec::new();
+    for _ in 0..WAVES {
+        let wave: Vec<(String, String)> = (0..AT_ONCE).map(|_| (hex_id(16), hex_id(8))).collect();
+        let starts = wave
+            .iter()
+            .map(|(trace, parent)| traced_start(host.rpc("echo"), trace, parent, "hello traces"));
+        futures::future::join_all(starts).await;
+        traced.extend(wave);
+        // Two export periods and then some: a wait of this wave has reached the collector.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let ours: std::collections::HashSet<Vec<u8>> =
+            traced.iter().map(|(trace, _)| bytes_of(trace)).collect();
+        let waited = received
+            .spans()
+            .iter()
+            .any(|(_, s)| s.name == "store.wait_durable" && ours.contains(&s.trace_id));
+        if waited {
+            break;
+        }
+    }
     tokio::task::spawn_blocking(move || host.stop())
         .await
         .expect("stopping the host");
@@ -218,7 +242,8 @@ async fn a_request_is_traced_from_the_door_to_the_store() {
     }
     assert!(
         waited > 0,
-        "no start of {STARTS} at once waited for the store"
+        "no start of {} in waves of {AT_ONCE} waited for the store",
+        traced.len()
     );
 }
 
