@@ -1163,10 +1163,19 @@ impl Store {
     /// carried by their listing entries (read for the tasks that have not ended); those written
     /// without a listing, or by an older host, have entries of their own.
     pub fn deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
-        let mut out = self.indexed_deadlines()?;
+        self.deadlines_until(i64::MAX)
+    }
+
+    /// The pending deadlines at or before `until_ms`, earliest first (the timers read those that
+    /// have come near: `aiphost_engine`'s `timers.rs`).
+    pub fn deadlines_until(&self, until_ms: i64) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+        let mut out = self.indexed_deadlines(until_ms)?;
         for entry in self.inner.tasks.scan_prefix(b"d\0") {
             let (k, _) = entry?;
-            out.push(TaskKey::from_timed_key(&k)?);
+            let (at, key) = TaskKey::from_timed_key(&k)?;
+            if at <= until_ms {
+                out.push((at, key));
+            }
         }
         out.sort_by(|a, b| {
             a.0.cmp(&b.0)
@@ -1499,6 +1508,8 @@ mod tests {
             Some(json!({"n": 2}))
         );
         assert_eq!(store.deadlines().unwrap(), vec![(9_000, key.clone())]);
+        assert!(store.deadlines_until(8_999).unwrap().is_empty());
+        assert_eq!(store.deadlines_until(9_000).unwrap().len(), 1);
         let t = save(&store, &key, &json!({"n": 3}), Some(9_000), None).unwrap();
         store.durable(t).await.unwrap();
         assert!(store.deadlines().unwrap().is_empty());

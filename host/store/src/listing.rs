@@ -517,7 +517,10 @@ impl Store {
     /// The deadlines the entries by state carry: `(at ms, task)`, for the states a task waits
     /// in with one, in the namespaces that have such tasks (the counts say which): what is read
     /// is the tasks that have not ended.
-    pub(crate) fn indexed_deadlines(&self) -> Result<Vec<(i64, TaskKey)>, StoreError> {
+    pub(crate) fn indexed_deadlines(
+        &self,
+        until_ms: i64,
+    ) -> Result<Vec<(i64, TaskKey)>, StoreError> {
         let mut out = Vec::new();
         for (agent, leader, states) in self.inner.listed.unended() {
             let ns = namespace_prefix(&agent, leader.as_deref());
@@ -528,6 +531,9 @@ impl Store {
                     let Some((_, Some(at), _)) = read_entry(&v) else {
                         continue;
                     };
+                    if at > until_ms {
+                        continue;
+                    }
                     let task = k
                         .get(dim.len() + 8..)
                         .and_then(|t| std::str::from_utf8(t).ok())
@@ -1119,6 +1125,12 @@ mod tests {
             "the value and the entry by state"
         );
         assert_eq!(store.deadlines().unwrap(), [(12_000, key.clone())]);
+        // The timers read back those that have come near.
+        assert!(store.deadlines_until(11_999).unwrap().is_empty());
+        assert_eq!(
+            store.deadlines_until(12_000).unwrap(),
+            [(12_000, key.clone())]
+        );
         let all = ListQuery {
             limit: 10,
             ..Default::default()

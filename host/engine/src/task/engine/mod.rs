@@ -106,7 +106,8 @@ struct Inner {
 }
 
 impl TaskEngine {
-    /// Build the engine and re-arm every stored deadline (a restart loses no timer);
+    /// Build the engine and re-arm every stored deadline (a restart loses no timer; the timers
+    /// keep those of the next minutes, `timers.rs`);
     /// `observer` hears what it does from then on.
     pub fn start(
         store: Store,
@@ -117,7 +118,7 @@ impl TaskEngine {
         observer: Arc<dyn Observer>,
     ) -> Result<Self, StoreError> {
         let (due_tx, mut due_rx) = mpsc::unbounded_channel();
-        let timers = Timers::start(due_tx);
+        let timers = Timers::start(due_tx, store.clone(), super::timers::HORIZON);
         // Tasks that have not ended: the waiting ones have a deadline, the running ones an
         // entry of their own (and lost their invocation with the previous process).
         let live = LiveTasks::new(defaults.max_live_tasks);
