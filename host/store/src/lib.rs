@@ -385,6 +385,11 @@ pub struct TaskWrite<'a> {
     /// Notification configs of the task to store (each replacing the one with its id): a config
     /// sent with the command that makes this change is stored with it, or not at all.
     pub configs: Vec<NotificationConfig>,
+    /// The writer knows the store holds nothing of the task yet (it read no record of it, and
+    /// every write of it goes through the writer): nothing stored is read to be carried or
+    /// replaced. A task's first write is most of a durable start's writes, and the look-ups it
+    /// skips find nothing (issue 35).
+    pub new_task: bool,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -424,6 +429,7 @@ impl<'a> TaskWrite<'a> {
             published: Vec::new(),
             listing: None,
             configs: Vec::new(),
+            new_task: false,
         }
     }
 }
@@ -669,7 +675,7 @@ impl Store {
             .collect();
         // Of a product's chunks in this write, only the last replacing one is kept, so one scan
         // per product at most.
-        for chunk in chunks.iter().filter(|c| c.replaces) {
+        for chunk in chunks.iter().filter(|c| c.replaces && !write.new_task) {
             for old in tasks.scan_prefix(key.product_prefix(&chunk.product)) {
                 let (k, head) = old?;
                 parts::remove(&mut batch, &k, &head);
@@ -685,8 +691,8 @@ impl Store {
         // Read before `record` is matched: the old value's inline events and chunks borrow it.
         let record_key = key.record_key();
         let old_head = match &write.record {
-            Some(_) => tasks.get(&record_key)?,
-            None => None,
+            Some(_) if !write.new_task => tasks.get(&record_key)?,
+            _ => None,
         };
         let old_value = match &old_head {
             Some(head) => parts::assemble(tasks, &record_key, head)?,

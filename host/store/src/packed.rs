@@ -238,6 +238,41 @@ mod tests {
         assert!(at(&first_chunk) < value, "{keys:?}");
     }
 
+    /// A task's first write, marked new by its writer (`TaskWrite::new_task`), skips the
+    /// look-ups for a stored value and stored chunks, and stores exactly what the same write
+    /// unmarked does.
+    #[tokio::test]
+    async fn a_first_write_marked_new_stores_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (marked, unmarked) = (TaskKey::new("a", "t"), TaskKey::new("b", "t"));
+        for (key, new_task) in [(&marked, true), (&unmarked, false)] {
+            store
+                .write_task_now(TaskWrite {
+                    events: vec![event(1, 0), event(2, 0)],
+                    chunks: vec![ChunkWrite {
+                        replaces: true,
+                        ..chunk(2, "whole")
+                    }],
+                    listing: Some(crate::Listing {
+                        changed_ms: 1,
+                        state: aiphost_model::TaskState::AwaitingCompletion,
+                        session: Some("s".into()),
+                    }),
+                    new_task,
+                    ..TaskWrite::record_only(key, record())
+                })
+                .unwrap();
+        }
+        let value = |key: &TaskKey| store.inner.tasks.get(key.record_key()).unwrap();
+        assert!(value(&marked).is_some());
+        assert_eq!(value(&marked), value(&unmarked));
+        assert_eq!(seqs(&store, &marked, 0, 10), [1, 2]);
+        let chunks = store.product_chunks(&marked, "p").unwrap();
+        let items: Vec<String> = chunks.iter().map(|c| c.decode().unwrap()).collect();
+        assert_eq!(items, ["whole"]);
+    }
+
     /// A new task's record, events and chunk are one key; a write that outgrows one entry or
     /// ends the task moves its events to a key of their own; every read sees them all, in order.
     #[tokio::test]

@@ -175,6 +175,9 @@ impl TaskEngine {
             published,
             listing: Some(listing),
             configs: held_back.configs,
+            // Read from the store and found absent, or made here and never written: nothing
+            // of it is stored (every write of a task goes through its slot).
+            new_task: !st.stored,
         });
         let pending = match written {
             Ok(pending) => pending,
