@@ -541,7 +541,8 @@ async fn startup(bin: &Path, agents: &Path, partners: u64) -> anyhow::Result<()>
     let answer: Value = client
         .post(format!("{base}/admin/tenants"))
         .bearer_auth(token)
-        .json(&json!({"id": "bench", "quotas": {"maxAgents": partners}}))
+        // The publish budget (60 an hour, 5 at once, by default) would stop this at the fifth.
+        .json(&json!({"id": "bench", "quotas": {"maxAgents": partners, "publishesPerHour": 1_000_000}}))
         .send()
         .await?
         .json()
