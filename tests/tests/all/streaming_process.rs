@@ -129,12 +129,19 @@ async fn rss_growth_with(
         post(&rpc, &v2("continue", "flood", text(report), json!({}))).await;
     }
     let before = rss_kib(pid);
-    for _ in 0..128 {
+    // Sampled every 16 continues, for the log: where the growth happens when it fails.
+    let mut samples = Vec::new();
+    for i in 0..128 {
         let answer = post(&rpc, &v2("continue", "flood", text(report), json!({}))).await;
         assert_eq!(state(&answer), "awaiting-completion");
+        if i % 16 == 15 {
+            samples.push(rss_kib(pid) / 1024);
+        }
     }
     let after = rss_kib(pid);
-    eprintln!("silent follower: {silent_follower}; host RSS {before} KiB -> {after} KiB");
+    eprintln!(
+        "silent follower: {silent_follower}; host RSS {before} KiB -> {after} KiB (MiB every 16 continues: {samples:?})"
+    );
     (after.saturating_sub(before), host, silent, dir)
 }
 
