@@ -675,10 +675,12 @@ impl Store {
             .collect();
         // Of a product's chunks in this write, only the last replacing one is kept, so one scan
         // per product at most.
-        for chunk in chunks.iter().filter(|c| c.replaces && !write.new_task) {
-            for old in tasks.scan_prefix(key.product_prefix(&chunk.product)) {
-                let (k, head) = old?;
-                parts::remove(&mut batch, &k, &head);
+        if !write.new_task {
+            for chunk in chunks.iter().filter(|c| c.replaces) {
+                for old in tasks.scan_prefix(key.product_prefix(&chunk.product)) {
+                    let (k, head) = old?;
+                    parts::remove(&mut batch, &k, &head);
+                }
             }
         }
         let ended = write.ended_at.is_some()

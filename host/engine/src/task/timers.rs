@@ -105,6 +105,7 @@ impl Armed {
 #[derive(Clone)]
 pub struct Timers {
     changes: mpsc::UnboundedSender<Change>,
+    horizon: Duration,
 }
 
 /// The instant `ms` (Unix milliseconds) falls at, on the runtime's clock.
@@ -165,7 +166,16 @@ impl Timers {
                 }
             }
         });
-        Timers { changes }
+        Timers { changes, horizon }
+    }
+
+    /// Arm a deadline read from the store at start-up, when nothing is armed yet: one beyond
+    /// the horizon is not even sent (a sweep reads it back), so a store of a million waiting
+    /// tasks does not queue a million changes only for them to be dropped.
+    pub fn restore(&self, at_ms: i64, task: TaskKey) {
+        if at_ms <= Timestamp::now_ms().saturating_add(millis(self.horizon)) {
+            self.arm(at_ms, task);
+        }
     }
 
     /// Arm the task's deadline, replacing any it had.

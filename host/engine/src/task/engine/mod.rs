@@ -125,7 +125,7 @@ impl TaskEngine {
         let shares = Shares::new(defaults.max_invocations_per_partner);
         for (at, key) in store.deadlines()? {
             live.moved(&key, None, Some(Liveness::Waiting));
-            timers.arm(at, key);
+            timers.restore(at, key);
         }
         let interrupted = store.running_tasks(stored_liveness)?;
         store.listing_index(|record| Ok(reads::listing_of(&record.decode::<TaskRecord>()?)))?;
