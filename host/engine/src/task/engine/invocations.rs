@@ -14,8 +14,11 @@ use aiphost_store::{StoreError, TaskKey};
 
 /// How often a task whose end could not be stored on a full disk looks for room again.
 const ROOM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -37,9 +40,46 @@ pub(super) struct Running {
 
 pub(super) static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
 
+/// An invocation and what its end does to the task, ready to run.
+type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A [`Run`] polled by the command that started it. Dropped before the run ended (the answer
+/// was ready first, or the client went away and its request was dropped), it hands the rest of
+/// the run to a task of its own: an invocation, once begun, always ends and is recorded.
+struct Inline(Option<Run>);
+
+impl Future for Inline {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(run) = self.0.as_mut() else {
+            return Poll::Ready(());
+        };
+        std::task::ready!(run.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(())
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        if let Some(run) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(run);
+        }
+    }
+}
+
 impl TaskEngine {
     /// Run `invocation` for the slot's task and, if asked to wait, answer once the task rests
     /// or `timeout` passes.
+    ///
+    /// A command that waits runs the invocation itself, polling it beside its wait for the
+    /// answer: no task of its own and no hop between threads when the partner is quick. What is
+    /// left of the invocation when the answer is ready (the task rested before the partner
+    /// returned, or the timeout passed) or when the client goes away goes on as a task of its
+    /// own ([`Inline`]).
     pub(super) async fn invoke_and_answer(
         &self,
         agent: &Arc<Agent>,
@@ -49,12 +89,21 @@ impl TaskEngine {
         timeout: Duration,
         wait: bool,
     ) -> Result<Option<Reply>, EngineError> {
-        self.spawn_invocation(agent, slot, &mut st, invocation);
+        let run = self.invocation_run(agent, slot, &mut st, invocation);
         drop(st);
         if !wait {
+            tokio::spawn(run);
             return Ok(None);
         }
-        self.wait_for_rest(slot, timeout).await.map(Some)
+        let mut run = Inline(Some(run));
+        let answer = self.wait_for_rest(slot, timeout);
+        tokio::pin!(answer);
+        let reply = tokio::select! {
+            biased;
+            () = &mut run => answer.await,
+            reply = &mut answer => reply,
+        };
+        reply.map(Some)
     }
 
     /// How long a command of the slot's task waits for its partner to rest: the task's
@@ -91,13 +140,15 @@ impl TaskEngine {
         }
     }
 
-    pub(super) fn spawn_invocation(
+    /// Mark the slot's task as running `invocation`, and the run: the partner's invocation,
+    /// then what its end does to the task.
+    fn invocation_run(
         &self,
         agent: &Arc<Agent>,
         slot: &Arc<Slot>,
         st: &mut SlotState,
         invocation: Invocation,
-    ) {
+    ) -> Run {
         let run = Running {
             id: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
             abort: CancellationToken::new(),
@@ -106,7 +157,7 @@ impl TaskEngine {
         st.running = Some(run);
         let (slot, agent) = (self.held(slot), agent.clone());
         let span = invocation_span(&agent, &slot, &invocation);
-        tokio::spawn(
+        Box::pin(
             async move {
                 let engine = &slot.engine;
                 let end = engine
@@ -121,7 +172,7 @@ impl TaskEngine {
                 }
             }
             .instrument(span),
-        );
+        )
     }
 
     /// Tell the partner that its task completed or was canceled. Its reports are refused; it may
