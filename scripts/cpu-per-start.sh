@@ -2,7 +2,10 @@
 # Host CPU per durable rpc `start` (echo partner, v2, reply once `awaiting-completion` is on disk),
 # side by side for one or more aiphost binaries, runs interleaved so they share the machine's mood:
 #
-#   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] [--echo BENCH] BIN [BIN...]
+#   bash scripts/cpu-per-start.sh [--runs 5] [--seconds 10] [--connections 16] [--echo BENCH] [--agent NAME] BIN [BIN...]
+#
+# --agent NAME: the partner started (default echo; echo-py and echo-js are the same echo built
+# with the Python and JavaScript SDKs).
 #
 # A BIN may carry extra `serve` arguments after `::`, space-separated, e.g.
 # `target/release/aiphost::--otlp-endpoint http://127.0.0.1:4318` (the same binary with traces
@@ -24,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-runs=5 seconds=10 connections=16 echo=""
+runs=5 seconds=10 connections=16 echo="" agent=echo
 bins=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -32,10 +35,11 @@ while [[ $# -gt 0 ]]; do
         --seconds) seconds="$2"; shift 2 ;;
         --connections) connections="$2"; shift 2 ;;
         --echo) echo="$2"; shift 2 ;;
+        --agent) agent="$2"; shift 2 ;;
         *) bins+=("$1"); shift ;;
     esac
 done
-[[ ${#bins[@]} -gt 0 ]] || { echo "usage: $0 [--runs N] [--seconds S] [--connections C] [--echo BENCH] BIN [BIN...]" >&2; exit 2; }
+[[ ${#bins[@]} -gt 0 ]] || { echo "usage: $0 [--runs N] [--seconds S] [--connections C] [--echo BENCH] [--agent NAME] BIN [BIN...]" >&2; exit 2; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$2"; }
 tick=$(getconf CLK_TCK)
@@ -64,7 +68,7 @@ for run in $(seq 1 "$runs"); do
         pid=$!
         url="http://127.0.0.1:$port"
         for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
-        rpc="$url/agents/echo/rpc"
+        rpc="$url/agents/$agent/rpc"
         wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
         before_inv=$(metric "$url" aiphost_invocations_total)
         before_keys=$(metric "$url" aiphost_store_keys_written_total)

@@ -60,8 +60,9 @@ const GUEST_OUTPUT_BYTES: usize = 16 * 1024;
 const DECOMMIT_BATCH: usize = 64;
 /// The first bytes of each linear memory a finished instance leaves resident, reset in place
 /// (zeroed, or copied back from the component's data) instead of decommitted (see
-/// [`Runtime::new`]).
-const RESIDENT_BYTES: usize = 128 * 1024;
+/// [`Runtime::new`]). Sized to hold the whole memory of the partners the SDKs build: CPython's
+/// (componentize-py) starts at 12.4 MiB and QuickJS's at 1.7 MiB.
+pub const RESIDENT_BYTES: usize = 16 * 1024 * 1024;
 /// The first bytes of each table kept resident, reset in place (a Rust partner's table is a few
 /// hundred 8-byte entries).
 const TABLE_RESIDENT_BYTES: usize = 16 * 1024;
@@ -396,16 +397,25 @@ impl Runtime {
         // The first `RESIDENT_BYTES` of each linear memory (and `TABLE_RESIDENT_BYTES` of each
         // table) stay resident when an instance ends: wasmtime resets them in place, zeroing
         // them or copying the component's data back over them, and only the rest is
-        // decommitted. Where a partner keeps its stack and data at the bottom of its memory, as
-        // the SDKs build them (a 64 KiB stack for Rust, `layout.rs`), an echo's whole memory
-        // is in that range: no page fault on the next invocation and nothing left to `madvise`.
-        // It cut the guest's page faults from 7.9 % to 2.1 % of a durable start's samples for a
-        // memset of 128 KiB (BENCHMARKS.md, issue 35). A component with rustc's default 1 MiB
-        // stack gains nothing (its dirty pages are above the range) and loses little (a memset
-        // of the stack's untouched bottom). Resetting only the dirtied pages (PAGEMAP_SCAN) is
-        // not used: wasmtime 48's scan skips a dirty page that is swapped out (or in
-        // migration), and the next instance in that slot would read it (wasmtime PR #14357).
-        // What stays resident is bounded: the range times the pool's memories in use.
+        // decommitted. The reset covers what the memory has grown to, never more: a Rust echo's
+        // 128 KiB memory (a 64 KiB stack at the bottom and its data right above, `layout.rs`)
+        // is reset in 128 KiB, CPython's 12.4 MiB in 12.4 MiB. What it saves is the page
+        // faults of the next instance in the slot: a decommitted page of the component's data
+        // is mapped again from its image, read-only at the first read, and copied at the first
+        // write, which must flush the old mapping from every core the host runs on (an
+        // inter-processor interrupt). Python and QuickJS partners write all over their
+        // snapshotted heaps: those faults were half of their starts' CPU, and keeping their
+        // whole memory resident cut a Python start's host CPU from 11.3 to 4.2 ms and a QuickJS
+        // one's from 2.4 to 0.9 ms (BENCHMARKS.md, issue 35 point 4); a smaller range saved
+        // next to nothing for Python (2-8 MiB: 10.3-8.6 ms), whose writes are spread over the
+        // whole image. For an echo in Rust, whose memory the range always held, it cut the
+        // guest's page faults from 7.9 % to 2.1 % of a start's samples (issue 35).
+        //
+        // Resetting only the dirtied pages (PAGEMAP_SCAN) is not used: wasmtime 48's scan
+        // skips a dirty page that is swapped out (or in migration), and the next instance in
+        // that slot would read it (wasmtime PR #14357). What stays resident is bounded: the
+        // range (or the memory's size, if smaller) times the pool's memories that were in use
+        // at once, the memory such a burst of invocations held anyway while it ran.
         //
         // Decommits are batched: a finished instance's slot waits in a queue until
         // `DECOMMIT_BATCH` regions are queued, then one pass `madvise`s them all. Each `madvise`

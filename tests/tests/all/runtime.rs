@@ -100,6 +100,33 @@ fn manifests_cannot_ask_past_the_operator_caps() {
     assert!(rt.load(&echo, Some(16), Some(1000)).is_ok());
 }
 
+/// The pool keeps each memory resident up to `RESIDENT_BYTES` and resets it in place: the
+/// partners the Python and JavaScript SDKs build (a snapshotted CPython or QuickJS heap, written
+/// all over by every start) start within that range, so their next invocation finds every page
+/// mapped and writable instead of faulting the image in again (issue 35 point 4).
+#[test]
+fn the_sdk_built_partners_memories_fit_the_resident_range() {
+    for agent in [
+        "echo-py",
+        "concierge-py",
+        "lifecycle-py",
+        "trip-planner-py",
+        "echo-js",
+        "lab-ts",
+    ] {
+        let wasm = std::fs::read(plugins_dist().join(agent).join("partner.wasm")).unwrap();
+        let layouts = aiphost::runtime::layouts_of(&wasm).unwrap();
+        assert!(!layouts.is_empty(), "{agent}: no memory found");
+        for layout in layouts {
+            assert!(
+                layout.initial_bytes <= aiphost::runtime::RESIDENT_BYTES as u64,
+                "{agent}: a memory of {} bytes, past the resident range: {layout:?}",
+                layout.initial_bytes
+            );
+        }
+    }
+}
+
 /// The example Rust partners are linked with a 64 KiB stack at the bottom of their memory and
 /// their data right above it (`plugins/.cargo/config.toml`), all within the first 128 KiB that
 /// the pool keeps resident and resets in place; with rustc's 1 MiB default, an invocation's
