@@ -43,6 +43,8 @@ done
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$2"; }
 tick=$(getconf CLK_TCK)
+# wrk needs no more threads than connections.
+threads=$(( connections < 2 ? connections : 2 ))
 
 # A family's value, every series added up (`aiphost_invocations_total` has one per partner and
 # outcome).
@@ -69,11 +71,11 @@ for run in $(seq 1 "$runs"); do
         url="http://127.0.0.1:$port"
         for _ in $(seq 1 600); do curl -sf -o /dev/null "$url/readyz" && break; sleep 0.1; done
         rpc="$url/agents/$agent/rpc"
-        wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
+        wrk -t"$threads" -c"$connections" -d2s -s bench/wrk/start.lua "$rpc" -- awaiting-completion "warm$run" >/dev/null
         before_inv=$(metric "$url" aiphost_invocations_total)
         before_keys=$(metric "$url" aiphost_store_keys_written_total)
         before_cpu=$(cpu_ticks "$pid")
-        out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "$rpc" -- awaiting-completion "run$run")
+        out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "$rpc" -- awaiting-completion "run$run")
         after_cpu=$(cpu_ticks "$pid")
         after_inv=$(metric "$url" aiphost_invocations_total)
         after_keys=$(metric "$url" aiphost_store_keys_written_total)
@@ -103,9 +105,9 @@ for run in $(seq 1 "$runs"); do
         "$echo" echo-server --port "$port" >/dev/null 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{}' "http://127.0.0.1:$port/rpc" && break; sleep 0.1; done
-        wrk -t2 -c"$connections" -d2s -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "warm$run" >/dev/null
+        wrk -t"$threads" -c"$connections" -d2s -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "warm$run" >/dev/null
         before_cpu=$(cpu_ticks "$pid")
-        out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "run$run")
+        out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" -s bench/wrk/start.lua "http://127.0.0.1:$port/rpc" -- hello "run$run")
         after_cpu=$(cpu_ticks "$pid")
         kill "$pid"; wait "$pid" 2>/dev/null || true
         line=$(grep '^RESULT' <<<"$out")
