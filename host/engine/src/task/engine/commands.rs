@@ -176,7 +176,6 @@ impl TaskEngine {
             mut inline,
             mut group,
         } = incoming;
-        let mut changes = slot.changed.subscribe();
         loop {
             let mut st = slot.state.lock().await;
             self.ensure_loaded(slot, &mut st).await?;
@@ -200,8 +199,9 @@ impl TaskEngine {
                     && st.running.is_some()
                     && is_resting(&st));
             if busy {
+                let change = st.next_change();
                 drop(st);
-                let _ = changes.changed().await;
+                let _ = change.await;
                 continue;
             }
             let current = st.record.as_ref().map(TaskRecord::state);

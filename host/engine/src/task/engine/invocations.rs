@@ -289,7 +289,7 @@ impl TaskEngine {
                 tracing::warn!(%reason, "partner failed after its task came to rest");
             }
             self.write_out(slot, &mut st).await?;
-            slot.changed.send_modify(|n| *n += 1);
+            st.changed();
             return Ok(());
         }
         self.inner.observer.invocation_failed_task(agent.id());

@@ -136,7 +136,7 @@ impl TaskEngine {
             st.unwritten.events.extend(logged);
             st.unwritten.chunks.extend(chunks);
             self.inner.observer.events(&slot.key.agent, appended);
-            slot.changed.send_modify(|n| *n += 1);
+            st.changed();
             return Ok(());
         }
         let held_back = std::mem::take(&mut st.unwritten);
@@ -220,17 +220,17 @@ impl TaskEngine {
     }
 
     /// Wake whoever waits on the task, then wait until `pending`, the slot's newest change, is
-    /// in the store. The tick goes first so that no waiter misses it if this caller goes away
+    /// in the store. The wake goes first so that no waiter misses it if this caller goes away
     /// meanwhile; a waiter reads the task under the slot's lock, which this caller holds until
     /// the change is applied. A change that failed to apply leaves the cached record ahead of
-    /// the store: forget it (another tick), so the next command reads what is really stored.
+    /// the store: forget it (another wake), so the next command reads what is really stored.
     async fn applied(
         &self,
         slot: &Slot,
         st: &mut SlotState,
         pending: PendingWrite,
     ) -> Result<(), StoreError> {
-        slot.changed.send_modify(|n| *n += 1);
+        st.changed();
         if let Err(e) = pending.applied().await {
             self.forget_cached(slot, st);
             return Err(e);

@@ -69,10 +69,9 @@ impl TaskEngine {
         slot: &Arc<Slot>,
         timeout: Duration,
     ) -> Result<Reply, EngineError> {
-        let mut changes = slot.changed.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let st = slot.state.lock().await;
+            let mut st = slot.state.lock().await;
             if let Some(record) = &st.record {
                 let done = record.state().is_resting() || st.running.is_none();
                 if done || tokio::time::Instant::now() >= deadline {
@@ -86,18 +85,15 @@ impl TaskEngine {
                     "the task could not be stored; retry the start",
                 ));
             }
+            let change = st.next_change();
             drop(st);
             // Until the partner decides there is no task to report, so only then does the
             // response timeout count; the invocation's own deadline bounds the wait. Past the
             // deadline an undecided start waits for the change itself (never a busy loop).
             if undecided && tokio::time::Instant::now() >= deadline {
-                if changes.changed().await.is_err() {
-                    return Err(EngineError::Internal(
-                        "the task's slot went away while answering",
-                    ));
-                }
+                let _ = change.await;
             } else {
-                let _ = tokio::time::timeout_at(deadline, changes.changed()).await;
+                let _ = tokio::time::timeout_at(deadline, change).await;
             }
         }
     }

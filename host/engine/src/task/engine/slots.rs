@@ -1,6 +1,6 @@
-//! Slots: each task in use has one, an async mutex over its cached record and the invocation
-//! running for it, plus a watch channel that ticks on every change. Idle slots are dropped; the
-//! record in the store is the truth.
+//! Slots: each task in use has one, an async mutex over its cached record, the invocation
+//! running for it and whoever waits for its next change (one-shot channels, woken under the
+//! lock on every change). Idle slots are dropped; the record in the store is the truth.
 
 use super::TaskEngine;
 use super::commands::PendingStart;
@@ -13,7 +13,7 @@ use aiphost_model::TaskState;
 use aiphost_store::{Liveness, StoreError, TaskKey, Ticket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::watch;
+use tokio::sync::oneshot;
 
 /// A hold on a task's slot: dropping it releases the slot, also when a request is abandoned
 /// half-way (the client went away and its future was dropped).
@@ -39,7 +39,6 @@ impl Drop for Held {
 pub(super) struct Slot {
     pub(super) key: TaskKey,
     pub(super) state: tokio::sync::Mutex<SlotState>,
-    pub(super) changed: watch::Sender<u64>,
     /// The [`Held`]s of the slot, counted under the slot map's lock: the last one to go removes
     /// the slot (a count of `Arc`s cannot tell two holds dropped at once from two that remain).
     pub(super) holders: AtomicUsize,
@@ -74,6 +73,28 @@ pub(super) struct SlotState {
     /// exist in the slot alone for a while (its creation kept back), and a listing must still
     /// show it (`reads.rs`).
     pub(super) stored: bool,
+    /// Who waits for the task's next change ([`SlotState::next_change`]).
+    pub(super) waiters: Vec<oneshot::Sender<()>>,
+}
+
+impl SlotState {
+    /// A wait for the task's next change. Taken under the slot's lock, as every change is made,
+    /// so no change between this and the wait is missed; it also ends if the slot's state is
+    /// replaced (its sender dropped): either way the waiter looks again.
+    pub(super) fn next_change(&mut self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        // A waiter that gave up (a timeout) left its sender behind; drop those first.
+        self.waiters.retain(|w| !w.is_closed());
+        self.waiters.push(tx);
+        rx
+    }
+
+    /// The task changed: wake everyone waiting for it.
+    pub(super) fn changed(&mut self) {
+        for waiter in self.waiters.drain(..) {
+            let _ = waiter.send(());
+        }
+    }
 }
 
 /// How [`TaskEngine::ensure_loaded`] found the task.
@@ -103,7 +124,6 @@ impl TaskEngine {
                 Arc::new(Slot {
                     key: key.clone(),
                     state: tokio::sync::Mutex::new(SlotState::default()),
-                    changed: watch::channel(0).0,
                     holders: AtomicUsize::new(0),
                     made_in_session: std::sync::Mutex::new(None),
                 })
@@ -284,6 +304,6 @@ impl TaskEngine {
         st.record = None;
         st.loaded = false;
         st.unwritten = Unwritten::default();
-        slot.changed.send_modify(|n| *n += 1);
+        st.changed();
     }
 }
