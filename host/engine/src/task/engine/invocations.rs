@@ -12,8 +12,6 @@ use aiphost_model::{DataItem, TaskState, TaskStatus};
 use aiphost_runtime::{Invocation, InvocationEnd, KvOwner, PartnerEvent};
 use aiphost_store::{StoreError, TaskKey};
 
-/// How often a task whose end could not be stored on a full disk looks for room again.
-const ROOM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,6 +20,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+/// How often a task whose end could not be stored on a full disk looks for room again.
+const ROOM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The tracing span of one invocation: the partner, the version that runs, the task and what
 /// the partner is told.
