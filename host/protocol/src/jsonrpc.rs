@@ -238,6 +238,39 @@ pub fn success(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
+/// A success response borrowing its result, which a door serializes straight to bytes
+/// ([`Success::to_bytes`]): no [`Value`] is built for a result that has a wire type.
+#[derive(Serialize)]
+pub struct Success<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: T,
+}
+
+impl<'a, T: Serialize> Success<'a, T> {
+    /// The response to the request `id` with `result`.
+    pub fn new(id: &'a Value, result: T) -> Self {
+        Success {
+            jsonrpc: "2.0",
+            id,
+            result,
+        }
+    }
+
+    /// Its bytes. A result that cannot be serialized (a map with keys that are not strings:
+    /// none of the wire types has one) is answered as an internal error.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_else(|e| {
+            failure(
+                self.id,
+                &RpcError::internal(format!("the result could not be written: {e}")),
+            )
+            .to_string()
+            .into_bytes()
+        })
+    }
+}
+
 /// An error response.
 pub fn failure(id: &Value, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error})

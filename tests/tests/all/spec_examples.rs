@@ -48,7 +48,7 @@ fn check_task_object(spec: &str, task: &Value) {
             .into_iter()
             .flatten()
         {
-            dialect::parse_command(&json!({"message": message})).unwrap_or_else(|e| {
+            dialect::parse_command(json!({"message": message})).unwrap_or_else(|e| {
                 panic!("{spec}: a {field} entry does not parse ({e}): {message}")
             });
         }
@@ -66,7 +66,7 @@ fn check_spec(spec: &str, expected: Dialect) -> usize {
             let request = jsonrpc::parse_request(example.to_string().as_bytes())
                 .unwrap_or_else(|e| panic!("{spec}: request refused: {e:?}\n{example}"));
             if request.method == "rpc" || request.method == "stream" {
-                let inbound = dialect::parse_command(&request.params)
+                let inbound = dialect::parse_command(request.params.clone())
                     .unwrap_or_else(|e| panic!("{spec}: command refused: {e}\n{example}"));
                 assert_eq!(
                     Dialect::of(inbound.form.as_ref()),
@@ -89,7 +89,7 @@ fn check_spec(spec: &str, expected: Dialect) -> usize {
         } else {
             match obj.get("type").and_then(Value::as_str) {
                 Some("message" | "task-command") => {
-                    let inbound = dialect::parse_command(&json!({"message": example}))
+                    let inbound = dialect::parse_command(json!({"message": example}))
                         .unwrap_or_else(|e| {
                             panic!("{spec}: group command refused: {e}\n{example}")
                         });
@@ -136,7 +136,7 @@ async fn replay(host: &TestHost, agent: &str, spec: &str, dialect: Dialect) {
     let commands: Vec<String> = requests
         .iter()
         .map(|r| {
-            dialect::parse_command(&r["params"])
+            dialect::parse_command(r["params"].clone())
                 .unwrap()
                 .command
                 .command

@@ -8,9 +8,10 @@ use crate::jsonrpc::RpcError;
 use aiphost_model::values::Mentions;
 use aiphost_model::{
     CommandKind, CommandPolicy, DataItem, HistoryFilter, Inbound, InvalidField, JsonObject,
-    LeaderCommand, Task, TaskStatus, Timestamp, WireForm, check_task_id,
+    LeaderCommand, Task, Timestamp, WireForm, check_task_id,
 };
 use base64::Engine as _;
+use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -56,12 +57,13 @@ impl Dialect {
 }
 
 /// Read the Leader command in `params` (`params.message` in v1 and in v2's stream method,
-/// `params.command` in v2's rpc method).
-pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
-    let Value::Object(params) = params else {
+/// `params.command` in v2's rpc method), moving its parts out of the parsed body rather than
+/// copying them.
+pub fn parse_command(params: Value) -> Result<Inbound, RpcError> {
+    let Value::Object(mut params) = params else {
         return Err(RpcError::invalid_params("params", "must be an object"));
     };
-    let (field, inner) = match (params.get("command"), params.get("message")) {
+    let (field, mut inner) = match (params.remove("command"), params.remove("message")) {
         (Some(Value::Object(c)), _) => ("params.command", c),
         (_, Some(Value::Object(m))) => ("params.message", m),
         (Some(other), _) if !other.is_null() => {
@@ -95,14 +97,21 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             ));
         }
     };
-    let reader = Reader {
-        obj: inner,
+    // The parts that are objects or lists are moved out whole; they are checked below, in the
+    // order the fields have always been checked in.
+    let (mentions, params_value, items) = (
+        inner.remove("mentions"),
+        inner.remove("commandParams"),
+        inner.remove("dataItems"),
+    );
+    let mut reader = Reader {
+        obj: &mut inner,
         path: field,
     };
     let command_text = reader
-        .opt_str("command")?
+        .take_str("command")?
         .ok_or_else(|| RpcError::invalid_params(&reader.at("command"), "is required"))?;
-    let command = CommandKind::parse(command_text).ok_or_else(|| {
+    let command = CommandKind::parse(&command_text).ok_or_else(|| {
         RpcError::invalid_params(
             &reader.at("command"),
             format!(
@@ -110,8 +119,11 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             ),
         )
     })?;
-    let task_id = match reader.opt_str("taskId")? {
-        Some(id) => Some(check_task_id(id, &reader.at("taskId"))?.to_string()),
+    let task_id = match reader.take_str("taskId")? {
+        Some(id) => {
+            check_task_id(&id, &reader.at("taskId"))?;
+            Some(id)
+        }
         None if command == CommandKind::Start => None,
         None => {
             return Err(RpcError::invalid_params(
@@ -120,8 +132,8 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             ));
         }
     };
-    let sent_at = match reader.opt_str("sentAt")? {
-        Some(text) => Timestamp::parse(text).ok_or_else(|| {
+    let sent_at = match reader.take_str("sentAt")? {
+        Some(text) => Timestamp::parse(&text).ok_or_else(|| {
             RpcError::invalid_params(
                 &reader.at("sentAt"),
                 "must be an ISO 8601 timestamp with an offset",
@@ -129,7 +141,7 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
         })?,
         None => Timestamp::now(),
     };
-    if let Some(role) = reader.opt_str("senderRole")?
+    if let Some(role) = reader.take_str("senderRole")?
         && role != "leader"
     {
         return Err(RpcError::invalid_params(
@@ -137,15 +149,15 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             "a command sent to a partner must come from the \"leader\"",
         ));
     }
-    let mentions = match inner.get("mentions") {
+    let mentions = match mentions {
         None | Some(Value::Null) => None,
-        Some(v) => Some(serde_json::from_value::<Mentions>(v.clone()).map_err(|_| {
+        Some(v) => Some(serde_json::from_value::<Mentions>(v).map_err(|_| {
             RpcError::invalid_params(&reader.at("mentions"), "must be \"all\" or a list of AICs")
         })?),
     };
-    let params_obj = match inner.get("commandParams") {
+    let params_obj = match params_value {
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
+        Some(Value::Object(p)) => p,
         Some(_) => {
             return Err(RpcError::invalid_params(
                 &reader.at("commandParams"),
@@ -153,7 +165,7 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
             ));
         }
     };
-    let data_items = parse_data_items(inner.get("dataItems"), &reader.at("dataItems"))?;
+    let data_items = parse_data_items(items, &reader.at("dataItems"))?;
     // Only a get reads histories; its filter is said wrong only if it does (the engine decides).
     let history = match command {
         CommandKind::Get => parse_history_filter(&params_obj),
@@ -163,17 +175,16 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
         form: Some(dialect.form()),
         command: LeaderCommand {
             id: reader
-                .opt_str("id")?
-                .map(str::to_string)
+                .take_str("id")?
                 .unwrap_or_else(|| format!("msg-{}", uuid::Uuid::new_v4())),
             sent_at,
-            sender_id: reader.opt_str("senderId")?.unwrap_or_default().to_string(),
+            sender_id: reader.take_str("senderId")?.unwrap_or_default(),
             command,
             params: params_obj,
             data_items,
             task_id,
-            session_id: reader.opt_str("sessionId")?.map(str::to_string),
-            group_id: reader.opt_str("groupId")?.map(str::to_string),
+            session_id: reader.take_str("sessionId")?,
+            group_id: reader.take_str("groupId")?,
             mentions,
         },
         owner: None,
@@ -183,7 +194,7 @@ pub fn parse_command(params: &Value) -> Result<Inbound, RpcError> {
 }
 
 /// Read a `dataItems` array (absent or `null` = none), checking every item.
-pub fn parse_data_items(value: Option<&Value>, field: &str) -> Result<Vec<DataItem>, RpcError> {
+fn parse_data_items(value: Option<Value>, field: &str) -> Result<Vec<DataItem>, RpcError> {
     let items = match value {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -195,23 +206,27 @@ pub fn parse_data_items(value: Option<&Value>, field: &str) -> Result<Vec<DataIt
         }
     };
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, item)| parse_data_item(item, &format!("{field}[{i}]")))
         .collect()
 }
 
-fn parse_data_item(value: &Value, path: &str) -> Result<DataItem, RpcError> {
-    let Value::Object(obj) = value else {
+fn parse_data_item(value: Value, path: &str) -> Result<DataItem, RpcError> {
+    let Value::Object(mut obj) = value else {
         return Err(RpcError::invalid_params(
             path,
             "a DataItem must be an object",
         ));
     };
-    let r = Reader { obj, path };
-    let metadata = match obj.get("metadata") {
+    let (metadata, data) = (obj.remove("metadata"), obj.remove("data"));
+    let mut r = Reader {
+        obj: &mut obj,
+        path,
+    };
+    let metadata = match metadata {
         None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m.clone()),
+        Some(Value::Object(m)) => Some(m),
         Some(_) => {
             return Err(RpcError::invalid_params(
                 &r.at("metadata"),
@@ -219,19 +234,16 @@ fn parse_data_item(value: &Value, path: &str) -> Result<DataItem, RpcError> {
             ));
         }
     };
-    match r.opt_str("type")? {
+    match r.take_str("type")?.as_deref() {
         Some("text") => Ok(DataItem::Text {
-            text: r
-                .opt_str("text")?
-                .ok_or_else(|| {
-                    RpcError::invalid_params(&r.at("text"), "is required for a text item")
-                })?
-                .to_string(),
+            text: r.take_str("text")?.ok_or_else(|| {
+                RpcError::invalid_params(&r.at("text"), "is required for a text item")
+            })?,
             metadata,
         }),
         Some("file") => {
-            let uri = r.opt_str("uri")?.map(str::to_string);
-            let bytes = r.opt_str("bytes")?.map(str::to_string);
+            let uri = r.take_str("uri")?;
+            let bytes = r.take_str("bytes")?;
             match (&uri, &bytes) {
                 (Some(_), Some(_)) => {
                     return Err(RpcError::invalid_params(
@@ -258,18 +270,15 @@ fn parse_data_item(value: &Value, path: &str) -> Result<DataItem, RpcError> {
                 (Some(_), None) => {}
             }
             Ok(DataItem::File {
-                name: r.opt_str("name")?.map(str::to_string),
-                mime_type: r.opt_str("mimeType")?.map(str::to_string),
+                name: r.take_str("name")?,
+                mime_type: r.take_str("mimeType")?,
                 uri,
                 bytes,
                 metadata,
             })
         }
-        Some("data") => match obj.get("data") {
-            Some(Value::Object(data)) => Ok(DataItem::Data {
-                data: data.clone(),
-                metadata,
-            }),
+        Some("data") => match data {
+            Some(Value::Object(data)) => Ok(DataItem::Data { data, metadata }),
             Some(_) => Err(RpcError::invalid_params(
                 &r.at("data"),
                 "must be a JSON object",
@@ -287,21 +296,22 @@ fn parse_data_item(value: &Value, path: &str) -> Result<DataItem, RpcError> {
     }
 }
 
-/// Reads optional string fields, naming the path in errors.
+/// Takes optional string fields out of an object, naming the path in errors.
 struct Reader<'a> {
-    obj: &'a JsonObject,
+    obj: &'a mut JsonObject,
     path: &'a str,
 }
 
-impl<'a> Reader<'a> {
+impl Reader<'_> {
     fn at(&self, key: &str) -> String {
         format!("{}.{key}", self.path)
     }
 
-    fn opt_str(&self, key: &str) -> Result<Option<&'a str>, RpcError> {
-        match self.obj.get(key) {
+    /// The string at `key`, moved out (`null` or absent: `None`).
+    fn take_str(&mut self, key: &str) -> Result<Option<String>, RpcError> {
+        match self.obj.remove(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(Value::String(s)) => Ok(Some(s)),
             Some(_) => Err(RpcError::invalid_params(&self.at(key), "must be a string")),
         }
     }
@@ -332,100 +342,183 @@ pub fn parse_history_filter(params: &JsonObject) -> Result<HistoryFilter, Invali
     })
 }
 
-/// Render a Leader command as it appears in a history: a v1 `Message` or a v2 `TaskCommand`.
-pub fn render_command(cmd: &LeaderCommand, dialect: Dialect) -> Value {
-    let mut obj = Map::new();
-    obj.insert(
-        "type".into(),
-        json!(match dialect {
-            Dialect::V1 => "message",
-            Dialect::V2 => "task-command",
-        }),
-    );
-    obj.insert("id".into(), json!(cmd.id));
-    obj.insert("sentAt".into(), json!(cmd.sent_at));
-    obj.insert("senderRole".into(), json!("leader"));
-    obj.insert("senderId".into(), json!(cmd.sender_id));
-    if let Some(m) = &cmd.mentions {
-        obj.insert("mentions".into(), json!(m));
-    }
-    obj.insert("command".into(), json!(cmd.command));
-    if !cmd.params.is_empty() {
-        obj.insert("commandParams".into(), Value::Object(cmd.params.clone()));
-    }
-    // v1 requires `dataItems`; v2 makes it optional, and an empty list is valid in both.
-    obj.insert("dataItems".into(), json!(cmd.data_items));
-    insert_opt(&mut obj, "taskId", &cmd.task_id);
-    insert_opt(&mut obj, "groupId", &cmd.group_id);
-    insert_opt(&mut obj, "sessionId", &cmd.session_id);
-    Value::Object(obj)
+/// A Leader command as it appears in a history, in one dialect: a v1 `Message` or a v2
+/// `TaskCommand`, borrowed from the command and serialized straight to the wire.
+pub struct CommandOnWire<'a> {
+    command: &'a LeaderCommand,
+    dialect: Dialect,
 }
 
-/// Render a task in `dialect`: a v1 `Task` or a v2 `TaskResult` from `partner_aic`.
-/// Histories are included only when `history` is given (the `get` command), filtered by it.
+impl Serialize for CommandOnWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let cmd = self.command;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(
+            "type",
+            match self.dialect {
+                Dialect::V1 => "message",
+                Dialect::V2 => "task-command",
+            },
+        )?;
+        m.serialize_entry("id", &cmd.id)?;
+        m.serialize_entry("sentAt", &cmd.sent_at)?;
+        m.serialize_entry("senderRole", "leader")?;
+        m.serialize_entry("senderId", &cmd.sender_id)?;
+        if let Some(mentions) = &cmd.mentions {
+            m.serialize_entry("mentions", mentions)?;
+        }
+        m.serialize_entry("command", &cmd.command)?;
+        if !cmd.params.is_empty() {
+            m.serialize_entry("commandParams", &cmd.params)?;
+        }
+        // v1 requires `dataItems`; v2 makes it optional, and an empty list is valid in both.
+        m.serialize_entry("dataItems", &cmd.data_items)?;
+        entry_opt(&mut m, "taskId", &cmd.task_id)?;
+        entry_opt(&mut m, "groupId", &cmd.group_id)?;
+        entry_opt(&mut m, "sessionId", &cmd.session_id)?;
+        m.end()
+    }
+}
+
+/// Render a Leader command as it appears in a history: a v1 `Message` or a v2 `TaskCommand`.
+pub fn render_command(cmd: &LeaderCommand, dialect: Dialect) -> Value {
+    to_value(&CommandOnWire {
+        command: cmd,
+        dialect,
+    })
+}
+
+/// A task in one dialect, as a door answers with it: a v1 `Task` or a v2 `TaskResult` from
+/// the partner, borrowed from the task and serialized straight to the wire (no
+/// [`Value`] built on the way; [`render_task`] is the same as a `Value`, for a notice that
+/// edits it). Histories are included only when `history` is given (the `get` command),
+/// filtered by it.
+pub struct TaskOnWire<'a> {
+    task: &'a Task,
+    dialect: Dialect,
+    partner_aic: &'a str,
+    history: Option<&'a HistoryFilter>,
+    /// A v2 result's own id and time, fixed when it is made.
+    result: Option<(String, Timestamp)>,
+}
+
+impl<'a> TaskOnWire<'a> {
+    /// `task` in `dialect`, sent by `partner_aic`; a v2 result gets a fresh id and time now.
+    pub fn new(
+        task: &'a Task,
+        dialect: Dialect,
+        partner_aic: &'a str,
+        history: Option<&'a HistoryFilter>,
+    ) -> Self {
+        let result = (dialect == Dialect::V2)
+            .then(|| (format!("result-{}", uuid::Uuid::new_v4()), Timestamp::now()));
+        TaskOnWire {
+            task,
+            dialect,
+            partner_aic,
+            history,
+            result,
+        }
+    }
+}
+
+impl Serialize for TaskOnWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let task = self.task;
+        let mut m = s.serialize_map(None)?;
+        match &self.result {
+            None => {
+                m.serialize_entry("type", "task")?;
+                m.serialize_entry("id", &task.id)?;
+                if task.group_id.is_some() {
+                    m.serialize_entry("senderId", self.partner_aic)?;
+                }
+            }
+            Some((id, at)) => {
+                m.serialize_entry("type", "task-result")?;
+                m.serialize_entry("id", id)?;
+                m.serialize_entry("sentAt", at)?;
+                m.serialize_entry("senderRole", "partner")?;
+                m.serialize_entry("senderId", self.partner_aic)?;
+                m.serialize_entry("taskId", &task.id)?;
+            }
+        }
+        m.serialize_entry("status", &task.status)?;
+        m.serialize_entry("products", &task.products)?;
+        if let Some(filter) = self.history {
+            m.serialize_entry(
+                self.dialect.history_field(),
+                &CommandsAfter(task, filter, self.dialect),
+            )?;
+            m.serialize_entry("statusHistory", &StatusesAfter(task, filter))?;
+        }
+        entry_opt(&mut m, "groupId", &task.group_id)?;
+        entry_opt(&mut m, "sessionId", &task.session_id)?;
+        m.end()
+    }
+}
+
+/// A task's commands after a history filter's time, in a dialect.
+struct CommandsAfter<'a>(&'a Task, &'a HistoryFilter, Dialect);
+
+impl Serialize for CommandsAfter<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let CommandsAfter(task, filter, dialect) = *self;
+        s.collect_seq(
+            task.commands
+                .iter()
+                .filter(|c| filter.commands_after.is_none_or(|after| c.sent_at > after))
+                .map(|command| CommandOnWire { command, dialect }),
+        )
+    }
+}
+
+/// A task's statuses after a history filter's time.
+struct StatusesAfter<'a>(&'a Task, &'a HistoryFilter);
+
+impl Serialize for StatusesAfter<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let StatusesAfter(task, filter) = *self;
+        s.collect_seq(task.status_history.iter().filter(|status| {
+            filter
+                .states_after
+                .is_none_or(|after| status.state_changed_at > after)
+        }))
+    }
+}
+
+/// [`TaskOnWire`] as a [`Value`].
 pub fn render_task(
     task: &Task,
     dialect: Dialect,
     partner_aic: &str,
     history: Option<&HistoryFilter>,
 ) -> Value {
-    let mut obj = Map::new();
-    match dialect {
-        Dialect::V1 => {
-            obj.insert("type".into(), json!("task"));
-            obj.insert("id".into(), json!(task.id));
-            if task.group_id.is_some() {
-                obj.insert("senderId".into(), json!(partner_aic));
-            }
-        }
-        Dialect::V2 => {
-            obj.insert("type".into(), json!("task-result"));
-            obj.insert(
-                "id".into(),
-                json!(format!("result-{}", uuid::Uuid::new_v4())),
-            );
-            obj.insert("sentAt".into(), json!(Timestamp::now()));
-            obj.insert("senderRole".into(), json!("partner"));
-            obj.insert("senderId".into(), json!(partner_aic));
-            obj.insert("taskId".into(), json!(task.id));
-        }
-    }
-    obj.insert("status".into(), json!(task.status));
-    obj.insert("products".into(), json!(task.products));
-    if let Some(filter) = history {
-        let commands: Vec<Value> = task
-            .commands
-            .iter()
-            .filter(|c| filter.commands_after.is_none_or(|after| c.sent_at > after))
-            .map(|c| render_command(c, dialect))
-            .collect();
-        let statuses: Vec<&TaskStatus> = task
-            .status_history
-            .iter()
-            .filter(|s| {
-                filter
-                    .states_after
-                    .is_none_or(|after| s.state_changed_at > after)
-            })
-            .collect();
-        obj.insert(dialect.history_field().into(), json!(commands));
-        obj.insert("statusHistory".into(), json!(statuses));
-    }
-    insert_opt(&mut obj, "groupId", &task.group_id);
-    insert_opt(&mut obj, "sessionId", &task.session_id);
-    Value::Object(obj)
+    to_value(&TaskOnWire::new(task, dialect, partner_aic, history))
 }
 
-fn insert_opt(obj: &mut Map<String, Value>, key: &str, value: &Option<String>) {
-    if let Some(v) = value {
-        obj.insert(key.into(), json!(v));
+/// A wire form as a [`Value`]: maps with string keys, strings, numbers and the model's values
+/// never fail to serialize.
+fn to_value(wire: &impl Serialize) -> Value {
+    serde_json::to_value(wire).unwrap_or_else(|e| json!({"error": e.to_string()}))
+}
+
+/// `key` in `m` when `value` is there.
+fn entry_opt<M: SerializeMap>(
+    m: &mut M,
+    key: &str,
+    value: &Option<String>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(v) => m.serialize_entry(key, v),
+        None => Ok(()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aiphost_model::TaskState;
+    use aiphost_model::{TaskState, TaskStatus};
 
     fn v1_start() -> Value {
         json!({"message": {
@@ -438,7 +531,7 @@ mod tests {
 
     #[test]
     fn reads_the_v1_spec_example() {
-        let inbound = parse_command(&v1_start()).unwrap();
+        let inbound = parse_command(v1_start()).unwrap();
         assert_eq!(inbound.form, Some(Dialect::V1.form()));
         let c = inbound.command;
         assert_eq!(c.command, CommandKind::Start);
@@ -456,21 +549,21 @@ mod tests {
             "senderRole": "leader", "senderId": "1.2.156.3088.1.1.INTOP.LEADER.1.0000",
             "command": "get", "taskId": "task-g1", "sessionId": "sess-1"
         }});
-        let inbound = parse_command(&params).unwrap();
+        let inbound = parse_command(params.clone()).unwrap();
         assert_eq!(inbound.form, Some(Dialect::V2.form()));
         assert_eq!(inbound.command.command, CommandKind::Get);
         assert!(inbound.command.data_items.is_empty());
         // v2 streams keep `params.message` but say task-command inside.
         let stream = json!({"message": params["command"].clone()});
         assert_eq!(
-            parse_command(&stream).unwrap().form,
+            parse_command(stream).unwrap().form,
             Some(Dialect::V2.form())
         );
     }
 
     #[test]
     fn precise_errors() {
-        let field_of = |params: Value| parse_command(&params).unwrap_err().data["field"].clone();
+        let field_of = |params: Value| parse_command(params).unwrap_err().data["field"].clone();
         assert_eq!(field_of(json!({})), json!("params"));
         assert_eq!(field_of(json!({"message": 3})), json!("params.message"));
         assert_eq!(
@@ -525,7 +618,7 @@ mod tests {
 
     #[test]
     fn start_without_task_id_is_allowed_and_nulls_are_absent() {
-        let inbound = parse_command(&json!({"command": {
+        let inbound = parse_command(json!({"command": {
             "command": "start", "taskId": null, "dataItems": null, "mentions": "all", "sessionId": null
         }}))
         .unwrap();
@@ -535,7 +628,7 @@ mod tests {
     }
 
     fn sample_task() -> Task {
-        let start = parse_command(&v1_start()).unwrap().command;
+        let start = parse_command(v1_start()).unwrap().command;
         let accepted = TaskStatus {
             state: TaskState::Accepted,
             state_changed_at: Timestamp::parse("2025-09-01T11:59:00+08:00").unwrap(),
@@ -602,6 +695,31 @@ mod tests {
         assert!(
             parse_history_filter(json!({"lastCommandSentAt": 5}).as_object().unwrap()).is_err()
         );
+    }
+
+    #[test]
+    fn a_door_sends_the_bytes_of_the_rendered_task() {
+        let task = sample_task();
+        let all = HistoryFilter::default();
+        for (dialect, history) in [
+            (Dialect::V1, None),
+            (Dialect::V2, None),
+            (Dialect::V1, Some(&all)),
+            (Dialect::V2, Some(&all)),
+        ] {
+            let wire = TaskOnWire::new(&task, dialect, "aic", history);
+            let id = json!(7);
+            let sent: Value =
+                serde_json::from_slice(&crate::jsonrpc::Success::new(&id, &wire).to_bytes())
+                    .unwrap();
+            let value = serde_json::to_value(&wire).unwrap();
+            assert_eq!(sent, crate::jsonrpc::success(&id, value.clone()));
+            assert_eq!(value["status"], json!(task.status));
+            assert_eq!(
+                value.get("commandHistory").is_some(),
+                dialect == Dialect::V2 && history.is_some()
+            );
+        }
     }
 
     #[test]

@@ -309,11 +309,9 @@ pub fn classify(bytes: &[u8], my_aic: &str) -> Result<GroupInbound, String> {
         .transpose()?;
     let string = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
     match obj.get("type").and_then(Value::as_str) {
-        Some("message") | Some("task-command") => {
-            dialect::parse_command(&json!({"message": value}))
-                .map(|inbound| GroupInbound::Command(Box::new(inbound)))
-                .map_err(|e| e.to_string())
-        }
+        Some("message") | Some("task-command") => dialect::parse_command(json!({"message": value}))
+            .map(|inbound| GroupInbound::Command(Box::new(inbound)))
+            .map_err(|e| e.to_string()),
         Some("group-mgmt-command") => Ok(GroupInbound::Mgmt(Mgmt {
             dialect: Dialect::V2,
             sender_id: sender.to_string(),

@@ -6,17 +6,36 @@ use crate::agent::Agent;
 use crate::aip_error;
 use crate::model::Inbound;
 use crate::protocol::RpcError;
-use crate::protocol::aip::dialect::{self, Dialect, render_task};
-use crate::task::Subscribe;
+use crate::protocol::aip::dialect::{self, Dialect, TaskOnWire};
+use crate::task::{Reply, Subscribe};
 use serde_json::Value;
 use std::sync::Arc;
 
 /// The Leader command in `params`, acting in `owner`'s task namespace (the authenticated Leader;
 /// `None` for an open partner).
-pub(super) fn parse_command_of(owner: Option<&str>, params: &Value) -> Result<Inbound, RpcError> {
+pub(super) fn parse_command_of(owner: Option<&str>, params: Value) -> Result<Inbound, RpcError> {
     let mut inbound = dialect::parse_command(params)?;
     inbound.owner = owner.map(str::to_string);
     Ok(inbound)
+}
+
+/// A command's answer: the task as the engine answered it, and how the caller reads it.
+pub(super) struct TaskAnswer {
+    reply: Reply,
+    dialect: Dialect,
+    agent: Arc<Agent>,
+}
+
+impl TaskAnswer {
+    /// The task in the caller's dialect, as the partner's reply, ready to serialize.
+    pub(super) fn on_wire(&self) -> TaskOnWire<'_> {
+        TaskOnWire::new(
+            &self.reply.task,
+            self.dialect,
+            self.agent.aic(),
+            self.reply.history.as_ref(),
+        )
+    }
 }
 
 /// Carry out a command and answer with the task in the caller's
@@ -26,17 +45,16 @@ pub(super) async fn command(
     agent: &Arc<Agent>,
     inbound: Inbound,
     subscribe: Option<Subscribe>,
-) -> Result<Value, RpcError> {
+) -> Result<TaskAnswer, RpcError> {
     let dialect = Dialect::of(inbound.form.as_ref());
     let reply = app
         .engine
         .command(agent, inbound, subscribe)
         .await
         .map_err(aip_error::engine)?;
-    Ok(render_task(
-        &reply.task,
+    Ok(TaskAnswer {
+        reply,
         dialect,
-        agent.aic(),
-        reply.history.as_ref(),
-    ))
+        agent: agent.clone(),
+    })
 }

@@ -2,6 +2,7 @@
 //! `notification/*`, `group`). Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises
 //! on any other status), but for -32000 (unavailable: a full disk), which is a 503 too.
 
+use super::command::TaskAnswer;
 use super::state::AipState;
 use super::{notification, rpc, stream};
 use crate::aip_error;
@@ -27,9 +28,11 @@ const METHODS: &[&str] = &[
     "group",
 ];
 
-/// What a method answers: a JSON-RPC result, or a stream of events.
+/// What a method answers: a JSON-RPC result, a task (rendered straight to bytes), or a stream
+/// of events.
 enum Answer {
     Result(Value),
+    Task(TaskAnswer),
     Stream(Response),
 }
 
@@ -48,31 +51,33 @@ pub(super) async fn handle(
         Err(refused) => {
             let error = body_refused(refused);
             tracing::debug!(data = %error.data, "request refused");
-            jsonrpc::failure(&Value::Null, &error)
+            failure(&Value::Null, &error)
         }
         Ok(bytes) => match jsonrpc::parse_request(&bytes) {
-            Err(rejected) => jsonrpc::failure(&rejected.id, &rejected.error),
+            Err(rejected) => failure(&rejected.id, &rejected.error),
             Ok(request) => {
                 let id = request.id.clone();
                 match dispatch(&app, &agent_id, &headers, &peer, request).await {
                     Ok(Answer::Stream(response)) => return response,
-                    Ok(Answer::Result(result)) => jsonrpc::success(&id, result),
+                    Ok(Answer::Result(result)) => jsonrpc::Success::new(&id, result).to_bytes(),
+                    Ok(Answer::Task(task)) => jsonrpc::Success::new(&id, task.on_wire()).to_bytes(),
                     Err(error) => {
                         tracing::debug!(code = error.code, data = %error.data, "request refused");
                         if error.code == ErrorCode::Unavailable.code() {
                             return unavailable(&jsonrpc::failure(&id, &error), &error);
                         }
-                        jsonrpc::failure(&id, &error)
+                        failure(&id, &error)
                     }
                 }
             }
         },
     };
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        reply.to_string(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], reply).into_response()
+}
+
+/// A JSON-RPC error response's bytes.
+fn failure(id: &Value, error: &RpcError) -> Vec<u8> {
+    jsonrpc::failure(id, error).to_string().into_bytes()
 }
 
 /// A body refused before it was parsed, as AIP says it: -32600 (Invalid Request), with the
@@ -121,27 +126,25 @@ async fn dispatch(
         .authenticate(agent, headers, peer)
         .map_err(caller_refused)?;
     let (agent, owner) = (&caller.agent, caller.owner.as_deref());
-    let params = &request.params;
-    match request.method.as_str() {
-        "rpc" => rpc::rpc(app, agent, owner, params)
-            .await
-            .map(Answer::Result),
-        "stream" => stream::stream(app, agent, owner, request.id.clone(), params)
+    let Request { id, method, params } = request;
+    match method.as_str() {
+        "rpc" => rpc::rpc(app, agent, owner, params).await.map(Answer::Task),
+        "stream" => stream::stream(app, agent, owner, id, params)
             .await
             .map(Answer::Stream),
-        "notification/set" => notification::set(app, agent, owner, params)
+        "notification/set" => notification::set(app, agent, owner, &params)
             .await
             .map(Answer::Result),
-        "notification/get" => notification::get(app, agent, owner, params).map(Answer::Result),
-        "notification/delete" => notification::delete(app, agent, owner, params)
+        "notification/get" => notification::get(app, agent, owner, &params).map(Answer::Result),
+        "notification/delete" => notification::delete(app, agent, owner, &params)
             .await
             .map(Answer::Result),
         "notification/start" => notification::start(app, agent, owner, params)
             .await
-            .map(Answer::Result),
+            .map(Answer::Task),
         "group" | "group/rpc" => app
             .invitations
-            .join(agent, owner, params)
+            .join(agent, owner, &params)
             .await
             .map(Answer::Result),
         other => Err(RpcError::new(

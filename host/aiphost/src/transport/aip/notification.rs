@@ -78,14 +78,14 @@ pub(super) async fn start(
     app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
-    params: &Value,
-) -> Result<Value, RpcError> {
-    let inbound = super::command::parse_command_of(owner, params)?;
+    params: Value,
+) -> Result<super::command::TaskAnswer, RpcError> {
     let field = if params.get("command").is_some_and(Value::is_object) {
         "params.command"
     } else {
         "params.message"
     };
+    let inbound = super::command::parse_command_of(owner, params)?;
     if inbound.command.command != CommandKind::Start {
         return Err(RpcError::invalid_params(
             &format!("{field}.command"),

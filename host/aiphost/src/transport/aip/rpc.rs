@@ -1,6 +1,6 @@
 //! The `rpc` door: one command, answered with the task in the caller's dialect.
 
-use super::command::{command, parse_command_of};
+use super::command::{TaskAnswer, command, parse_command_of};
 use super::state::AipState;
 use crate::agent::Agent;
 use crate::protocol::RpcError;
@@ -12,8 +12,8 @@ pub(super) async fn rpc(
     app: &AipState,
     agent: &Arc<Agent>,
     owner: Option<&str>,
-    params: &Value,
-) -> Result<Value, RpcError> {
+    params: Value,
+) -> Result<TaskAnswer, RpcError> {
     let inbound = parse_command_of(owner, params)?;
     command(app, agent, inbound, None).await
 }

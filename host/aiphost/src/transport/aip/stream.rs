@@ -29,7 +29,7 @@ pub(super) async fn stream(
     agent: &Arc<Agent>,
     owner: Option<&str>,
     id: Value,
-    params: &Value,
+    params: Value,
 ) -> Result<Response, RpcError> {
     let inbound = super::command::parse_command_of(owner, params)?;
     let dialect = Dialect::of(inbound.form.as_ref());
