@@ -449,6 +449,28 @@ impl Drop for ProcessHost {
     }
 }
 
+/// The sled database of a stopped host's store under `dir`, opened raw (to plant what an older
+/// host could have written). A host's last handles on sled go with its background tasks, a
+/// moment after `shutdown` returns, so this waits for sled's lock as the store's own open does
+/// (up to 10 s) rather than taking a lock still held for one.
+pub fn stopped_sled(dir: &Path) -> sled::Db {
+    let started = std::time::Instant::now();
+    loop {
+        match sled::open(dir) {
+            Err(sled::Error::Io(e))
+                if e.to_string().contains("could not acquire lock")
+                    && started.elapsed() < Duration::from_secs(10) =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => {
+                return other
+                    .unwrap_or_else(|e| panic!("the stopped host's store {}: {e}", dir.display()));
+            }
+        }
+    }
+}
+
 /// The bytes of every file under `dir`, recursively (0 for what cannot be read).
 pub fn dir_bytes(dir: &std::path::Path) -> u64 {
     let mut total = 0;

@@ -962,7 +962,7 @@ fn packed_record(stored: &[u8]) -> (impl Fn(&[u8]) -> Vec<u8>, &[u8]) {
 /// under `data` with one an older host could have written: the same record with a value nested
 /// deeper than it can be read back.
 fn plant_unreadable(data: &std::path::Path, agent: &str, task: &str) {
-    let db = sled::open(data.join("store")).expect("the stopped host's store");
+    let db = aiphost_tests::stopped_sled(&data.join("store"));
     let tasks = db.open_tree("tasks").expect("its tasks");
     let key = format!("t\0{agent}\0{task}");
     let stored = tasks.get(&key).expect("read").expect("the task is stored");

@@ -290,7 +290,7 @@ async fn values_a_store_kept_in_sled_move_to_their_files_under() {
     let record = std::fs::read(&file).expect("the values file");
     std::fs::remove_file(&file).expect("remove the file");
     {
-        let db = sled::open(data.join("store")).expect("the stopped host's store");
+        let db = aiphost_tests::stopped_sled(&data.join("store"));
         let tenancy = db.open_tree("tenancy").expect("tenancy");
         tenancy
             .insert(format!("values/{agent}"), record)

@@ -38,6 +38,13 @@ impl TaskAnswer {
     }
 }
 
+/// Serialized, the answer is its wire form (`on_wire`), written straight to bytes.
+impl serde::Serialize for TaskAnswer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.on_wire().serialize(serializer)
+    }
+}
+
 /// Carry out a command and answer with the task in the caller's
 /// dialect; `subscribe` for a `notification/start`.
 pub(super) async fn command(

@@ -2,7 +2,6 @@
 //! `notification/*`, `group`). Errors are JSON-RPC errors with HTTP 200 (the reference SDK raises
 //! on any other status), but for -32000 (unavailable: a full disk), which is a 503 too.
 
-use super::command::TaskAnswer;
 use super::state::AipState;
 use super::{notification, rpc, stream};
 use crate::aip_error;
@@ -29,10 +28,11 @@ const METHODS: &[&str] = &[
 ];
 
 /// What a method answers: a JSON-RPC result, a task (rendered straight to bytes), or a stream
-/// of events.
-enum Answer {
+/// of events. The task is whatever the methods answer it as: the entry only serializes it, so
+/// it does not name the command layer below the methods.
+enum Answer<T> {
     Result(Value),
-    Task(TaskAnswer),
+    Task(T),
     Stream(Response),
 }
 
@@ -60,7 +60,7 @@ pub(super) async fn handle(
                 match dispatch(&app, &agent_id, &headers, &peer, request).await {
                     Ok(Answer::Stream(response)) => return response,
                     Ok(Answer::Result(result)) => jsonrpc::Success::new(&id, result).to_bytes(),
-                    Ok(Answer::Task(task)) => jsonrpc::Success::new(&id, task.on_wire()).to_bytes(),
+                    Ok(Answer::Task(task)) => jsonrpc::Success::new(&id, &task).to_bytes(),
                     Err(error) => {
                         tracing::debug!(code = error.code, data = %error.data, "request refused");
                         if error.code == ErrorCode::Unavailable.code() {
@@ -109,7 +109,7 @@ async fn dispatch(
     headers: &HeaderMap,
     peer: &Peer,
     request: Request,
-) -> Result<Answer, RpcError> {
+) -> Result<Answer<impl serde::Serialize>, RpcError> {
     let agent = app.callers.partner(agent_id).map_err(caller_refused)?;
     // A command counts against the partner's rate (its tenant's quota, or the operator's
     // `--requests-per-second`) in the engine, whatever door it comes through; every other
