@@ -72,12 +72,14 @@ async fn follow(
         last: Instant::now(),
     };
     let mut expected_seq = None;
+    // The last event, to say how a stream that ended early ended (a task that failed: its reason).
+    let mut last = Value::Null;
     while let Some(chunk) = body.next().await {
         for data in frames.push(&chunk?) {
             let event: Value = serde_json::from_str(&data)?;
             let seq = event["result"]["eventSeq"]
                 .as_u64()
-                .context("an event without eventSeq")?;
+                .with_context(|| format!("an event without eventSeq: {data}"))?;
             if let Some(expected) = expected_seq
                 && seq != expected
             {
@@ -95,9 +97,14 @@ async fn follow(
                 seen.last = Instant::now();
                 return Ok(seen);
             }
+            last = event;
         }
     }
-    bail!("the stream closed before the task rested")
+    bail!(
+        "the stream closed after {} events, before the task rested; its last event: {}",
+        seen.events,
+        last["result"]
+    )
 }
 
 fn host_args(events: u64) -> Vec<String> {
