@@ -26,22 +26,17 @@ pub(super) struct TaskAnswer {
     agent: Arc<Agent>,
 }
 
-impl TaskAnswer {
-    /// The task in the caller's dialect, as the partner's reply, ready to serialize.
-    pub(super) fn on_wire(&self) -> TaskOnWire<'_> {
+/// Serialized, the answer is the task in the caller's dialect, as the partner's reply
+/// (`TaskOnWire`, which borrows it), written straight to bytes.
+impl serde::Serialize for TaskAnswer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         TaskOnWire::new(
             &self.reply.task,
             self.dialect,
             self.agent.aic(),
             self.reply.history.as_ref(),
         )
-    }
-}
-
-/// Serialized, the answer is its wire form (`on_wire`), written straight to bytes.
-impl serde::Serialize for TaskAnswer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.on_wire().serialize(serializer)
+        .serialize(serializer)
     }
 }
 
