@@ -7,7 +7,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it began (and the run's seconds so far), so a CI log shows which step grew.
+started=$SECONDS
+step() { printf '\n==> [%s, %ss in] %s\n' "$(date -u +%H:%M:%S)" "$((SECONDS - started))" "$*"; }
 
 step "toolchain components (rustfmt, clippy)"
 for component in rustfmt clippy; do
@@ -62,3 +64,4 @@ AIPHOST_BIN="$target/debug/aiphost" bash scripts/a2a-tck.sh
 
 step "benchmark smoke run (tiny workloads, debug build: checks that every benchmark runs, measures nothing)"
 bash scripts/bench.sh --smoke
+step "all steps passed"
