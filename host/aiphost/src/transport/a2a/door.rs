@@ -44,7 +44,7 @@ impl Door for A2aDoor {
                 &format!("{rest}/extendedAgentCard"),
                 get(rest::extended_card),
             )
-            .route_layer(axum::middleware::from_fn(|r, n| span::request("a2a", r, n)))
+            .route_layer(span::request("a2a"))
             .route(
                 "/agents/{agent}/.well-known/agent-card.json",
                 get(card::serve),

@@ -38,9 +38,7 @@ impl Door for AgentApiDoor {
         Router::new()
             .route("/agents/{agent}/process", post(process::handle))
             .route("/agents/{agent}/process/stop", post(stop::handle))
-            .route_layer(axum::middleware::from_fn(|r, n| {
-                span::request("agent-api", r, n)
-            }))
+            .route_layer(span::request("agent-api"))
             // One guard for the door: routes are made once, when the server starts.
             .layer(Extension(SessionGuard::default()))
             .layer(Extension(self.stats.clone()))

@@ -39,9 +39,7 @@ impl Door for AiflowyDoor {
             .route("/agents/{agent}/aiflowy/chat/events", get(events::handle))
             .route("/agents/{agent}/aiflowy/chat/stop", post(stop::handle))
             .route("/agents/{agent}/aiflowy/form", post(form::handle))
-            .route_layer(axum::middleware::from_fn(|r, n| {
-                span::request("aiflowy", r, n)
-            }))
+            .route_layer(span::request("aiflowy"))
             // One guard for the door: routes are made once, when the server starts.
             .layer(Extension(SessionGuard::default()))
             .layer(Extension(self.config.clone()))

@@ -44,7 +44,7 @@ impl Door for AipDoor {
             )
             .route("/agents/{agent}/group", endpoint.clone())
             .route("/agents/{agent}/group/rpc", endpoint)
-            .route_layer(axum::middleware::from_fn(|r, n| span::request("aip", r, n)))
+            .route_layer(span::request("aip"))
             .route("/agents/{agent}/.well-known/acs.json", get(acs::serve))
             .with_state(self.state.clone())
     }

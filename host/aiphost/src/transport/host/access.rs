@@ -13,14 +13,19 @@
 //! and a span only, so the method, route and id would reach the line through span fields,
 //! which a log filter (`--log warn,access=info`) drops with the span.
 
-use crate::transport::kit::span::{self, Served};
-use axum::extract::Request;
-use axum::middleware::Next;
+use crate::transport::kit::span;
+use axum::extract::{MatchedPath, Request};
+use axum::http::Method;
 use axum::response::Response;
+use pin_project_lite::pin_project;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
-use tracing::Instrument;
+use tower_layer::Layer;
+use tower_service::Service;
 
 /// A request's id in its span and access line: 12 hex digits.
 ///
@@ -48,30 +53,97 @@ impl RequestId {
     }
 }
 
-/// Serve `request` in its span and write its access line.
-pub(super) async fn layer(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = RequestId::next();
-    let id = id.as_str();
-    let method = request.method().clone();
-    let route = span::route(&request).to_string();
-    let request_span = span::open(&request, id);
-    let response = next.run(request).instrument(request_span.clone()).await;
-    let status = response.status().as_u16();
-    request_span.record("status", status);
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let served = response.extensions().get::<Served>();
-    tracing::info!(
-        target: "access",
-        method = %method,
-        route = %route,
-        status,
-        latency_ms = format_args!("{latency_ms:.3}"),
-        door = %served.map_or("-", |s| s.door),
-        agent = %served.map(|s| s.agent.as_str()).filter(|a| !a.is_empty()).unwrap_or("-"),
-        request = %id,
-    );
-    response
+/// The access layer, outermost around every route (a plain tower service: no boxed future and
+/// no clone of the route per request, as axum's `from_fn` takes; issue 35).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AccessLayer;
+
+impl<S> Layer<S> for AccessLayer {
+    type Service = Access<S>;
+
+    fn layer(&self, inner: S) -> Access<S> {
+        Access(inner)
+    }
+}
+
+/// A route under the access layer.
+#[derive(Clone, Debug)]
+pub(super) struct Access<S>(S);
+
+impl<S> Service<Request> for Access<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Served<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    /// Serve `request` in its span: the layers inside are called, and the answer polled, in it.
+    fn call(&mut self, request: Request) -> Self::Future {
+        let started = Instant::now();
+        let id = RequestId::next();
+        let method = request.method().clone();
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        let span = span::open(&request, id.as_str());
+        let inner = span.in_scope(|| self.0.call(request));
+        Served {
+            inner,
+            span,
+            started,
+            id,
+            method,
+            route,
+        }
+    }
+}
+
+pin_project! {
+    /// A request being served; its access line is written once the response's head is ready.
+    pub(super) struct Served<F> {
+        #[pin]
+        inner: F,
+        span: tracing::Span,
+        started: Instant,
+        id: RequestId,
+        method: Method,
+        route: Option<MatchedPath>,
+    }
+}
+
+impl<F, E> Future for Served<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let polled = {
+            let _in = this.span.enter();
+            this.inner.poll(cx)
+        };
+        // The line is written outside the span, as its own event: its fields are all there.
+        let response = ready!(polled)?;
+        let status = response.status().as_u16();
+        this.span.record("status", status);
+        let latency_ms = this.started.elapsed().as_secs_f64() * 1000.0;
+        let served = response.extensions().get::<span::Served>();
+        tracing::info!(
+            target: "access",
+            method = %this.method,
+            route = %this.route.as_ref().map_or(span::UNMATCHED, MatchedPath::as_str),
+            status,
+            latency_ms = format_args!("{latency_ms:.3}"),
+            door = %served.map_or("-", |s| s.door),
+            agent = %served.map(|s| s.agent.as_str()).filter(|a| !a.is_empty()).unwrap_or("-"),
+            request = %this.id.as_str(),
+        );
+        Poll::Ready(Ok(response))
+    }
 }
 
 #[cfg(test)]

@@ -11,12 +11,16 @@
 
 use crate::agent::Registry;
 use crate::agent::code::Readiness;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::future::Either;
 use serde_json::{Value, json};
+use std::future::{Ready, ready};
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower_layer::Layer;
+use tower_service::Service;
 
 /// How long a client is asked to wait before trying a compiling partner again, in seconds.
 const RETRY_AFTER_S: u32 = 2;
@@ -26,30 +30,67 @@ const UNAVAILABLE: i64 = crate::protocol::ErrorCode::Unavailable.code();
 /// JSON-RPC's "Invalid Request": what AIP has always answered for a partner not hosted.
 const INVALID_REQUEST: i64 = -32600;
 
-/// Refuse a request to a partner that is not hosted, or that cannot run yet.
-pub(super) async fn partner(
-    State(agents): State<Arc<Registry>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let path = request.uri().path().to_string();
-    let Some(rest) = path.strip_prefix("/agents/") else {
-        return next.run(request).await;
-    };
+/// The gate as a layer around every route (a plain tower service: no boxed future and no clone
+/// of the route per request, as axum's `from_fn` takes; issue 35).
+#[derive(Clone)]
+pub(super) struct GateLayer(pub(super) Arc<Registry>);
+
+impl<S> Layer<S> for GateLayer {
+    type Service = Gate<S>;
+
+    fn layer(&self, inner: S) -> Gate<S> {
+        Gate {
+            agents: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+/// A route behind the gate.
+#[derive(Clone)]
+pub(super) struct Gate<S> {
+    agents: Arc<Registry>,
+    inner: S,
+}
+
+impl<S> Service<Request> for Gate<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Either<S::Future, Ready<Result<Response, S::Error>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match refusal(&self.agents, request.uri().path()) {
+            Some(refused) => Either::Right(ready(Ok(refused))),
+            None => Either::Left(self.inner.call(request)),
+        }
+    }
+}
+
+/// The answer to a request for `path` when the partner it names is not hosted or cannot run
+/// yet; `None` lets it through.
+fn refusal(agents: &Registry, path: &str) -> Option<Response> {
+    let rest = path.strip_prefix("/agents/")?;
     let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
     if id.is_empty() {
-        return next.run(request).await;
+        return None;
     }
     let Some(agent) = agents.get(id) else {
         let message = format!("no agent {id:?} is hosted here; GET /agents lists them");
-        return refuse(
+        return Some(refuse(
             StatusCode::NOT_FOUND,
             tail,
             INVALID_REQUEST,
             "unknown-agent",
             message,
             json!({"agent": id, "agents": "/agents"}),
-        );
+        ));
     };
     // The request's span (the access layer's) names the partner and its tenant.
     let span = tracing::Span::current();
@@ -58,10 +99,10 @@ pub(super) async fn partner(
         span.record("tenant", tracing::field::display(&tenant.id));
     }
     if tail.is_empty() || tail.starts_with(".well-known/") {
-        return next.run(request).await;
+        return None;
     }
     match agent.code.readiness() {
-        Readiness::Ready => next.run(request).await,
+        Readiness::Ready => None,
         Readiness::Compiling => {
             let message = format!(
                 "partner {id:?} is still compiling (the host compiles partners in the background \
@@ -78,18 +119,18 @@ pub(super) async fn partner(
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
-            response
+            Some(response)
         }
         Readiness::Failed(reason) => {
             let message = format!("partner {id:?} is not served: its component does not compile");
-            refuse(
+            Some(refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 tail,
                 UNAVAILABLE,
                 "not-compiled",
                 message,
                 json!({"agent": id, "retryable": false, "cause": &*reason}),
-            )
+            ))
         }
     }
 }

@@ -43,12 +43,9 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
     router
         // Every door's request span counts and times it (`kit/span.rs`).
         .layer(Extension(requests))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::<Registry>::from_ref(&host),
-            gate::partner,
-        ))
+        .layer(gate::GateLayer(Arc::<Registry>::from_ref(&host)))
         // Outermost, and through `layer` (each route's, after routing): the span and the line
         // know the matched route, and cover the gate's refusals too.
-        .layer(axum::middleware::from_fn(access::layer))
+        .layer(access::AccessLayer)
         .with_state(host)
 }

@@ -5,14 +5,20 @@
 //! requests are also counted and timed here ([`Requests`]), where every one of them passes.
 //!
 //! [`open`] makes it (the host's access layer, around every route); [`request`], a door's route
-//! layer, names the door in it and counts the request.
+//! layer, names the door in it and counts the request. Both are plain tower services: axum's
+//! `from_fn` boxes a future and clones the route it wraps for every request (issue 35).
 
 use crate::metrics::requests::Requests;
 use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
 use axum::response::Response;
+use pin_project_lite::pin_project;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
+use tower_layer::Layer;
+use tower_service::Service;
 use tracing::field::Empty;
 
 /// The route of a request that matched none (a 404 from the fallback).
@@ -67,24 +73,97 @@ fn continue_trace(span: &tracing::Span, headers: &axum::http::HeaderMap) {
     }
 }
 
-/// A door's route layer (`from_fn(|r, n| span::request("aip", r, n))`): name the door in the
-/// request's span, count and time it, and tell the access line the door and the partner.
-pub async fn request(door: &'static str, request: Request, next: Next) -> Response {
-    let agent = request
-        .uri()
-        .path()
-        .strip_prefix("/agents/")
-        .map(|rest| rest.split('/').next().unwrap_or(rest))
-        .unwrap_or("")
-        .to_string();
-    // The gate has named the partner (a hosted one) and its tenant.
-    tracing::Span::current().record("door", door);
-    let requests = request.extensions().get::<Arc<Requests>>().cloned();
-    let began = Instant::now();
-    let mut response = next.run(request).await;
-    if let Some(requests) = requests {
-        requests.observe(door, &agent, response.status(), began.elapsed());
+/// A door's route layer (`.route_layer(span::request("aip"))`): name the door in the request's
+/// span, count and time the request, and tell the access line the door and the partner.
+pub fn request(door: &'static str) -> DoorLayer {
+    DoorLayer { door }
+}
+
+/// The layer [`request`] makes.
+#[derive(Clone, Copy, Debug)]
+pub struct DoorLayer {
+    door: &'static str,
+}
+
+impl<S> Layer<S> for DoorLayer {
+    type Service = DoorService<S>;
+
+    fn layer(&self, inner: S) -> DoorService<S> {
+        DoorService {
+            door: self.door,
+            inner,
+        }
     }
-    response.extensions_mut().insert(Served { door, agent });
-    response
+}
+
+/// A door's route under its [`DoorLayer`].
+#[derive(Clone, Debug)]
+pub struct DoorService<S> {
+    door: &'static str,
+    inner: S,
+}
+
+impl<S> Service<Request> for DoorService<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = DoorFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let agent = request
+            .uri()
+            .path()
+            .strip_prefix("/agents/")
+            .map(|rest| rest.split('/').next().unwrap_or(rest))
+            .unwrap_or("")
+            .to_string();
+        // The gate has named the partner (a hosted one) and its tenant.
+        tracing::Span::current().record("door", self.door);
+        let requests = request.extensions().get::<Arc<Requests>>().cloned();
+        DoorFuture {
+            inner: self.inner.call(request),
+            door: self.door,
+            agent,
+            requests,
+            began: Instant::now(),
+        }
+    }
+}
+
+pin_project! {
+    /// The answer of a door's route, counted and marked with the door once it is ready.
+    pub struct DoorFuture<F> {
+        #[pin]
+        inner: F,
+        door: &'static str,
+        agent: String,
+        requests: Option<Arc<Requests>>,
+        began: Instant,
+    }
+}
+
+impl<F, E> Future for DoorFuture<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        if let Some(requests) = this.requests.take() {
+            requests.observe(this.door, this.agent, response.status(), this.began.elapsed());
+        }
+        response.extensions_mut().insert(Served {
+            door: this.door,
+            agent: std::mem::take(this.agent),
+        });
+        Poll::Ready(Ok(response))
+    }
 }

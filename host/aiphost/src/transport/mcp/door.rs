@@ -86,7 +86,7 @@ impl Door for McpDoor {
         );
         partner
             .merge(host)
-            .route_layer(axum::middleware::from_fn(|r, n| span::request("mcp", r, n)))
+            .route_layer(span::request("mcp"))
     }
 
     fn event_wire(&self) -> Option<&dyn EventWire> {
