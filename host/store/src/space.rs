@@ -114,7 +114,8 @@ impl Space {
         let free = rustix::fs::statvfs(&self.dir)
             .ok()
             .map(|stat| stat.f_bavail.saturating_mul(stat.f_frsize).min(UNKNOWN - 1));
-        self.last_free.store(free.unwrap_or(UNKNOWN), Ordering::Relaxed);
+        self.last_free
+            .store(free.unwrap_or(UNKNOWN), Ordering::Relaxed);
         self.last_at.store(now_ns().max(1), Ordering::Relaxed);
         free
     }
@@ -222,7 +223,11 @@ mod tests {
         space.reserve.store(0, Ordering::Relaxed);
         assert!(space.writable().is_ok());
         assert!(space.refuse_at(DiskState::Low).is_ok());
-        assert_eq!(space.measures(), 1, "the second check reused the first measure");
+        assert_eq!(
+            space.measures(),
+            1,
+            "the second check reused the first measure"
+        );
         std::thread::sleep(FRESH * 2);
         assert!(space.writable().is_ok());
         assert_eq!(space.measures(), 2, "an old measure is taken again");

@@ -158,7 +158,12 @@ where
         let this = self.project();
         let mut response = ready!(this.inner.poll(cx))?;
         if let Some(requests) = this.requests.take() {
-            requests.observe(this.door, this.agent, response.status(), this.began.elapsed());
+            requests.observe(
+                this.door,
+                this.agent,
+                response.status(),
+                this.began.elapsed(),
+            );
         }
         response.extensions_mut().insert(Served {
             door: this.door,

@@ -84,9 +84,7 @@ impl Door for McpDoor {
         let host = Router::new().route_service("/mcp", service).route_layer(
             axum::middleware::from_fn_with_state(self.state.clone(), entry::host),
         );
-        partner
-            .merge(host)
-            .route_layer(span::request("mcp"))
+        partner.merge(host).route_layer(span::request("mcp"))
     }
 
     fn event_wire(&self) -> Option<&dyn EventWire> {
