@@ -40,12 +40,16 @@ pub fn router(host: HostState, endpoints: Endpoints) -> Router {
         tracing::debug!(door = door.name(), "serving a door");
         router = router.merge(door.routes());
     }
+    // One `layer` call for the three: axum boxes a route once per call, and every box is cloned,
+    // with all it holds, for each request (issue 35). Outermost first, each route's (after
+    // routing): the access layer (the span and the line know the matched route and cover the
+    // gate's refusals too), the gate, then the extension every door's request span counts and
+    // times with (`kit/span.rs`).
     router
-        // Every door's request span counts and times it (`kit/span.rs`).
-        .layer(Extension(requests))
-        .layer(gate::GateLayer(Arc::<Registry>::from_ref(&host)))
-        // Outermost, and through `layer` (each route's, after routing): the span and the line
-        // know the matched route, and cover the gate's refusals too.
-        .layer(access::AccessLayer)
+        .layer((
+            access::AccessLayer,
+            gate::GateLayer(Arc::<Registry>::from_ref(&host)),
+            Extension(requests),
+        ))
         .with_state(host)
 }

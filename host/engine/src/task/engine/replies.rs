@@ -70,6 +70,11 @@ impl TaskEngine {
         timeout: Duration,
     ) -> Result<Reply, EngineError> {
         let deadline = tokio::time::Instant::now() + timeout;
+        // One timer for the whole wait, armed when first polled: a timer made per turn of the
+        // loop (each report of the partner is a turn) is registered with the runtime's timer
+        // wheel and taken out again every time (issue 35 decision 4).
+        let timer = tokio::time::sleep_until(deadline);
+        tokio::pin!(timer);
         loop {
             let mut st = slot.state.lock().await;
             if let Some(record) = &st.record {
@@ -93,7 +98,10 @@ impl TaskEngine {
             if undecided && tokio::time::Instant::now() >= deadline {
                 let _ = change.await;
             } else {
-                let _ = tokio::time::timeout_at(deadline, change).await;
+                tokio::select! {
+                    _ = change => {}
+                    () = &mut timer => {}
+                }
             }
         }
     }
