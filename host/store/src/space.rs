@@ -91,7 +91,8 @@ pub(crate) struct Space {
     /// costs at most one more measure.
     last_free: AtomicU64,
     last_at: AtomicU64,
-    /// Measures taken (the file system asked), for tests.
+    /// Measures taken (the file system asked).
+    #[cfg(test)]
     measures: AtomicU64,
 }
 
@@ -103,6 +104,7 @@ impl Space {
             short: AtomicBool::new(false),
             last_free: AtomicU64::new(UNKNOWN),
             last_at: AtomicU64::new(0),
+            #[cfg(test)]
             measures: AtomicU64::new(0),
         }
     }
@@ -110,6 +112,7 @@ impl Space {
     /// Free bytes on the store's file system, as an unprivileged process may use them, measured
     /// now.
     fn free(&self) -> Option<u64> {
+        #[cfg(test)]
         self.measures.fetch_add(1, Ordering::Relaxed);
         let free = rustix::fs::statvfs(&self.dir)
             .ok()

@@ -76,7 +76,7 @@ where
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Served<S::Future>;
+    type Future = Serving<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.0.poll_ready(cx)
@@ -90,7 +90,7 @@ where
         let route = request.extensions().get::<MatchedPath>().cloned();
         let span = span::open(&request, id.as_str());
         let inner = span.in_scope(|| self.0.call(request));
-        Served {
+        Serving {
             inner,
             span,
             started,
@@ -103,7 +103,7 @@ where
 
 pin_project! {
     /// A request being served; its access line is written once the response's head is ready.
-    pub(super) struct Served<F> {
+    pub(super) struct Serving<F> {
         #[pin]
         inner: F,
         span: tracing::Span,
@@ -114,7 +114,7 @@ pin_project! {
     }
 }
 
-impl<F, E> Future for Served<F>
+impl<F, E> Future for Serving<F>
 where
     F: Future<Output = Result<Response, E>>,
 {
