@@ -135,7 +135,7 @@ where
         tracing::info!(
             target: "access",
             method = %this.method,
-            route = %this.route.as_ref().map_or(span::UNMATCHED, MatchedPath::as_str),
+            route = %span::route(this.route.as_ref()),
             status,
             latency_ms = format_args!("{latency_ms:.3}"),
             door = %served.map_or("-", |s| s.door),

@@ -33,12 +33,9 @@ pub struct Served {
     pub agent: String,
 }
 
-/// The route template `request` matched, or [`UNMATCHED`].
-pub fn route(request: &Request) -> &str {
-    request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or(UNMATCHED, MatchedPath::as_str)
+/// The route template a request matched (`matched`, its `MatchedPath`), or [`UNMATCHED`].
+pub fn route(matched: Option<&MatchedPath>) -> &str {
+    matched.map_or(UNMATCHED, MatchedPath::as_str)
 }
 
 /// The span of `request`, whose id is `id`: `door`, `agent`, `tenant` and `status` are
@@ -47,7 +44,7 @@ pub fn open(request: &Request, id: &str) -> tracing::Span {
     let span = tracing::info_span!(
         "request",
         method = %request.method(),
-        route = %route(request),
+        route = %route(request.extensions().get()),
         door = Empty,
         agent = Empty,
         tenant = Empty,
