@@ -14,12 +14,11 @@
 //! to the log and `fdatasync` it → every ticket issued before the round took the queue is
 //! durable. Changes that arrive during a round wait for the next one.
 //!
-//! Under load a round gathers: a round that finds fewer than [`GATHER_CHANGES`] waits up to
-//! [`GATHER_WAIT`] for more while writers are known to be coming (`coming.rs`: commands under
-//! way that have not yet waited for anything), so one `fdatasync` covers several changes (issue
-//! 35 point 3: an echo start at 16 connections found 1.6 changes per round, then 3.6 with a rule
-//! that waited whenever the last round took more than one). A lone writer never waits, nor does
-//! a round whose other writers all wait for it.
+//! Under load a round gathers: when the last round took more than one change, a round that
+//! finds fewer than [`GATHER_CHANGES`] waits up to [`GATHER_WAIT`] for more before it applies
+//! them, so one `fdatasync` covers several changes (issue 35 point 3: an echo start at 16
+//! connections found 1.6 changes per round). A lone writer (the last round took one change)
+//! never waits.
 //!
 //! Writes that do not go through the committer (key-value entries, configs, tenancy, the
 //! outbox's deliveries, retention's deletions) take a ticket after they reach sled
@@ -36,7 +35,6 @@
 //! wait is a `store.wait_durable` span in the writer's own trace, which the round that ends it
 //! links to itself (a span link, `follows_from`).
 
-use super::coming::{self, Arrivals, Coming, Gatherer};
 use super::identity::{self, Found, IdentityFile, Mark, StoreId};
 use super::timing::Timing;
 use super::wal::{APPLIED_KEY, Replayed, Wal};
@@ -53,14 +51,10 @@ use futures::channel::oneshot;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-/// The changes a round gathers before it applies them, when more are coming.
-const GATHER_CHANGES: usize = 8;
-/// The longest a round waits to gather them (in this crate's tests, longer than any test: a
-/// round that ends its wait early was woken, never timed out).
-#[cfg(not(test))]
+/// The changes a round gathers before it applies them, when writers are many.
+const GATHER_CHANGES: usize = 4;
+/// The longest a round waits to gather them.
 const GATHER_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
-#[cfg(test)]
-const GATHER_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What the committer has made durable.
 #[derive(Clone, Debug, Default)]
@@ -148,8 +142,6 @@ struct Shared {
     applied: AtomicU64,
     /// Keys those changes wrote to sled (inserts and removals; the round's mark not counted).
     keys: AtomicU64,
-    /// Writers known to be coming (`coming.rs`).
-    arrivals: Arrivals,
     /// Traced waits for durability, by ticket: the round that ends one links it to its span.
     /// Only spans that are enabled are kept; each leaves at the next round that reaches it.
     waiters: Mutex<Vec<(u64, tracing::Span)>>,
@@ -185,7 +177,6 @@ impl Committer {
             checkpoints: AtomicU64::new(0),
             applied: AtomicU64::new(0),
             keys: AtomicU64::new(0),
-            arrivals: Arrivals::default(),
             waiters: Mutex::new(Vec::new()),
             timing,
         });
@@ -219,25 +210,11 @@ impl Committer {
             // `written` has every queued ticket up to that number in hand.
             ticket = Ticket(self.shared.written.fetch_add(1, Ordering::SeqCst) + 1);
             q.applies.push(Apply { batch, done });
-            // After the push, under the lock: a round never sees the writer gone before its
-            // change is there.
-            coming::arrive(&self.shared.arrivals);
         });
         PendingWrite {
             ticket,
             applied: Some(applied),
         }
-    }
-
-    /// The writers counted as coming.
-    #[cfg(test)]
-    pub(super) fn arrivals(&self) -> &Arrivals {
-        &self.shared.arrivals
-    }
-
-    /// Count a writer as coming (see `coming.rs`).
-    pub(super) fn coming(&self) -> Coming {
-        Coming::new(self.shared.clone())
     }
 
     /// Issue a ticket for a write that has just reached sled by another path: the next round
@@ -567,6 +544,8 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
     // The log's last write or sync failed: what it holds cannot be trusted, so rounds go to
     // disk through sled until a checkpoint succeeds and the log starts over.
     let mut log_broken = false;
+    // How many changes the last round took: more than one means writers are many.
+    let mut last_round = 0usize;
     loop {
         let (applies, target, direct, stop) = {
             let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -574,16 +553,12 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                 queue.idle = true;
                 queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
             }
-            let arrivals = &shared.arrivals;
-            if !queue.applies.is_empty()
-                && queue.applies.len() < GATHER_CHANGES
-                && arrivals.coming() > 0
-            {
+            if last_round > 1 {
                 let until = std::time::Instant::now() + GATHER_WAIT;
-                // Set before the count is read, both under the lock: a writer that stops
-                // coming after the read sees it and wakes this round (`coming.rs`).
-                arrivals.gathering.store(true, Ordering::SeqCst);
-                while queue.applies.len() < GATHER_CHANGES && arrivals.coming() > 0 && !queue.stop {
+                while !queue.applies.is_empty()
+                    && queue.applies.len() < GATHER_CHANGES
+                    && !queue.stop
+                {
                     let Some(left) = until.checked_duration_since(std::time::Instant::now()) else {
                         break;
                     };
@@ -594,7 +569,6 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
-                arrivals.gathering.store(false, Ordering::SeqCst);
             }
             queue.idle = false;
             queue.sync_wanted = false;
@@ -602,6 +576,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             // logged, or to a write already in sled (at most `direct`).
             let target = shared.written.load(Ordering::SeqCst);
             let taken = std::mem::take(&mut queue.applies);
+            last_round = taken.len();
             (taken, target, queue.direct, queue.stop)
         };
         let round = tracing::debug_span!(
@@ -685,18 +660,6 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                 return;
             }
         }
-    }
-}
-
-impl Gatherer for Shared {
-    fn arrivals(&self) -> &Arrivals {
-        &self.arrivals
-    }
-
-    fn wake(&self) {
-        // Under the lock: the round holds it from reading the count until it sleeps.
-        let _queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        self.wake.notify_one();
     }
 }
 

@@ -56,7 +56,6 @@
 #![deny(missing_docs)]
 
 mod check;
-mod coming;
 mod committer;
 mod configs;
 mod encoded;
@@ -79,7 +78,6 @@ mod walk;
 mod write_batch;
 
 pub use check::Checked;
-pub use coming::Expecting;
 pub use configs::WaitingConfigs;
 pub use encoded::Encoded;
 pub use groups::Pending;
@@ -1198,13 +1196,6 @@ impl Store {
     /// writer may not have waited for it to be durable.
     pub fn latest_ticket(&self) -> Ticket {
         self.inner.commit.latest()
-    }
-
-    /// Run `command`, a command that will hand over a task change unless it fails or waits
-    /// for something first, counted as a writer coming: a committer round that has a change
-    /// waits a moment for it rather than syncing without it (`coming.rs`).
-    pub fn expecting<F: std::future::Future>(&self, command: F) -> Expecting<F> {
-        Expecting::new(self.inner.commit.coming(), command)
     }
 
     /// Wait until the write that returned `ticket` (and every earlier one) is on disk.

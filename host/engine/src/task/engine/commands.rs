@@ -131,9 +131,7 @@ impl TaskEngine {
         }
         let Split { notify, inline } =
             self.split_subscribe(&key, subscribe, command.command == CommandKind::Start)?;
-        // Counted as a change coming until it hands its change over or first waits: a store
-        // round that has others' changes waits a moment for it (`aiphost_store::Expecting`).
-        let applying = async move {
+        async move {
             let slot = self.hold(&key);
             let result = self
                 .command_in_slot(
@@ -156,8 +154,9 @@ impl TaskEngine {
             result?.reply.ok_or(EngineError::Internal(
                 "the command was applied but not answered",
             ))
-        };
-        self.inner.store.expecting(applying.instrument(span)).await
+        }
+        .instrument(span)
+        .await
     }
 
     pub(super) async fn command_in_slot(
