@@ -14,7 +14,18 @@
 //!          (product length: u32 BE, product, seq: u64 BE, length: u32 BE, items)*
 //! plain  = the record (JSON, as every record was stored before packing: nothing inline, and
 //!          what is listed in its own `k` entry)
+//! packed, compressed = 0xFC, length of the packed value less its marker: u32 BE,
+//!          that value less its marker as an LZ4 block
 //! ```
+//!
+//! A packed value of [`COMPRESS_FROM`] bytes or more is stored compressed when that is smaller
+//! (issue 35, decision 2's compact encoding): sled 0.34 writes a value to its log again each
+//! time it rewrites the leaf that holds it (a split of a leaf past 16 entries writes both
+//! halves, every value), so its CPU per start goes with the bytes of the values; an echo
+//! start's value of ~1.8 KB of JSON compresses to about half. LZ4 (`lz4_flex`, its safe
+//! encoder and decoder) because compressing 2 KB costs a few µs where sled's rewrites cost
+//! tens; the keys and the JSON inside are unchanged, so every reader goes through [`unpack`]
+//! and nothing else changes.
 //!
 //! The rules, kept by `Store::task_batch` when it writes a record:
 //! - a write's new events and chunks stay inline while the whole value fits in one entry
@@ -30,9 +41,34 @@ use super::parts::PART_BYTES;
 
 /// The first byte of a packed value (a plain record is JSON: it starts with `{`).
 const PACKED: u8 = 0xFD;
+/// The first byte of a packed value stored compressed.
+const COMPRESSED: u8 = 0xFC;
+/// The smallest packed value worth compressing: below, the saving is a few bytes at best.
+pub const COMPRESS_FROM: usize = 256;
+
+/// A stored task value as [`Packed::decode`] reads it: a compressed one decompressed, any other
+/// as it is. A compressed value says how long it was; that length is at most one entry
+/// ([`PART_BYTES`]: only a value that fits one is compressed), so a damaged one cannot ask for
+/// more.
+pub fn unpack(value: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Malformed> {
+    let Some((&COMPRESSED, mut rest)) = value.split_first() else {
+        return Ok(std::borrow::Cow::Borrowed(value));
+    };
+    let len = u32::from_be_bytes(*take_array::<4>(&mut rest, "compressed length")?) as usize;
+    if len > PART_BYTES {
+        return Err(Malformed("a compressed value longer than an entry"));
+    }
+    let mut out = Vec::with_capacity(len + 1);
+    out.push(PACKED);
+    out.resize(len + 1, 0);
+    match lz4_flex::block::decompress_into(rest, &mut out[1..]) {
+        Ok(n) if n == len => Ok(std::borrow::Cow::Owned(out)),
+        _ => Err(Malformed("a compressed value that does not decompress")),
+    }
+}
 
 /// A stored task value that does not parse.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("malformed task value: {0}")]
 pub struct Malformed(&'static str);
 
@@ -63,7 +99,11 @@ pub struct Packed<'v> {
 
 impl<'v> Packed<'v> {
     /// Read a stored task value, packed or plain.
+    /// A compressed value must go through [`unpack`] first.
     pub fn decode(value: &'v [u8]) -> Result<Self, Malformed> {
+        if value.first() == Some(&COMPRESSED) {
+            return Err(Malformed("a compressed value read as it is stored"));
+        }
         let Some((&PACKED, mut rest)) = value.split_first() else {
             return Ok(Packed {
                 record: value,
@@ -126,8 +166,29 @@ impl<'v> Packed<'v> {
         self.encoded_len() <= PART_BYTES
     }
 
-    /// The value to store.
+    /// The value to store: compressed when that is smaller (see [`unpack`]).
     pub fn encode(&self) -> Vec<u8> {
+        let packed = self.encode_packed();
+        // Only a value that fits one entry: what [`unpack`] takes, bounded.
+        if !(COMPRESS_FROM..=PART_BYTES).contains(&packed.len()) || packed.first() != Some(&PACKED)
+        {
+            return packed;
+        }
+        let body = &packed[1..];
+        let mut out = vec![0u8; 5 + lz4_flex::block::get_maximum_output_size(body.len())];
+        out[0] = COMPRESSED;
+        out[1..5].copy_from_slice(&(body.len() as u32).to_be_bytes());
+        match lz4_flex::block::compress_into(body, &mut out[5..]) {
+            Ok(n) if 5 + n < packed.len() => {
+                out.truncate(5 + n);
+                out
+            }
+            _ => packed,
+        }
+    }
+
+    /// The value to store, uncompressed.
+    fn encode_packed(&self) -> Vec<u8> {
         if self.is_plain() {
             return self.record.to_vec();
         }
@@ -382,5 +443,121 @@ mod tests {
                 assert!(p.chunks.is_empty() && p.events.len() == 2, "cut at {cut}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod compression_tests {
+    use super::*;
+
+    /// A value like an echo start's: a JSON record and events with the same keys again and
+    /// again, ~1.5 KB.
+    fn large() -> (Vec<u8>, Vec<Vec<u8>>) {
+        let status = |s: &str| {
+            format!(r#"{{"state":"{s}","stateChangedAt":"2026-12-07T18:47:29.477782+00:00"}}"#)
+        };
+        let record = format!(
+            r#"{{"task":{{"id":"x2","status":{},"status_history":[{},{},{}]}},"limits":{{"response_timeout_ms":25000}}}}"#,
+            status("awaiting-completion"),
+            status("accepted"),
+            status("working"),
+            status("awaiting-completion")
+        );
+        let events = (1..=4)
+            .map(|i| format!(r#"{{"seq":{i},"at":"2026-12-07T18:47:29.47789{i}+00:00","kind":"status","status":{}}}"#, status("working")).into_bytes())
+            .collect();
+        (record.into_bytes(), events)
+    }
+
+    fn packed<'v>(record: &'v [u8], events: &'v [Vec<u8>]) -> Packed<'v> {
+        Packed {
+            listing: b"\0\0\0\0\0\0\0\x07\x01\0",
+            record,
+            events: events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (i as u64 + 1, e.as_slice()))
+                .collect(),
+            chunks: vec![InlineChunk {
+                product: "echo",
+                seq: 3,
+                items: br#"[{"type":"text","text":"hello"}]"#,
+            }],
+        }
+    }
+
+    /// A packed value from [`COMPRESS_FROM`] bytes to one entry is stored compressed, smaller,
+    /// and reads back whole; a smaller one, a larger one (stored in parts) and a plain record
+    /// are stored as before.
+    #[test]
+    fn large_packed_values_are_stored_compressed_and_read_back_whole() {
+        let (record, events) = large();
+        let value = packed(&record, &events);
+        let stored = value.encode();
+        assert_eq!(stored[0], COMPRESSED);
+        assert!(
+            stored.len() * 2 < value.encoded_len(),
+            "{} of {}",
+            stored.len(),
+            value.encoded_len()
+        );
+        let unpacked = unpack(&stored).unwrap();
+        assert_eq!(unpacked.len(), value.encoded_len());
+        assert_eq!(Packed::decode(&unpacked), Ok(packed(&record, &events)));
+        // Read as stored, without unpacking: an error, never a record of compressed bytes.
+        assert!(Packed::decode(&stored).is_err());
+        // Small: packed as before; plain: the record itself.
+        let small = Packed {
+            listing: b"\x01",
+            record: b"{}",
+            ..Packed::default()
+        };
+        assert_eq!(small.encode()[0], PACKED);
+        assert!(matches!(
+            unpack(&small.encode()),
+            Ok(std::borrow::Cow::Borrowed(_))
+        ));
+        let plain = Packed {
+            record: &record,
+            ..Packed::default()
+        };
+        assert_eq!(plain.encode(), record);
+        let big = vec![b'x'; PART_BYTES];
+        let large = Packed {
+            listing: b"\x01",
+            record: &big,
+            ..Packed::default()
+        };
+        assert_eq!(large.encode()[0], PACKED);
+        assert_eq!(Packed::decode(&unpack(&large.encode()).unwrap()), Ok(large));
+    }
+
+    /// A damaged compressed value is an error, whatever the damage: cut short, a byte changed,
+    /// or a length past one entry (which is refused before anything is allocated for it).
+    #[test]
+    fn a_damaged_compressed_value_is_an_error() {
+        let (record, events) = large();
+        let stored = packed(&record, &events).encode();
+        for cut in 0..stored.len() {
+            let unpacked = unpack(&stored[..cut]);
+            assert!(
+                unpacked.is_err() || cut == 0 || Packed::decode(&unpacked.unwrap()).is_err(),
+                "cut at {cut}"
+            );
+        }
+        for at in 1..stored.len() {
+            let mut damaged = stored.clone();
+            damaged[at] ^= 0x5A;
+            // Either refused, or read as some value: never a panic, never more than an entry.
+            if let Ok(v) = unpack(&damaged) {
+                assert!(v.len() <= PART_BYTES + 1, "at {at}");
+            }
+        }
+        let mut long = stored.clone();
+        long[1..5].copy_from_slice(&(PART_BYTES as u32 + 1).to_be_bytes());
+        assert_eq!(
+            unpack(&long),
+            Err(Malformed("a compressed value longer than an entry"))
+        );
     }
 }

@@ -56,9 +56,12 @@ impl Store {
         if let Some(head) = tasks.get(&record_key)?
             && let Some(bytes) = parts::assemble(tasks, &record_key, &head)?
         {
+            // Decompressed when it can be (`packed.rs`): what is kept aside is for a person to read.
+            let unpacked = super::packed::unpack(&bytes);
+            let bytes = unpacked.as_deref().unwrap_or(&bytes);
             found.bytes = bytes.len();
             let aside = key.seq_key(SET_ASIDE, now_ms.max(0) as u64);
-            parts::insert(&mut batch, &self.inner.db, &aside, &bytes, None)?;
+            parts::insert(&mut batch, &self.inner.db, &aside, bytes, None)?;
         }
         tasks.apply_batch(batch)?;
         Ok(found)
