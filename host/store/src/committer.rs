@@ -14,11 +14,10 @@
 //! to the log and `fdatasync` it → every ticket issued before the round took the queue is
 //! durable. Changes that arrive during a round wait for the next one.
 //!
-//! Under load a round gathers: when the last round took more than one change, a round that
-//! finds fewer than [`GATHER_CHANGES`] waits up to [`GATHER_WAIT`] for more before it applies
-//! them, so one `fdatasync` covers several changes (issue 35 point 3: an echo start at 16
-//! connections found 1.6 changes per round). A lone writer (the last round took one change)
-//! never waits.
+//! Under load a round gathers: a round that finds fewer changes than the last rounds took
+//! waits up to [`GATHER_WAIT`] for that many (at most eight) before it applies them, so one
+//! `fdatasync` covers several changes (`gather.rs`; issue 35 point 3: an echo start at 16
+//! connections found 1.6 changes per round without it). A lone writer never waits.
 //!
 //! Writes that do not go through the committer (key-value entries, configs, tenancy, the
 //! outbox's deliveries, retention's deletions) take a ticket after they reach sled
@@ -35,6 +34,7 @@
 //! wait is a `store.wait_durable` span in the writer's own trace, which the round that ends it
 //! links to itself (a span link, `follows_from`).
 
+use super::gather::Gather;
 use super::identity::{self, Found, IdentityFile, Mark, StoreId};
 use super::timing::Timing;
 use super::wal::{APPLIED_KEY, Replayed, Wal};
@@ -51,9 +51,7 @@ use futures::channel::oneshot;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-/// The changes a round gathers before it applies them, when writers are many.
-const GATHER_CHANGES: usize = 4;
-/// The longest a round waits to gather them.
+/// The longest a round waits to gather changes (`gather.rs`).
 const GATHER_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
 
 /// What the committer has made durable.
@@ -544,8 +542,8 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
     // The log's last write or sync failed: what it holds cannot be trusted, so rounds go to
     // disk through sled until a checkpoint succeeds and the log starts over.
     let mut log_broken = false;
-    // How many changes the last round took: more than one means writers are many.
-    let mut last_round = 0usize;
+    // How many changes the last rounds took.
+    let mut gather = Gather::default();
     loop {
         let (applies, target, direct, stop) = {
             let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -553,12 +551,10 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                 queue.idle = true;
                 queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
             }
-            if last_round > 1 {
+            let wanted = gather.target();
+            if !queue.applies.is_empty() && queue.applies.len() < wanted {
                 let until = std::time::Instant::now() + GATHER_WAIT;
-                while !queue.applies.is_empty()
-                    && queue.applies.len() < GATHER_CHANGES
-                    && !queue.stop
-                {
+                while queue.applies.len() < wanted && !queue.stop {
                     let Some(left) = until.checked_duration_since(std::time::Instant::now()) else {
                         break;
                     };
@@ -576,7 +572,9 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             // logged, or to a write already in sled (at most `direct`).
             let target = shared.written.load(Ordering::SeqCst);
             let taken = std::mem::take(&mut queue.applies);
-            last_round = taken.len();
+            if !taken.is_empty() {
+                gather.took(taken.len());
+            }
             (taken, target, queue.direct, queue.stop)
         };
         let round = tracing::debug_span!(

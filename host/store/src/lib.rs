@@ -60,6 +60,7 @@ mod committer;
 mod configs;
 mod encoded;
 mod event_batch;
+mod gather;
 mod groups;
 mod identity;
 mod listing;
