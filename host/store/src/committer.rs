@@ -123,6 +123,10 @@ struct Queue {
     direct: u64,
     /// The committer waits for work (a writer must wake it).
     idle: bool,
+    /// The changes it waits for: a writer wakes it only once that many are queued (or, with
+    /// none queued, once a sync is wanted; or to stop), so a round that gathers is woken once,
+    /// not once per change (each wake is a futex call and a switch of threads on both sides).
+    wanted: usize,
     stop: bool,
 }
 
@@ -294,7 +298,10 @@ impl Committer {
     fn enqueue(&self, change: impl FnOnce(&mut Queue)) {
         let mut queue = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut queue);
-        if queue.idle {
+        let woken = queue.applies.len() >= queue.wanted
+            || (queue.sync_wanted && queue.applies.is_empty())
+            || queue.stop;
+        if queue.idle && woken {
             queue.idle = false;
             self.shared.wake.notify_one();
         }
@@ -549,6 +556,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
             let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
             while queue.applies.is_empty() && !queue.sync_wanted && !queue.stop {
                 queue.idle = true;
+                queue.wanted = 1;
                 queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
             }
             let wanted = gather.target();
@@ -559,6 +567,7 @@ fn run(shared: &Shared, mut checkpoint: Checkpoint, mut wal: Wal, publish: &watc
                         break;
                     };
                     queue.idle = true;
+                    queue.wanted = wanted;
                     queue = shared
                         .wake
                         .wait_timeout(queue, left)

@@ -9,10 +9,14 @@
 //! last rounds found: writers that were there a moment ago are mostly there again (a client
 //! that got its answer sends its next request). So a round waits, up to
 //! `committer::GATHER_WAIT`, for as many changes as the largest of the last [`ROUNDS`] rounds
-//! took, never more than [`MOST`]:
-//! - a lone writer's rounds take one change, so it never waits;
-//! - three writers wait for three, where the rule before (wait for four whenever the last round
-//!   took two) waited the whole time, every round, for a fourth that could not come;
+//! took, never more than [`MOST`], and only when that is at least [`LEAST`]:
+//! - a lone writer's rounds take one change, so it never waits; nor do writers whose rounds
+//!   took at most two (measured: with three connections, rounds took one change each without
+//!   waiting, and waiting for a second cost a tenth of the requests per second for half the
+//!   syncs, `bench-results/gather-4.md`);
+//! - three or four writers whose rounds met wait for as many, where the rule before (wait for
+//!   four whenever the last round took two) waited the whole time for a fourth that could not
+//!   come when there were three;
 //! - many writers wait for up to eight, more per sync than the four of the rule before;
 //! - when writers leave, the target falls to what is left within [`ROUNDS`] rounds, each of which
 //!   waits at most `GATHER_WAIT` in vain.
@@ -21,6 +25,8 @@
 pub(crate) const ROUNDS: usize = 8;
 /// The most changes a round waits for.
 pub(crate) const MOST: usize = 8;
+/// The fewest a round waits for: below, it does not wait.
+pub(crate) const LEAST: usize = 3;
 
 /// The sizes of the last rounds.
 #[derive(Debug, Default)]
@@ -32,12 +38,10 @@ pub(crate) struct Gather {
 impl Gather {
     /// The changes a round waits for (1: it does not wait).
     pub(crate) fn target(&self) -> usize {
-        self.recent
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .clamp(1, MOST)
+        match self.recent.iter().copied().max().unwrap_or(0) {
+            most if most < LEAST => 1,
+            most => most.min(MOST),
+        }
     }
 
     /// A round took `changes`.
@@ -59,17 +63,23 @@ mod tests {
             gather.took(1);
         }
         assert_eq!(gather.target(), 1, "a lone writer never waits");
+        gather.took(2);
+        assert_eq!(gather.target(), 1, "nor two");
         gather.took(3);
         assert_eq!(gather.target(), 3);
-        gather.took(2);
+        gather.took(1);
         assert_eq!(gather.target(), 3, "the largest of the last rounds");
         gather.took(40);
         assert_eq!(gather.target(), MOST);
         // Writers leave: within ROUNDS rounds the target is what is left.
         for round in 0..ROUNDS {
             assert_eq!(gather.target(), MOST, "round {round}");
+            gather.took(4);
+        }
+        assert_eq!(gather.target(), 4);
+        for _ in 0..ROUNDS {
             gather.took(2);
         }
-        assert_eq!(gather.target(), 2);
+        assert_eq!(gather.target(), 1);
     }
 }
