@@ -932,9 +932,25 @@ async fn nothing_is_acknowledged_that_cannot_be_read_back() {
     assert_eq!(state(&answer), "awaiting-completion", "{answer}");
 }
 
+/// A stored task value as the store reads it (`store/src/packed.rs`): a compressed one (`0xFC`,
+/// its packed length less the marker as a u32 BE, then that as an LZ4 block) decompressed into
+/// the packed form, any other as it is.
+fn unpacked(stored: &[u8]) -> Vec<u8> {
+    match stored.split_first() {
+        Some((0xFC, rest)) => {
+            let len = u32::from_be_bytes(rest[..4].try_into().expect("a length")) as usize;
+            let mut value = vec![0xFD];
+            value.extend(lz4_flex::block::decompress(&rest[4..], len).expect("it decompresses"));
+            value
+        }
+        _ => stored.to_vec(),
+    }
+}
+
 /// The record in a stored task value, and how to put another in its place: a packed value
 /// (`store/src/packed.rs`: `0xFD`, the listing and the record, each after its length as a u32
-/// BE, then the inline events and chunks) keeps all but the record; a plain one is the record.
+/// BE, then the inline events and chunks; unpacked first) keeps all but the record; a plain one
+/// is the record.
 fn packed_record(stored: &[u8]) -> (impl Fn(&[u8]) -> Vec<u8>, &[u8]) {
     let field = |at: usize| -> (usize, usize) {
         let len = u32::from_be_bytes(stored[at..at + 4].try_into().expect("a length")) as usize;
@@ -966,6 +982,7 @@ fn plant_unreadable(data: &std::path::Path, agent: &str, task: &str) {
     let tasks = db.open_tree("tasks").expect("its tasks");
     let key = format!("t\0{agent}\0{task}");
     let stored = tasks.get(&key).expect("read").expect("the task is stored");
+    let stored = unpacked(&stored);
     let (around, record) = packed_record(&stored);
     let mut record: Value = serde_json::from_slice(record).expect("a readable record");
     // In a field the record reads (an unknown one would be skipped, whatever its depth).
