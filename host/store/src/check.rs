@@ -196,8 +196,8 @@ fn task_entry(
             if k.get(2..).and_then(super::TaskKey::from_tail).is_none() {
                 return Err("a malformed task key".into());
             }
-            let unpacked = super::packed::unpack(v).map_err(|e| e.to_string())?;
-            let value = super::packed::Packed::decode(&unpacked).map_err(|e| e.to_string())?;
+            let unpacked = super::packed::Unpacked::new(v).map_err(|e| e.to_string())?;
+            let value = unpacked.read().map_err(|e| e.to_string())?;
             if !value.listing.is_empty() && super::listing::decode_indexed(value.listing).is_none()
             {
                 return Err("its listing is malformed".into());

@@ -701,11 +701,11 @@ impl Store {
             Some(head) => parts::assemble(tasks, &record_key, head)?,
             None => None,
         };
-        let old_value = old_value.as_deref().map(packed::unpack);
+        let old_value = old_value.as_deref().map(packed::Unpacked::new);
         // A value that does not parse has been set aside (`set_aside.rs`) before the engine
         // writes over it: nothing of it is carried.
         let old = match old_value.as_ref().map(|v| match v {
-            Ok(v) => packed::Packed::decode(v),
+            Ok(v) => v.read(),
             Err(e) => Err(e.clone()),
         }) {
             Some(Ok(old)) => old,
@@ -1092,8 +1092,8 @@ impl Store {
         // Inline chunks are newer than keyed ones (`packed.rs`); read first, so a write that
         // moves them to keys meanwhile leaves them to be met there.
         let record = parts::get(tasks, &key.record_key())?;
-        let mut unpacked = None;
-        let inline = stored_value(key, record.as_deref(), &mut unpacked)?.chunks;
+        let value = unpacked(key, record.as_deref())?;
+        let inline = stored_value(key, value.as_ref())?.chunks;
         let mut out = Vec::new();
         let mut last = None;
         for entry in tasks.scan_prefix(key.product_prefix(product)) {
@@ -1127,8 +1127,8 @@ impl Store {
         // The inline events are newer than the keyed ones (`packed.rs`); read first, so a write
         // that moves them to a key meanwhile leaves them to be met there.
         let record = parts::get(&self.inner.tasks, &key.record_key())?;
-        let mut unpacked = None;
-        let inline = stored_value(key, record.as_deref(), &mut unpacked)?.events;
+        let value = unpacked(key, record.as_deref())?;
+        let inline = stored_value(key, value.as_ref())?.events;
         let prefix = key.events_prefix();
         let mut wanted = after.saturating_add(1);
         // The entry holding `wanted` is the last one that starts at or before it.
@@ -1440,26 +1440,32 @@ fn kv_key(agent: &str, scope: KvScope<'_>, key: &str) -> Vec<u8> {
 /// A value the store keeps, read back.
 /// The record in a stored task value, packed or plain (`packed.rs`).
 fn record_of(key: &TaskKey, value: &[u8]) -> Result<Encoded, StoreError> {
-    let mut unpacked = None;
+    let value = unpacked(key, Some(value))?;
     Ok(Encoded::from_stored(
-        stored_value(key, Some(value), &mut unpacked)?
-            .record
-            .to_vec(),
+        stored_value(key, value.as_ref())?.record.to_vec(),
     ))
 }
 
-/// A stored task value read (`None`: no task, nothing inline), or the error naming the task;
-/// `unpacked` holds it decompressed.
-fn stored_value<'v>(
+/// A stored task value made readable (`packed::Unpacked`; `None`: no task), or the error
+/// naming the task.
+fn unpacked<'v>(
     key: &TaskKey,
     value: Option<&'v [u8]>,
-    unpacked: &'v mut Option<std::borrow::Cow<'v, [u8]>>,
+) -> Result<Option<packed::Unpacked<'v>>, StoreError> {
+    value
+        .map(packed::Unpacked::new)
+        .transpose()
+        .map_err(|e| corrupt_task(key, e))
+}
+
+/// What a stored task value holds (nothing when there is no task), or the error naming it.
+fn stored_value<'v>(
+    key: &TaskKey,
+    value: Option<&'v packed::Unpacked<'_>>,
 ) -> Result<packed::Packed<'v>, StoreError> {
-    let Some(value) = value else {
-        return Ok(packed::Packed::default());
-    };
-    let value = unpacked.insert(packed::unpack(value).map_err(|e| corrupt_task(key, e))?);
-    packed::Packed::decode(value).map_err(|e| corrupt_task(key, e))
+    value.map_or(Ok(packed::Packed::default()), |v| {
+        v.read().map_err(|e| corrupt_task(key, e))
+    })
 }
 
 /// A task value that does not parse, said with the task's name.

@@ -24,7 +24,7 @@
 //! halves, every value), so its CPU per start goes with the bytes of the values; an echo
 //! start's value of ~1.8 KB of JSON compresses to about half. LZ4 (`lz4_flex`, its safe
 //! encoder and decoder) because compressing 2 KB costs a few µs where sled's rewrites cost
-//! tens; the keys and the JSON inside are unchanged, so every reader goes through [`unpack`]
+//! tens; the keys and the JSON inside are unchanged, so every reader goes through [`Unpacked`]
 //! and nothing else changes.
 //!
 //! The rules, kept by `Store::task_batch` when it writes a record:
@@ -46,24 +46,41 @@ const COMPRESSED: u8 = 0xFC;
 /// The smallest packed value worth compressing: below, the saving is a few bytes at best.
 pub const COMPRESS_FROM: usize = 256;
 
-/// A stored task value as [`Packed::decode`] reads it: a compressed one decompressed, any other
-/// as it is. A compressed value says how long it was; that length is at most one entry
-/// ([`PART_BYTES`]: only a value that fits one is compressed), so a damaged one cannot ask for
-/// more.
-pub fn unpack(value: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Malformed> {
-    let Some((&COMPRESSED, mut rest)) = value.split_first() else {
-        return Ok(std::borrow::Cow::Borrowed(value));
-    };
-    let len = u32::from_be_bytes(*take_array::<4>(&mut rest, "compressed length")?) as usize;
-    if len > PART_BYTES {
-        return Err(Malformed("a compressed value longer than an entry"));
+/// A stored task value made readable: decompressed when it was stored compressed, borrowed
+/// as it is otherwise. The one way to a [`Packed`], so no reader can take compressed bytes for
+/// a record.
+#[derive(Debug)]
+pub struct Unpacked<'v>(std::borrow::Cow<'v, [u8]>);
+
+impl<'v> Unpacked<'v> {
+    /// A stored value, decompressed if it was compressed. A compressed value says how long it
+    /// was; that length is at most one entry ([`PART_BYTES`]: only a value that fits one is
+    /// compressed), so a damaged one cannot ask for more.
+    pub fn new(value: &'v [u8]) -> Result<Self, Malformed> {
+        let Some((&COMPRESSED, mut rest)) = value.split_first() else {
+            return Ok(Unpacked(std::borrow::Cow::Borrowed(value)));
+        };
+        let len = u32::from_be_bytes(*take_array::<4>(&mut rest, "compressed length")?) as usize;
+        if len > PART_BYTES {
+            return Err(Malformed("a compressed value longer than an entry"));
+        }
+        let mut out = Vec::with_capacity(len + 1);
+        out.push(PACKED);
+        out.resize(len + 1, 0);
+        match lz4_flex::block::decompress_into(rest, &mut out[1..]) {
+            Ok(n) if n == len => Ok(Unpacked(std::borrow::Cow::Owned(out))),
+            _ => Err(Malformed("a compressed value that does not decompress")),
+        }
     }
-    let mut out = Vec::with_capacity(len + 1);
-    out.push(PACKED);
-    out.resize(len + 1, 0);
-    match lz4_flex::block::decompress_into(rest, &mut out[1..]) {
-        Ok(n) if n == len => Ok(std::borrow::Cow::Owned(out)),
-        _ => Err(Malformed("a compressed value that does not decompress")),
+
+    /// The value read: its record, listing, inline events and chunks.
+    pub fn read(&self) -> Result<Packed<'_>, Malformed> {
+        Packed::decode(&self.0)
+    }
+
+    /// Its bytes, uncompressed.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -98,9 +115,9 @@ pub struct Packed<'v> {
 }
 
 impl<'v> Packed<'v> {
-    /// Read a stored task value, packed or plain.
-    /// A compressed value must go through [`unpack`] first.
-    pub fn decode(value: &'v [u8]) -> Result<Self, Malformed> {
+    /// Read a stored task value, packed or plain; a compressed one is refused (it is read
+    /// through [`Unpacked`]).
+    fn decode(value: &'v [u8]) -> Result<Self, Malformed> {
         if value.first() == Some(&COMPRESSED) {
             return Err(Malformed("a compressed value read as it is stored"));
         }
@@ -166,10 +183,10 @@ impl<'v> Packed<'v> {
         self.encoded_len() <= PART_BYTES
     }
 
-    /// The value to store: compressed when that is smaller (see [`unpack`]).
+    /// The value to store: compressed when that is smaller (see [`Unpacked`]).
     pub fn encode(&self) -> Vec<u8> {
         let packed = self.encode_packed();
-        // Only a value that fits one entry: what [`unpack`] takes, bounded.
+        // Only a value that fits one entry: what [`Unpacked::new`] takes, bounded.
         if !(COMPRESS_FROM..=PART_BYTES).contains(&packed.len()) || packed.first() != Some(&PACKED)
         {
             return packed;
@@ -501,9 +518,9 @@ mod compression_tests {
             stored.len(),
             value.encoded_len()
         );
-        let unpacked = unpack(&stored).unwrap();
-        assert_eq!(unpacked.len(), value.encoded_len());
-        assert_eq!(Packed::decode(&unpacked), Ok(packed(&record, &events)));
+        let unpacked = Unpacked::new(&stored).unwrap();
+        assert_eq!(unpacked.bytes().len(), value.encoded_len());
+        assert_eq!(unpacked.read(), Ok(packed(&record, &events)));
         // Read as stored, without unpacking: an error, never a record of compressed bytes.
         assert!(Packed::decode(&stored).is_err());
         // Small: packed as before; plain: the record itself.
@@ -513,9 +530,10 @@ mod compression_tests {
             ..Packed::default()
         };
         assert_eq!(small.encode()[0], PACKED);
+        let small_stored = small.encode();
         assert!(matches!(
-            unpack(&small.encode()),
-            Ok(std::borrow::Cow::Borrowed(_))
+            Unpacked::new(&small_stored),
+            Ok(Unpacked(std::borrow::Cow::Borrowed(_)))
         ));
         let plain = Packed {
             record: &record,
@@ -529,7 +547,8 @@ mod compression_tests {
             ..Packed::default()
         };
         assert_eq!(large.encode()[0], PACKED);
-        assert_eq!(Packed::decode(&unpack(&large.encode()).unwrap()), Ok(large));
+        let large_stored = large.encode();
+        assert_eq!(Unpacked::new(&large_stored).unwrap().read(), Ok(large));
     }
 
     /// A damaged compressed value is an error, whatever the damage: cut short, a byte changed,
@@ -539,9 +558,9 @@ mod compression_tests {
         let (record, events) = large();
         let stored = packed(&record, &events).encode();
         for cut in 0..stored.len() {
-            let unpacked = unpack(&stored[..cut]);
+            let unpacked = Unpacked::new(&stored[..cut]);
             assert!(
-                unpacked.is_err() || cut == 0 || Packed::decode(&unpacked.unwrap()).is_err(),
+                unpacked.is_err() || cut == 0 || unpacked.unwrap().read().is_err(),
                 "cut at {cut}"
             );
         }
@@ -549,15 +568,15 @@ mod compression_tests {
             let mut damaged = stored.clone();
             damaged[at] ^= 0x5A;
             // Either refused, or read as some value: never a panic, never more than an entry.
-            if let Ok(v) = unpack(&damaged) {
-                assert!(v.len() <= PART_BYTES + 1, "at {at}");
+            if let Ok(v) = Unpacked::new(&damaged) {
+                assert!(v.bytes().len() <= PART_BYTES + 1, "at {at}");
             }
         }
         let mut long = stored.clone();
         long[1..5].copy_from_slice(&(PART_BYTES as u32 + 1).to_be_bytes());
         assert_eq!(
-            unpack(&long),
-            Err(Malformed("a compressed value longer than an entry"))
+            Unpacked::new(&long).err(),
+            Some(Malformed("a compressed value longer than an entry"))
         );
     }
 }

@@ -5,7 +5,7 @@
 //! time order, so it meets only the tasks that are due, whatever retention each tenant has:
 //! [`Store::due_for_deletion`], then [`Store::delete_task`].
 
-use super::packed::{self, Packed};
+use super::packed;
 use super::{KvScope, Store, StoreError, TaskKey, Ticket, kv_key, parts};
 
 /// The index of ended tasks by when they ended (event retention).
@@ -141,8 +141,10 @@ impl Store {
         }
         batch.remove(key.live_key());
         // A value that does not parse says nothing: an older `k` entry may.
-        let unpacked = stored.as_deref().and_then(|v| packed::unpack(v).ok());
-        let stored = unpacked.as_deref().and_then(|v| Packed::decode(v).ok());
+        let unpacked = stored
+            .as_deref()
+            .and_then(|v| packed::Unpacked::new(v).ok());
+        let stored = unpacked.as_ref().and_then(|v| v.read().ok());
         let (listed, _) = self.listed_now(&mut batch, key, stored.as_ref())?;
         self.relist(&mut batch, key, listed, None);
         Ok(batch)

@@ -57,8 +57,8 @@ impl Store {
             && let Some(bytes) = parts::assemble(tasks, &record_key, &head)?
         {
             // Decompressed when it can be (`packed.rs`): what is kept aside is for a person to read.
-            let unpacked = super::packed::unpack(&bytes);
-            let bytes = unpacked.as_deref().unwrap_or(&bytes);
+            let unpacked = super::packed::Unpacked::new(&bytes);
+            let bytes = unpacked.as_ref().map_or(&bytes[..], |v| v.bytes());
             found.bytes = bytes.len();
             let aside = key.seq_key(SET_ASIDE, now_ms.max(0) as u64);
             parts::insert(&mut batch, &self.inner.db, &aside, bytes, None)?;
