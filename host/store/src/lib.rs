@@ -792,7 +792,14 @@ impl Store {
                 }
                 // Written after the keys it moves events and chunks to: a reader that meets
                 // the value without them finds them there (sled applies a round key by key).
-                new_value = Some(value.encode());
+                // Compressed only once the task rests or has ended: a running task's value is
+                // written again with its next report (a partner streaming a product rewrites
+                // it per chunk), so compressing it, and decompressing it to write the next,
+                // would cost CPU on every report for bytes sled soon drops.
+                new_value = Some(match write.live.1 {
+                    Some(Liveness::Running) => value.encode_uncompressed(),
+                    _ => value.encode(),
+                });
             }
             None => {
                 keyed_events = events.iter().map(|(seq, e)| (*seq, e.as_bytes())).collect();
@@ -1933,5 +1940,40 @@ mod tests {
         let ticket = store.kv_set("a", KvScope::Agent, "k", b"v").unwrap();
         store.durable(ticket).await.unwrap();
         assert_eq!(store.checkpoint_count(), start + 1);
+    }
+
+    /// A task's value is stored compressed only once the task rests or has ended: a running
+    /// task's value is written again with its next report, so it stays uncompressed; either
+    /// way it reads back whole.
+    #[tokio::test]
+    async fn a_running_tasks_value_is_stored_uncompressed_a_resting_ones_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = TaskKey::new("a", "t");
+        let record = json!({"text": "a record long enough to be worth compressing ".repeat(20)});
+        let event = |s: u64| raw(format!("{{\"seq\":{s},\"text\":\"{}\"}}", "e".repeat(100)));
+        let first_byte = || store.inner.tasks.get(key.record_key()).unwrap().unwrap()[0];
+        for (seq, live, marker) in [
+            (1, Some(Liveness::Running), 0xFD),
+            (2, Some(Liveness::Waiting), 0xFC),
+            (3, Some(Liveness::Running), 0xFD),
+        ] {
+            store
+                .write_task_now(TaskWrite {
+                    events: vec![(seq, event(seq))],
+                    live: (None, live),
+                    new_task: seq == 1,
+                    ..TaskWrite::record_only(&key, Encoded::of(&record).unwrap())
+                })
+                .unwrap();
+            assert_eq!(first_byte(), marker, "after write {seq} ({live:?})");
+            assert_eq!(
+                store.load_task::<Value>(&key).unwrap(),
+                Some(record.clone())
+            );
+            let events = store.events_after(&key, 0, 10).unwrap();
+            assert_eq!(events.len() as u64, seq, "every event inline, read back");
+            assert_eq!(events.last(), Some(&(seq, event(seq))));
+        }
     }
 }

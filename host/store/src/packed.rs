@@ -19,7 +19,8 @@
 //! ```
 //!
 //! A packed value of [`COMPRESS_FROM`] bytes or more is stored compressed when that is smaller
-//! (issue 35, decision 2's compact encoding): sled 0.34 writes a value to its log again each
+//! and its task is not running (issue 35, decision 2's compact encoding; a running task's value
+//! is written again with its next report): sled 0.34 writes a value to its log again each
 //! time it rewrites the leaf that holds it (a split of a leaf past 16 entries writes both
 //! halves, every value), so its CPU per start goes with the bytes of the values; an echo
 //! start's value of ~1.8 KB of JSON compresses to about half. LZ4 (`lz4_flex`, its safe
@@ -185,7 +186,7 @@ impl<'v> Packed<'v> {
 
     /// The value to store: compressed when that is smaller (see [`Unpacked`]).
     pub fn encode(&self) -> Vec<u8> {
-        let packed = self.encode_packed();
+        let packed = self.encode_uncompressed();
         // Only a value that fits one entry: what [`Unpacked::new`] takes, bounded.
         if !(COMPRESS_FROM..=PART_BYTES).contains(&packed.len()) || packed.first() != Some(&PACKED)
         {
@@ -204,8 +205,9 @@ impl<'v> Packed<'v> {
         }
     }
 
-    /// The value to store, uncompressed.
-    fn encode_packed(&self) -> Vec<u8> {
+    /// The value to store, uncompressed: for a value about to be written again (see
+    /// `Store::task_batch`), where compressing it would cost CPU for bytes that do not stay.
+    pub fn encode_uncompressed(&self) -> Vec<u8> {
         if self.is_plain() {
             return self.record.to_vec();
         }

@@ -422,14 +422,19 @@ impl TaskRecord {
     pub fn apply_chunk(&mut self, chunk: ProductChunk) -> Result<(), u64> {
         let products = &mut self.task.products;
         let existing = products.iter().position(|p| p.id == chunk.product.id);
-        let old_bytes = existing.map_or(0, |i| products[i].content_bytes());
         let added = chunk.product.content_bytes();
-        let new_product_bytes = if chunk.append {
-            old_bytes + added
-        } else {
-            added
+        // An appended chunk adds its bytes; only a replacing one needs the old product's
+        // counted, which would otherwise walk every item of a product streamed in thousands of
+        // chunks, once per chunk.
+        let total = match existing {
+            Some(_) if chunk.append => self.products_bytes + added,
+            Some(i) => {
+                self.products_bytes
+                    .saturating_sub(products[i].content_bytes())
+                    + added
+            }
+            None => self.products_bytes + added,
         };
-        let total = self.products_bytes - old_bytes + new_product_bytes;
         if total > self.limits.max_products_bytes {
             return Err(total);
         }
@@ -700,5 +705,30 @@ mod tests {
         r.apply_chunk(chunk("b", "12345678", false)).unwrap();
         assert_eq!(r.apply_chunk(chunk("b", "x", true)), Err(11));
         assert_eq!(r.products_bytes, 10, "a refused chunk changes nothing");
+    }
+
+    /// The running count (an appended chunk only adds to it) is what the products hold, after
+    /// many appends, replaces of another product and of the long one, and refusals.
+    #[test]
+    fn the_products_byte_count_follows_appends_and_replaces() {
+        let mut r = record(100_000);
+        for n in 0..5000 {
+            r.apply_chunk(chunk("long", "0123456789", n > 0)).unwrap();
+            if n % 1000 == 0 {
+                r.apply_chunk(chunk("short", &"x".repeat(n / 100), false))
+                    .unwrap();
+            }
+        }
+        assert!(
+            r.apply_chunk(chunk("long", &"y".repeat(60_000), true))
+                .is_err()
+        );
+        let held =
+            |r: &TaskRecord| -> u64 { r.task.products.iter().map(Product::content_bytes).sum() };
+        assert_eq!(r.products_bytes, held(&r));
+        assert_eq!(r.products_bytes, 50_000 + 40);
+        r.apply_chunk(chunk("long", "z", false)).unwrap();
+        assert_eq!(r.products_bytes, held(&r));
+        assert_eq!(r.products_bytes, 1 + 40);
     }
 }
