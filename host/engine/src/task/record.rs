@@ -426,8 +426,8 @@ impl TaskRecord {
         // An appended chunk adds its bytes; only a replacing one needs the old product's
         // counted, which would otherwise walk every item of a product streamed in thousands of
         // chunks, once per chunk.
-        let total = match existing {
-            Some(_) if chunk.append => self.products_bytes + added,
+        let replaced = existing.filter(|_| !chunk.append);
+        let total = match replaced {
             Some(i) => {
                 self.products_bytes
                     .saturating_sub(products[i].content_bytes())
