@@ -300,7 +300,10 @@ mod tests {
             assert_eq!(t.to_string(), chrono_form(&t));
         }
         // The boundaries of the form: the first and last instants of years 0 and 9999.
-        for text in ["0000-01-01T00:00:00+00:00", "9999-12-31T23:59:59.999999999-23:59"] {
+        for text in [
+            "0000-01-01T00:00:00+00:00",
+            "9999-12-31T23:59:59.999999999-23:59",
+        ] {
             let t = Timestamp::parse(text).unwrap();
             assert_eq!(t.to_string(), text);
         }
