@@ -15,11 +15,17 @@ use std::hint::black_box;
 
 fn timestamps(c: &mut Criterion) {
     // What `Timestamp::now()` makes (microseconds, `+00:00`) and what a Leader may send.
-    let text = ["2026-12-08T02:40:11.123456+00:00", "2025-09-01T11:58:00+08:00"];
+    let text = [
+        "2026-12-08T02:40:11.123456+00:00",
+        "2025-09-01T11:58:00+08:00",
+    ];
     for text in text {
         let ours = Timestamp::parse(text).expect("a valid timestamp");
         let theirs = DateTime::parse_from_rfc3339(text).expect("a valid timestamp");
-        assert_eq!(ours.to_string(), theirs.to_rfc3339_opts(SecondsFormat::AutoSi, false));
+        assert_eq!(
+            ours.to_string(),
+            theirs.to_rfc3339_opts(SecondsFormat::AutoSi, false)
+        );
         let mut out = String::with_capacity(64);
         c.bench_function(&format!("display {text}"), |b| {
             b.iter(|| {
