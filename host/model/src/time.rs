@@ -100,10 +100,7 @@ impl Timestamp {
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match rfc3339(&self.0) {
-            Some((buf, len)) => {
-                // Only ASCII digits and separators are written into `buf`.
-                f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
-            }
+            Some(written) => f.write_str(written.as_str()?),
             None => f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::AutoSi, false)),
         }
     }
@@ -113,7 +110,7 @@ impl fmt::Display for Timestamp {
 const RFC3339_MAX: usize = 35;
 
 /// `at` in the form [`Timestamp`]'s `Display` writes, or `None` where only chrono can write it.
-fn rfc3339(at: &DateTime<FixedOffset>) -> Option<([u8; RFC3339_MAX], usize)> {
+fn rfc3339(at: &DateTime<FixedOffset>) -> Option<Written> {
     use chrono::{Datelike, Timelike};
     let offset = at.offset().local_minus_utc();
     let local = at.naive_local();
@@ -152,7 +149,7 @@ fn rfc3339(at: &DateTime<FixedOffset>) -> Option<([u8; RFC3339_MAX], usize)> {
     out.digits(2, offset / 3600);
     out.byte(b':');
     out.digits(2, offset / 60 % 60);
-    Some((out.buf, out.len))
+    Some(out)
 }
 
 /// A fixed buffer written from the front ([`rfc3339`] never writes past its end).
@@ -174,6 +171,11 @@ impl Written {
             value /= 10;
         }
         self.len += count;
+    }
+
+    /// What was written (only ASCII digits and separators, so it is always text).
+    fn as_str(&self) -> Result<&str, fmt::Error> {
+        std::str::from_utf8(&self.buf[..self.len]).map_err(|_| fmt::Error)
     }
 }
 
